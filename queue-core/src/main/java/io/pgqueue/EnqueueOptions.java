@@ -1,0 +1,126 @@
+package io.pgqueue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Per-job options of an enqueue call. Immutable; each {@code with...} method returns a copy.
+ * Options left unset take the task's defaults ({@link TaskDefinition}).
+ *
+ * @param priority the priority, or {@code null} for the task's default
+ * @param runAt when the job becomes due, or {@code null}
+ * @param delay how long after the enqueue the job becomes due, or {@code null}
+ * @param delayTolerance how late after becoming due the job may start, or {@code null} for the task's default
+ * @param dedupKey the dedup key, or {@code null}
+ * @param dedupPolicy the dedup policy, or {@code null} for the task's default
+ * @param maxAttempts the maximum number of attempts, or {@code null} for the task's default
+ * @param headers string headers stored with the job (e.g. trace context)
+ */
+public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Duration delayTolerance,
+        String dedupKey, DedupPolicy dedupPolicy, Integer maxAttempts, Map<String, String> headers) {
+
+    private static final EnqueueOptions DEFAULTS = new EnqueueOptions(null, null, null, null, null, null, null, Map.of());
+
+    /**
+     * Normalises the headers.
+     */
+    public EnqueueOptions {
+        headers = headers == null ? Map.of() : Map.copyOf(headers);
+    }
+
+    /**
+     * Returns options that take every default.
+     * @return the default options
+     */
+    public static EnqueueOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /**
+     * Sets the priority: higher runs first.
+     * @param priority between {@link QueueDefaults#MIN_PRIORITY} and {@link QueueDefaults#MAX_PRIORITY}
+     * @return a copy with the priority
+     */
+    public EnqueueOptions withPriority(int priority) {
+        return new EnqueueOptions(priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers);
+    }
+
+    /**
+     * Schedules the job for a point in time (the database clock decides when it is due).
+     * @param runAt when the job becomes due
+     * @return a copy with the schedule
+     */
+    public EnqueueOptions withRunAt(Instant runAt) {
+        return new EnqueueOptions(this.priority, runAt, null, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers);
+    }
+
+    /**
+     * Schedules the job a delay after the enqueue (measured by the database clock).
+     * @param delay zero or positive
+     * @return a copy with the schedule
+     */
+    public EnqueueOptions withDelay(Duration delay) {
+        return new EnqueueOptions(this.priority, null, delay, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers);
+    }
+
+    /**
+     * Sets how late after becoming due the job may start. Jobs are claimed by priority, then by
+     * this deadline: a job due at 10:05 with 1 s tolerance goes before one due at 10:00 with 10 s.
+     * @param delayTolerance zero or positive
+     * @return a copy with the tolerance
+     */
+    public EnqueueOptions withDelayTolerance(Duration delayTolerance) {
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers);
+    }
+
+    /**
+     * Sets the dedup key: at most one active job of the task holds it.
+     * @param dedupKey the key
+     * @return a copy with the key
+     */
+    public EnqueueOptions withDedupKey(String dedupKey) {
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers);
+    }
+
+    /**
+     * Sets the dedup key and the policy applied when an active job already holds it.
+     * @param dedupKey the key
+     * @param dedupPolicy the policy
+     * @return a copy with the key and policy
+     */
+    public EnqueueOptions withDedup(String dedupKey, DedupPolicy dedupPolicy) {
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, dedupKey,
+                Objects.requireNonNull(dedupPolicy, "dedupPolicy"), this.maxAttempts, this.headers);
+    }
+
+    /**
+     * Sets the maximum number of attempts.
+     * @param maxAttempts at least 1
+     * @return a copy with the limit
+     */
+    public EnqueueOptions withMaxAttempts(int maxAttempts) {
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, maxAttempts, this.headers);
+    }
+
+    /**
+     * Adds a header.
+     * @param name the header name
+     * @param value the header value
+     * @return a copy with the header
+     */
+    public EnqueueOptions withHeader(String name, String value) {
+        Map<String, String> copy = new LinkedHashMap<>(this.headers);
+        copy.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, copy);
+    }
+}

@@ -1,0 +1,41 @@
+package io.pgqueue;
+
+import java.util.Objects;
+
+/**
+ * One job to enqueue: a task name, a payload (any value the JSON mapper can write) and options.
+ *
+ * @param task the task name
+ * @param payload the payload; {@code null} is stored as JSON {@code null}
+ * @param options the options
+ */
+public record JobRequest(String task, Object payload, EnqueueOptions options) {
+
+    /**
+     * Normalises missing options to the defaults.
+     */
+    public JobRequest {
+        options = options == null ? EnqueueOptions.defaults() : options;
+    }
+
+    /**
+     * Creates a request with default options.
+     * @param task the task name
+     * @param payload the payload
+     * @return the request
+     */
+    public static JobRequest of(String task, Object payload) {
+        return new JobRequest(task, payload, EnqueueOptions.defaults());
+    }
+
+    /**
+     * Creates a request.
+     * @param task the task name
+     * @param payload the payload
+     * @param options the options
+     * @return the request
+     */
+    public static JobRequest of(String task, Object payload, EnqueueOptions options) {
+        return new JobRequest(task, payload, Objects.requireNonNull(options, "options"));
+    }
+}

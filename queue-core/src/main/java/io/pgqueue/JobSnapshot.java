@@ -1,0 +1,32 @@
+package io.pgqueue;
+
+import java.time.Instant;
+
+/**
+ * A job as stored at one moment, active or finished.
+ *
+ * @param id the job id
+ * @param task the task name
+ * @param state the state
+ * @param priority the priority
+ * @param payload the payload as JSON text
+ * @param headers the headers as JSON text
+ * @param scheduleTime when the job is or was due
+ * @param delayToleranceDeadline when it should have started at the latest, or {@code null}
+ * @param attempt attempts made so far
+ * @param maxAttempts the maximum number of attempts
+ * @param leaseOwner the worker holding (or that last held) the job, or {@code null}
+ * @param leaseDeadline the lease deadline of a claimed job, or {@code null}
+ * @param dedupKey the dedup key, or {@code null}
+ * @param rerunRequested whether a re-run follows the current run
+ * @param cancelRequested whether cancellation was requested for the running job
+ * @param lastError the last failure, or {@code null}
+ * @param createdAt when the job was enqueued
+ * @param startedAt when the last attempt was claimed, or {@code null}
+ * @param finishedAt when the job finished, or {@code null} while active
+ */
+public record JobSnapshot(long id, String task, JobState state, int priority, String payload, String headers,
+        Instant scheduleTime, Instant delayToleranceDeadline, int attempt, int maxAttempts, String leaseOwner,
+        Instant leaseDeadline, String dedupKey, boolean rerunRequested, boolean cancelRequested, String lastError,
+        Instant createdAt, Instant startedAt, Instant finishedAt) {
+}

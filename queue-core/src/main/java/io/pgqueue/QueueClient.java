@@ -1,0 +1,272 @@
+package io.pgqueue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.store.ActiveDuplicate;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.NewJob;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Enqueues, cancels and looks up jobs.
+ * <p>
+ * <strong>Enqueue is transactional:</strong> called inside a Spring-managed transaction on the
+ * queue's DataSource, the job is written in that transaction, so it exists if and only if the
+ * caller's business change commits; workers are notified on commit. Called outside a transaction,
+ * the job is committed before the call returns.
+ * <p>
+ * Every job is validated before anything is written: a blank or unknown task, a payload that
+ * cannot be serialized or exceeds the size limit, and invalid options throw an
+ * {@link InvalidJobException} and leave the database untouched. A batch is all or nothing.
+ */
+public final class QueueClient {
+
+    private final JobStore store;
+
+    private final QueueConfig config;
+
+    private final TaskRegistry tasks;
+
+    private final ObjectMapper mapper;
+
+    /**
+     * Creates a client.
+     * @param store the job store
+     * @param config the queue's settings
+     * @param tasks the declared task types
+     * @param mapper the JSON mapper for payloads
+     */
+    public QueueClient(JobStore store, QueueConfig config, TaskRegistry tasks, ObjectMapper mapper) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.config = Objects.requireNonNull(config, "config");
+        this.tasks = Objects.requireNonNull(tasks, "tasks");
+        this.mapper = Objects.requireNonNull(mapper, "mapper");
+        for (TaskDefinition task : tasks.all()) {
+            String channel = store.channel(task.name());
+            if (channel.getBytes(StandardCharsets.UTF_8).length > 63) {
+                throw new IllegalArgumentException("Task '" + task.name() + "' in schema '" + config.schema()
+                        + "' gives the NOTIFY channel '" + channel + "', longer than PostgreSQL's 63 bytes; "
+                        + "shorten the task name or the schema");
+            }
+        }
+    }
+
+    /**
+     * Creates a client with its own store on a DataSource.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     * @param tasks the declared task types
+     * @param mapper the JSON mapper for payloads
+     * @return the client
+     */
+    public static QueueClient create(DataSource dataSource, QueueConfig config, TaskRegistry tasks, ObjectMapper mapper) {
+        return new QueueClient(new JobStore(dataSource, config), config, tasks, mapper);
+    }
+
+    /**
+     * Enqueues a job with the task's default options, in the caller's transaction if there is one.
+     * @param task the task name
+     * @param payload the payload
+     * @return the job id and what happened
+     * @throws InvalidJobException if the job is invalid; nothing was written
+     */
+    public EnqueueResult enqueue(String task, Object payload) {
+        return enqueue(JobRequest.of(task, payload));
+    }
+
+    /**
+     * Enqueues a job, in the caller's transaction if there is one.
+     * @param task the task name
+     * @param payload the payload
+     * @param options the options
+     * @return the job id and what happened
+     * @throws InvalidJobException if the job is invalid; nothing was written
+     */
+    public EnqueueResult enqueue(String task, Object payload, EnqueueOptions options) {
+        return enqueue(JobRequest.of(task, payload, options));
+    }
+
+    /**
+     * Enqueues a job, in the caller's transaction if there is one.
+     * @param request the job
+     * @return the job id and what happened
+     * @throws InvalidJobException if the job is invalid; nothing was written
+     */
+    public EnqueueResult enqueue(JobRequest request) {
+        return enqueueAll(List.of(request)).get(0);
+    }
+
+    /**
+     * Enqueues many jobs in one statement, in the caller's transaction if there is one; all or nothing.
+     * @param requests the jobs
+     * @return per job, in order, its id and what happened
+     * @throws InvalidJobException if any job is invalid; nothing was written
+     */
+    public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
+        List<NewJob> jobs = new ArrayList<>(requests.size());
+        List<DedupPolicy> policies = new ArrayList<>(requests.size());
+        boolean dedup = false;
+        for (JobRequest request : requests) {
+            Objects.requireNonNull(request, "request");
+            TaskDefinition task = this.tasks.require(request.task());
+            NewJob job = prepare(task, request);
+            jobs.add(job);
+            policies.add(request.options().dedupPolicy() != null ? request.options().dedupPolicy() : task.dedupPolicy());
+            dedup |= job.dedupKey() != null;
+        }
+        if (jobs.isEmpty()) {
+            return List.of();
+        }
+        if (!dedup) {
+            return created(this.store.insert(jobs));
+        }
+        // Resolving a duplicate takes several statements: keep them in one transaction.
+        return this.store.inTransaction(() -> {
+            List<Long> ids = this.store.insert(jobs);
+            EnqueueResult[] results = new EnqueueResult[jobs.size()];
+            List<Integer> duplicates = new ArrayList<>();
+            for (int i = 0; i < ids.size(); i++) {
+                if (ids.get(i) != null) {
+                    results[i] = new EnqueueResult(ids.get(i), EnqueueOutcome.CREATED);
+                }
+                else {
+                    duplicates.add(i);
+                }
+            }
+            // Lock existing holders in key order, as the insert did, so concurrent batches cannot deadlock.
+            duplicates.sort(Comparator.comparing((Integer i) -> jobs.get(i).task()).thenComparing(i -> jobs.get(i).dedupKey()));
+            for (int i : duplicates) {
+                results[i] = resolveDuplicate(jobs.get(i), policies.get(i));
+            }
+            return List.of(results);
+        });
+    }
+
+    /**
+     * Cancels a job: a READY job is cancelled at once; a claimed job gets a cancellation request
+     * that its worker sees at the next heartbeat.
+     * @param jobId the job id
+     * @return what happened
+     */
+    public CancelResult cancel(long jobId) {
+        return this.store.cancel(jobId);
+    }
+
+    /**
+     * Finds a job, active or finished (until retention deletes it).
+     * @param jobId the job id
+     * @return the job, or empty
+     */
+    public Optional<JobSnapshot> find(long jobId) {
+        return this.store.find(jobId);
+    }
+
+    private static List<EnqueueResult> created(List<Long> ids) {
+        return ids.stream().map(id -> new EnqueueResult(id, EnqueueOutcome.CREATED)).toList();
+    }
+
+    private EnqueueResult resolveDuplicate(NewJob job, DedupPolicy policy) {
+        while (true) {
+            Optional<ActiveDuplicate> holder = this.store.lockActiveByKey(job.task(), job.dedupKey());
+            if (holder.isEmpty()) {
+                // The holder finished after our insert saw it; the key is free again.
+                Long id = this.store.insert(List.of(job)).get(0);
+                if (id != null) {
+                    return new EnqueueResult(id, EnqueueOutcome.CREATED);
+                }
+                continue;
+            }
+            ActiveDuplicate existing = holder.get();
+            boolean ready = existing.state() == JobState.READY;
+            if (policy instanceof DedupPolicy.ReplaceIfReady && ready) {
+                this.store.replaceReady(existing.id(), job);
+                return new EnqueueResult(existing.id(), EnqueueOutcome.REPLACED);
+            }
+            if (policy instanceof DedupPolicy.MergeIfReady merge && ready) {
+                String merged = merge(job.task(), merge.merger(), existing.payload(), job.payload());
+                this.store.setReadyPayload(existing.id(), merged);
+                return new EnqueueResult(existing.id(), EnqueueOutcome.MERGED);
+            }
+            if (policy instanceof DedupPolicy.Rerun) {
+                if (ready) {
+                    this.store.setReadyPayload(existing.id(), job.payload());
+                    return new EnqueueResult(existing.id(), EnqueueOutcome.REPLACED);
+                }
+                this.store.requestRerun(existing.id(), job.payload());
+                return new EnqueueResult(existing.id(), EnqueueOutcome.RERUN_SCHEDULED);
+            }
+            return new EnqueueResult(existing.id(), EnqueueOutcome.KEPT_EXISTING);
+        }
+    }
+
+    private String merge(String task, DedupPolicy.PayloadMerger merger, String existing, String incoming) {
+        JsonNode merged = merger.merge(this.mapper.readTree(existing), this.mapper.readTree(incoming));
+        return serialize(task, merged);
+    }
+
+    private NewJob prepare(TaskDefinition task, JobRequest request) {
+        EnqueueOptions options = request.options();
+        String name = task.name();
+        int priority = options.priority() != null ? options.priority() : task.priority();
+        TaskDefinition.validatePriority(priority, "Priority of a '" + name + "' job");
+        if (options.runAt() != null && options.delay() != null) {
+            throw new InvalidJobException("A '" + name + "' job has both a run-at time and a delay; give one");
+        }
+        long delay = requireNonNegative(options.delay(), name, "delay");
+        Duration tolerance = options.delayTolerance() != null ? options.delayTolerance() : task.delayTolerance();
+        Long toleranceMillis = tolerance == null ? null : requireNonNegative(tolerance, name, "delay tolerance");
+        int maxAttempts = options.maxAttempts() != null ? options.maxAttempts() : task.maxAttempts();
+        if (maxAttempts < 1) {
+            throw new InvalidJobException("Max attempts of a '" + name + "' job must be at least 1, was " + maxAttempts);
+        }
+        String dedupKey = options.dedupKey();
+        if (dedupKey != null && (dedupKey.isBlank() || dedupKey.length() > QueueDefaults.MAX_DEDUP_KEY_LENGTH)) {
+            throw new InvalidJobException("Dedup key of a '" + name + "' job must be non-blank and at most "
+                    + QueueDefaults.MAX_DEDUP_KEY_LENGTH + " characters");
+        }
+        String payload = serialize(name, request.payload());
+        String headers = options.headers().isEmpty() ? "{}" : this.mapper.writeValueAsString(options.headers());
+        return new NewJob(name, payload, headers, priority, options.runAt(), delay, toleranceMillis, maxAttempts,
+                dedupKey);
+    }
+
+    private String serialize(String task, Object payload) {
+        String json;
+        try {
+            json = this.mapper.writeValueAsString(payload);
+        }
+        catch (JacksonException ex) {
+            throw new InvalidJobException("Payload of task '" + task + "' (" + payload.getClass().getName()
+                    + ") cannot be written as JSON: " + ex.getOriginalMessage(), ex);
+        }
+        long limit = this.config.maxPayloadBytes();
+        // A UTF-8 character takes at most 3 bytes per UTF-16 char: short payloads need no counting.
+        if ((long) json.length() * 3 > limit) {
+            int size = json.getBytes(StandardCharsets.UTF_8).length;
+            if (size > limit) {
+                throw new PayloadTooLargeException(task, size, limit);
+            }
+        }
+        return json;
+    }
+
+    private static long requireNonNegative(Duration value, String task, String what) {
+        if (value == null) {
+            return 0;
+        }
+        if (value.isNegative()) {
+            throw new InvalidJobException("The " + what + " of a '" + task + "' job must not be negative, was " + value);
+        }
+        return value.toMillis();
+    }
+}

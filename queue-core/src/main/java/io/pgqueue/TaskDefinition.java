@@ -1,0 +1,192 @@
+package io.pgqueue;
+
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+import io.pgqueue.retry.RetryPolicy;
+
+/**
+ * The settings of one task type that the engine needs: its stable name, attempts, retry policy and
+ * the defaults of the jobs enqueued for it.
+ *
+ * @param name the stable task name (letters, digits, {@code . _ : -}; at most 48 characters)
+ * @param maxAttempts default maximum number of attempts of a job
+ * @param retryPolicy delay before the next attempt after a failure
+ * @param priority default priority of a job
+ * @param delayTolerance default delay tolerance of a job, or {@code null} for none
+ * @param dedupPolicy what happens to a job whose dedup key an active job already holds
+ * @param terminalExceptions exception types that fail a job at once, without retries
+ */
+public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPolicy, int priority,
+        Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions) {
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
+
+    /** Default retry policy: exponential from 1 s, doubling, capped at 1 h, 20 % jitter. */
+    public static final RetryPolicy DEFAULT_RETRY_POLICY =
+            RetryPolicy.exponential(Duration.ofSeconds(1), 2.0, Duration.ofHours(1), 0.2);
+
+    /**
+     * Validates the definition.
+     */
+    public TaskDefinition {
+        validateName(name);
+        Objects.requireNonNull(retryPolicy, "retryPolicy");
+        Objects.requireNonNull(dedupPolicy, "dedupPolicy");
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("Task '" + name + "': max attempts must be at least 1, was " + maxAttempts);
+        }
+        validatePriority(priority, "Task '" + name + "': priority");
+        if (delayTolerance != null && delayTolerance.isNegative()) {
+            throw new IllegalArgumentException("Task '" + name + "': delay tolerance must not be negative, was "
+                    + delayTolerance);
+        }
+        terminalExceptions = Set.copyOf(terminalExceptions);
+    }
+
+    /**
+     * Starts a definition with the defaults of {@link QueueDefaults}.
+     * @param name the stable task name
+     * @return a builder
+     */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /**
+     * Returns whether the given failure ends the job without further attempts: a
+     * {@link TerminalTaskException} or one of the task's terminal exception types.
+     * @param failure what the handler threw
+     * @return {@code true} if no retry may follow
+     */
+    public boolean isTerminal(Throwable failure) {
+        if (failure instanceof TerminalTaskException) {
+            return true;
+        }
+        for (Class<? extends Throwable> type : this.terminalExceptions) {
+            if (type.isInstance(failure)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Checks a task name.
+     * @param name the name
+     * @throws InvalidJobException if it is blank, too long or has characters other than letters, digits and {@code . _ : -}
+     */
+    public static void validateName(String name) {
+        if (name == null || name.isBlank()) {
+            throw new InvalidJobException("Task name must not be blank");
+        }
+        if (name.length() > QueueDefaults.MAX_TASK_NAME_LENGTH || !NAME.matcher(name).matches()) {
+            throw new InvalidJobException("Task name '" + name + "' is invalid: use at most "
+                    + QueueDefaults.MAX_TASK_NAME_LENGTH + " letters, digits and . _ : - (starting with a letter or digit)");
+        }
+    }
+
+    static void validatePriority(int priority, String what) {
+        if (priority < QueueDefaults.MIN_PRIORITY || priority > QueueDefaults.MAX_PRIORITY) {
+            throw new InvalidJobException(what + " must be between " + QueueDefaults.MIN_PRIORITY + " and "
+                    + QueueDefaults.MAX_PRIORITY + ", was " + priority);
+        }
+    }
+
+    /**
+     * Builds a {@link TaskDefinition}.
+     */
+    public static final class Builder {
+
+        private final String name;
+
+        private int maxAttempts = QueueDefaults.MAX_ATTEMPTS;
+
+        private RetryPolicy retryPolicy = DEFAULT_RETRY_POLICY;
+
+        private int priority = QueueDefaults.PRIORITY;
+
+        private Duration delayTolerance;
+
+        private DedupPolicy dedupPolicy = DedupPolicy.keepExisting();
+
+        private final Set<Class<? extends Throwable>> terminalExceptions = new LinkedHashSet<>();
+
+        private Builder(String name) {
+            this.name = name;
+        }
+
+        /**
+         * Sets the default maximum number of attempts.
+         * @param maxAttempts at least 1
+         * @return this builder
+         */
+        public Builder maxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /**
+         * Sets the retry policy.
+         * @param retryPolicy the policy
+         * @return this builder
+         */
+        public Builder retryPolicy(RetryPolicy retryPolicy) {
+            this.retryPolicy = retryPolicy;
+            return this;
+        }
+
+        /**
+         * Sets the default priority.
+         * @param priority between {@link QueueDefaults#MIN_PRIORITY} and {@link QueueDefaults#MAX_PRIORITY}
+         * @return this builder
+         */
+        public Builder priority(int priority) {
+            this.priority = priority;
+            return this;
+        }
+
+        /**
+         * Sets the default delay tolerance.
+         * @param delayTolerance how late a job may start, or {@code null} for no deadline
+         * @return this builder
+         */
+        public Builder delayTolerance(Duration delayTolerance) {
+            this.delayTolerance = delayTolerance;
+            return this;
+        }
+
+        /**
+         * Sets the dedup policy.
+         * @param dedupPolicy the policy
+         * @return this builder
+         */
+        public Builder dedupPolicy(DedupPolicy dedupPolicy) {
+            this.dedupPolicy = dedupPolicy;
+            return this;
+        }
+
+        /**
+         * Adds exception types that fail a job at once.
+         * @param types the exception types
+         * @return this builder
+         */
+        @SafeVarargs
+        public final Builder terminalExceptions(Class<? extends Throwable>... types) {
+            this.terminalExceptions.addAll(Set.of(types));
+            return this;
+        }
+
+        /**
+         * Builds the definition.
+         * @return the definition
+         */
+        public TaskDefinition build() {
+            return new TaskDefinition(this.name, this.maxAttempts, this.retryPolicy, this.priority,
+                    this.delayTolerance, this.dedupPolicy, this.terminalExceptions);
+        }
+    }
+}

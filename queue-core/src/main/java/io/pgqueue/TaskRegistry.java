@@ -1,0 +1,63 @@
+package io.pgqueue;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The task types known to a queue. Jobs can only be enqueued for a declared task.
+ */
+public final class TaskRegistry {
+
+    private final Map<String, TaskDefinition> tasks;
+
+    private TaskRegistry(Map<String, TaskDefinition> tasks) {
+        this.tasks = tasks;
+    }
+
+    /**
+     * Creates a registry.
+     * @param definitions the task definitions
+     * @return the registry
+     * @throws IllegalArgumentException if two definitions share a name
+     */
+    public static TaskRegistry of(Collection<TaskDefinition> definitions) {
+        Map<String, TaskDefinition> tasks = new LinkedHashMap<>();
+        for (TaskDefinition definition : definitions) {
+            if (tasks.putIfAbsent(definition.name(), definition) != null) {
+                throw new IllegalArgumentException("Task '" + definition.name() + "' is declared twice");
+            }
+        }
+        return new TaskRegistry(Map.copyOf(tasks));
+    }
+
+    /**
+     * Creates a registry.
+     * @param definitions the task definitions
+     * @return the registry
+     */
+    public static TaskRegistry of(TaskDefinition... definitions) {
+        return of(java.util.List.of(definitions));
+    }
+
+    /**
+     * Returns the definition of a task.
+     * @param name the task name
+     * @return the definition
+     * @throws InvalidJobException if the name is blank or malformed
+     * @throws UnknownTaskException if no such task is declared
+     */
+    public TaskDefinition require(String name) {
+        TaskDefinition.validateName(name);
+        TaskDefinition definition = this.tasks.get(name);
+        if (definition == null) {
+            throw new UnknownTaskException(name, this.tasks.keySet());
+        }
+        return definition;
+    }
+
+    /** @return all definitions */
+    public Collection<TaskDefinition> all() {
+        return this.tasks.values();
+    }
+}

@@ -1,0 +1,242 @@
+package io.pgqueue.store;
+
+/**
+ * The SQL of the job tables, one named statement per operation. {@code ${schema}} stands for the
+ * validated queue schema. Arrays carry many rows per statement: batching is what makes the queue
+ * fast (one row per transaction runs ~2,500 jobs/s here, 100 per statement ~70,000).
+ */
+final class JobStatements {
+
+    private JobStatements() {
+    }
+
+    /**
+     * Inserts a batch of jobs in one statement. Ids come from the sequence up front so that each
+     * input row can be matched with its fate: inserted, or skipped because an active job holds its
+     * dedup key (ON CONFLICT against the partial unique index job_dedup_idx; a concurrent
+     * uncommitted holder of the key makes this statement wait for its outcome). One NOTIFY per task
+     * with due jobs; PostgreSQL delivers it on commit, once per transaction and channel.
+     */
+    static final String INSERT_JOBS = """
+            WITH input AS (
+                SELECT nextval('${schema}.job_id_seq') AS id, t.*,
+                       coalesce(CAST(t.run_at AS timestamptz),
+                                statement_timestamp() + t.delay_ms * interval '1 millisecond') AS schedule_time
+                FROM unnest(CAST(:tasks AS text[]), CAST(:payloads AS text[]), CAST(:headers AS text[]),
+                            CAST(:priorities AS integer[]), CAST(:runAts AS text[]), CAST(:delays AS bigint[]),
+                            CAST(:tolerances AS bigint[]), CAST(:maxAttempts AS integer[]), CAST(:dedupKeys AS text[]))
+                     WITH ORDINALITY AS t(task, payload, headers, priority, run_at, delay_ms, tolerance_ms,
+                                          max_attempts, dedup_key, ord)
+            ), inserted AS (
+                INSERT INTO ${schema}.job (id, task, payload, headers, priority, schedule_time,
+                                           delay_tolerance_deadline, max_attempts, dedup_key)
+                SELECT id, task, CAST(payload AS jsonb), CAST(headers AS jsonb), priority, schedule_time,
+                       schedule_time + tolerance_ms * interval '1 millisecond', max_attempts, dedup_key
+                FROM input
+                -- One global order of dedup keys, so two batches that share keys wait for each
+                -- other instead of deadlocking.
+                ORDER BY task, dedup_key, ord
+                ON CONFLICT (task, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+                RETURNING id, task, schedule_time
+            ), notified AS (
+                SELECT pg_notify(:channelPrefix || task, '')
+                FROM (SELECT DISTINCT task FROM inserted WHERE schedule_time <= statement_timestamp()) due
+            )
+            SELECT input.ord, inserted.id AS inserted_id, (SELECT count(*) FROM notified) AS notified
+            FROM input LEFT JOIN inserted ON inserted.id = input.id
+            ORDER BY input.ord
+            """;
+
+    /** Locks the active job holding a dedup key until the enqueuing transaction ends. */
+    static final String LOCK_ACTIVE_BY_KEY = """
+            SELECT id, state, CAST(payload AS text) AS payload, rerun_requested
+            FROM ${schema}.job
+            WHERE task = :task AND dedup_key = :dedupKey
+            FOR UPDATE
+            """;
+
+    /** Replaces payload, priority and schedule of a READY job (locked by LOCK_ACTIVE_BY_KEY). */
+    static final String REPLACE_READY = """
+            UPDATE ${schema}.job
+            SET payload = CAST(:payload AS jsonb), headers = CAST(:headers AS jsonb), priority = :priority,
+                schedule_time = s.schedule_time,
+                delay_tolerance_deadline = s.schedule_time + CAST(:tolerance AS bigint) * interval '1 millisecond'
+            FROM (SELECT coalesce(CAST(CAST(:runAt AS text) AS timestamptz),
+                                  statement_timestamp() + CAST(:delay AS bigint) * interval '1 millisecond')
+                         AS schedule_time) s
+            WHERE id = :id AND state = 'READY'
+            """;
+
+    /** Sets the payload of a READY job (merge, or a re-run request that arrives before the run). */
+    static final String SET_READY_PAYLOAD = """
+            UPDATE ${schema}.job SET payload = CAST(:payload AS jsonb)
+            WHERE id = :id AND state = 'READY'
+            """;
+
+    /** Marks a claimed job for one more run after the current one, with the newest payload. */
+    static final String REQUEST_RERUN = """
+            UPDATE ${schema}.job SET rerun_requested = true, payload = CAST(:payload AS jsonb)
+            WHERE id = :id AND state IN ('STARTING', 'RUNNING')
+            """;
+
+    /**
+     * Claims due jobs of many tasks in one statement, each task with its own limit. The LATERAL
+     * subquery walks job_claim_idx (task, priority DESC, coalesce(deadline, schedule)) for one task
+     * and skips rows other workers have locked. Written as {@code id = ANY(ARRAY(...))}, not
+     * {@code id IN (SELECT ...)}: with a generic plan (after five executions of a prepared
+     * statement) the IN form scanned the whole table here, 314 ms per claim at 1 M rows.
+     */
+    static final String CLAIM = """
+            UPDATE ${schema}.job
+            SET state = :state, lease_owner = :owner, lease_epoch = lease_epoch + 1, attempt = attempt + 1,
+                started_at = now(), expected_status_change_time = now() + :leaseMillis * interval '1 millisecond'
+            WHERE id = ANY(ARRAY(
+                SELECT j.id
+                FROM unnest(CAST(:tasks AS text[]), CAST(:limits AS integer[])) AS t(task, lim)
+                CROSS JOIN LATERAL (
+                    SELECT id FROM ${schema}.job
+                    WHERE job.task = t.task AND job.state = 'READY' AND job.schedule_time <= now()
+                    ORDER BY job.priority DESC, coalesce(job.delay_tolerance_deadline, job.schedule_time)
+                    LIMIT t.lim
+                    FOR UPDATE SKIP LOCKED
+                ) j
+            ))
+            RETURNING id, lease_epoch, task, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,
+                      priority, attempt, max_attempts, schedule_time, delay_tolerance_deadline, created_at,
+                      started_at, expected_status_change_time
+            """;
+
+    /** STARTING → RUNNING for the leases still held, renewing them. */
+    static final String MARK_RUNNING = """
+            UPDATE ${schema}.job
+            SET state = 'RUNNING', expected_status_change_time = now() + :leaseMillis * interval '1 millisecond'
+            FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) AS l(id, epoch)
+            WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state = 'STARTING'
+            RETURNING job.id, job.state, job.cancel_requested
+            """;
+
+    /** Renews the leases still held; reports cancellation requests to the worker. */
+    static final String HEARTBEAT = """
+            UPDATE ${schema}.job
+            SET expected_status_change_time = now() + :leaseMillis * interval '1 millisecond'
+            FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) AS l(id, epoch)
+            WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state IN ('STARTING', 'RUNNING')
+            RETURNING job.id, job.state, job.cancel_requested
+            """;
+
+    /**
+     * Writes the outcomes of many attempts in one statement, fenced by their leases. {@code held}
+     * locks the rows first: FOR UPDATE returns the newest row version, so a re-run or cancel
+     * request committed while this statement waited is honoured. Then:
+     * retry → READY after the delay; completed/failed with a re-run requested → READY at once
+     * with a fresh attempt budget; a failure of a job whose cancellation was requested → CANCELLED;
+     * anything else leaves the hot table for job_finished (completed rows only when they are kept).
+     */
+    static final String RECORD_OUTCOMES = """
+            WITH input AS (
+                SELECT * FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:kinds AS text[]),
+                                     CAST(:delays AS bigint[]), CAST(:errors AS text[]))
+                              AS t(id, epoch, kind, delay_ms, error)
+            ), held AS (
+                SELECT job.id, input.delay_ms, input.error,
+                       CASE WHEN job.cancel_requested AND input.kind <> 'COMPLETED' THEN 'CANCELLED'
+                            WHEN input.kind = 'RETRY' THEN 'READY'
+                            WHEN job.rerun_requested AND input.kind IN ('COMPLETED', 'FAILED') THEN 'RERUN'
+                            ELSE input.kind END AS next_state
+                FROM ${schema}.job JOIN input ON job.id = input.id AND job.lease_epoch = input.epoch
+                WHERE job.state IN ('STARTING', 'RUNNING')
+                FOR UPDATE OF job
+            ), requeued AS (
+                UPDATE ${schema}.job
+                SET state = 'READY', lease_owner = NULL, expected_status_change_time = NULL, rerun_requested = false,
+                    attempt = CASE WHEN held.next_state = 'RERUN' THEN 0 ELSE job.attempt END,
+                    schedule_time = s.schedule_time,
+                    delay_tolerance_deadline = s.schedule_time + (job.delay_tolerance_deadline - job.schedule_time),
+                    last_error = coalesce(held.error, job.last_error)
+                FROM held, LATERAL (SELECT now() + held.delay_ms * interval '1 millisecond' AS schedule_time) s
+                WHERE job.id = held.id AND held.next_state IN ('READY', 'RERUN')
+            ), finished AS (
+                DELETE FROM ${schema}.job USING held
+                WHERE job.id = held.id AND held.next_state IN ('COMPLETED', 'FAILED', 'CANCELLED')
+                RETURNING job.*, held.next_state, held.error
+            ), archived AS (
+                INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
+                        delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
+                        created_at, started_at, finished_at)
+                SELECT id, task, next_state, priority, payload, headers, schedule_time, delay_tolerance_deadline,
+                       attempt, max_attempts, lease_owner, dedup_key, coalesce(error, last_error), created_at,
+                       started_at, now()
+                FROM finished
+                WHERE next_state <> 'COMPLETED' OR :keepCompleted
+            )
+            SELECT id, CASE WHEN next_state = 'RERUN' THEN 'READY' ELSE next_state END AS state
+            FROM held
+            """;
+
+    /**
+     * Locks claimed jobs whose lease deadline passed (database clock), oldest first, skipping rows a
+     * worker is writing right now; job_lease_idx serves it.
+     */
+    static final String LOCK_EXPIRED_LEASES = """
+            SELECT id, lease_epoch, attempt, max_attempts, lease_owner
+            FROM ${schema}.job
+            WHERE state IN ('STARTING', 'RUNNING') AND expected_status_change_time < now()
+            ORDER BY expected_status_change_time
+            LIMIT :limit
+            FOR UPDATE SKIP LOCKED
+            """;
+
+    /**
+     * Cancels a job in one snapshot: a READY job moves to job_finished as CANCELLED; a claimed job
+     * gets a cancellation request its worker sees at the next heartbeat.
+     */
+    static final String CANCEL = """
+            WITH cancelled AS (
+                DELETE FROM ${schema}.job WHERE id = :id AND state = 'READY'
+                RETURNING *
+            ), archived AS (
+                INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
+                        delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
+                        created_at, started_at, finished_at)
+                SELECT id, task, 'CANCELLED', priority, payload, headers, schedule_time, delay_tolerance_deadline,
+                       attempt, max_attempts, lease_owner, dedup_key, last_error, created_at, started_at, now()
+                FROM cancelled
+            ), requested AS (
+                UPDATE ${schema}.job SET cancel_requested = true
+                WHERE id = :id AND state IN ('STARTING', 'RUNNING')
+                RETURNING id
+            )
+            SELECT (SELECT count(*) FROM cancelled) AS cancelled,
+                   (SELECT count(*) FROM requested) AS requested,
+                   EXISTS (SELECT 1 FROM ${schema}.job_finished WHERE id = :id) AS finished,
+                   EXISTS (SELECT 1 FROM ${schema}.job WHERE id = :id) AS active
+            """;
+
+    /**
+     * Deletes one batch of finished jobs of a state older than an age; job_finished_retention_idx
+     * serves the inner scan, and the batch bound keeps each transaction short.
+     */
+    static final String DELETE_FINISHED_BEFORE = """
+            DELETE FROM ${schema}.job_finished
+            WHERE id = ANY(ARRAY(
+                SELECT id FROM ${schema}.job_finished
+                WHERE state = :state AND finished_at < now() - :ageMillis * interval '1 millisecond'
+                ORDER BY finished_at
+                LIMIT :limit
+            ))
+            """;
+
+    /** One job by id, active or finished. */
+    static final String FIND = """
+            SELECT id, task, state, priority, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,
+                   schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
+                   expected_status_change_time, dedup_key, rerun_requested, cancel_requested, last_error,
+                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at
+            FROM ${schema}.job WHERE id = :id
+            UNION ALL
+            SELECT id, task, state, priority, CAST(payload AS text), CAST(headers AS text),
+                   schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
+                   NULL, dedup_key, false, false, last_error, created_at, started_at, finished_at
+            FROM ${schema}.job_finished WHERE id = :id
+            """;
+}

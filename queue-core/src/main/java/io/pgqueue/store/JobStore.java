@@ -1,0 +1,409 @@
+package io.pgqueue.store;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.CancelResult;
+import io.pgqueue.JobSnapshot;
+import io.pgqueue.JobState;
+import io.pgqueue.QueueConfig;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * All SQL on the job tables, one method per operation. Every method runs in the caller's Spring
+ * transaction when there is one (through {@link JdbcTemplate} and its DataSource utilities) and
+ * otherwise in its own.
+ * <p>
+ * Internal API of the engine: it may change in any release; applications use
+ * {@link io.pgqueue.QueueClient} and the worker pools.
+ */
+public final class JobStore {
+
+    private final String schema;
+
+    private final boolean keepCompleted;
+
+    private final NamedParameterJdbcTemplate jdbc;
+
+    private final TransactionTemplate transactions;
+
+    private final String insertJobs;
+    private final String lockActiveByKey;
+    private final String replaceReady;
+    private final String setReadyPayload;
+    private final String requestRerun;
+    private final String claim;
+    private final String markRunning;
+    private final String heartbeat;
+    private final String recordOutcomes;
+    private final String lockExpiredLeases;
+    private final String cancel;
+    private final String deleteFinishedBefore;
+    private final String find;
+
+    /**
+     * Creates a store.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     */
+    public JobStore(DataSource dataSource, QueueConfig config) {
+        this.schema = config.schema();
+        this.keepCompleted = !config.completedRetention().isZero();
+        JdbcTemplate template = new JdbcTemplate(dataSource);
+        template.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, config.statementTimeout().toSeconds()));
+        this.jdbc = new NamedParameterJdbcTemplate(template);
+        this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.insertJobs = sql(JobStatements.INSERT_JOBS);
+        this.lockActiveByKey = sql(JobStatements.LOCK_ACTIVE_BY_KEY);
+        this.replaceReady = sql(JobStatements.REPLACE_READY);
+        this.setReadyPayload = sql(JobStatements.SET_READY_PAYLOAD);
+        this.requestRerun = sql(JobStatements.REQUEST_RERUN);
+        this.claim = sql(JobStatements.CLAIM);
+        this.markRunning = sql(JobStatements.MARK_RUNNING);
+        this.heartbeat = sql(JobStatements.HEARTBEAT);
+        this.recordOutcomes = sql(JobStatements.RECORD_OUTCOMES);
+        this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
+        this.cancel = sql(JobStatements.CANCEL);
+        this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
+        this.find = sql(JobStatements.FIND);
+    }
+
+    private String sql(String statement) {
+        return statement.replace("${schema}", this.schema);
+    }
+
+    /**
+     * Returns the NOTIFY channel of a task: the schema, a dot and the task name.
+     * @param task the task name
+     * @return the channel name
+     */
+    public String channel(String task) {
+        return this.schema + "." + task;
+    }
+
+    /**
+     * Runs work in one transaction: the caller's Spring transaction if one is active, a new one otherwise.
+     * @param <T> the result type
+     * @param work the work
+     * @return its result
+     */
+    public <T> T inTransaction(Supplier<T> work) {
+        return this.transactions.execute(status -> work.get());
+    }
+
+    /**
+     * Inserts jobs in one statement and notifies the channels of tasks with due jobs.
+     * @param jobs the jobs
+     * @return per job, in order, the new id, or {@code null} where an active job holds its dedup key
+     */
+    public List<Long> insert(List<NewJob> jobs) {
+        int n = jobs.size();
+        List<String> tasks = new ArrayList<>(n);
+        List<String> payloads = new ArrayList<>(n);
+        List<String> headers = new ArrayList<>(n);
+        List<Integer> priorities = new ArrayList<>(n);
+        List<String> runAts = new ArrayList<>(n);
+        List<Long> delays = new ArrayList<>(n);
+        List<Long> tolerances = new ArrayList<>(n);
+        List<Integer> maxAttempts = new ArrayList<>(n);
+        List<String> dedupKeys = new ArrayList<>(n);
+        for (NewJob job : jobs) {
+            tasks.add(job.task());
+            payloads.add(job.payload());
+            headers.add(job.headers());
+            priorities.add(job.priority());
+            runAts.add(job.runAt() == null ? null : job.runAt().toString());
+            delays.add(job.delayMillis());
+            tolerances.add(job.toleranceMillis());
+            maxAttempts.add(job.maxAttempts());
+            dedupKeys.add(job.dedupKey());
+        }
+        MapSqlParameterSource params = new MapSqlParameterSource()
+            .addValue("tasks", SqlArrays.texts(tasks))
+            .addValue("payloads", SqlArrays.texts(payloads))
+            .addValue("headers", SqlArrays.texts(headers))
+            .addValue("priorities", SqlArrays.ints(priorities))
+            .addValue("runAts", SqlArrays.texts(runAts))
+            .addValue("delays", SqlArrays.bigints(delays))
+            .addValue("tolerances", SqlArrays.bigints(tolerances))
+            .addValue("maxAttempts", SqlArrays.ints(maxAttempts))
+            .addValue("dedupKeys", SqlArrays.texts(dedupKeys))
+            .addValue("channelPrefix", this.schema + ".");
+        List<Long> ids = new ArrayList<>(n);
+        this.jdbc.query(this.insertJobs, params, rs -> {
+            ids.add(rs.getObject("inserted_id", Long.class));
+        });
+        return ids;
+    }
+
+    /**
+     * Locks the active job holding a dedup key, until the current transaction ends.
+     * @param task the task name
+     * @param dedupKey the key
+     * @return the job, or empty if no active job holds the key
+     */
+    public Optional<ActiveDuplicate> lockActiveByKey(String task, String dedupKey) {
+        MapSqlParameterSource params = new MapSqlParameterSource("task", task).addValue("dedupKey", dedupKey);
+        return this.jdbc.query(this.lockActiveByKey, params, (rs, row) -> new ActiveDuplicate(rs.getLong("id"),
+                JobState.valueOf(rs.getString("state")), rs.getString("payload"), rs.getBoolean("rerun_requested")))
+            .stream()
+            .findFirst();
+    }
+
+    /**
+     * Replaces payload, headers, priority and schedule of a READY job.
+     * @param id the job id
+     * @param job the new values
+     * @return whether the job was READY and changed
+     */
+    public boolean replaceReady(long id, NewJob job) {
+        MapSqlParameterSource params = new MapSqlParameterSource("id", id)
+            .addValue("payload", job.payload())
+            .addValue("headers", job.headers())
+            .addValue("priority", job.priority())
+            .addValue("runAt", job.runAt() == null ? null : job.runAt().toString())
+            .addValue("delay", job.delayMillis())
+            .addValue("tolerance", job.toleranceMillis());
+        return this.jdbc.update(this.replaceReady, params) == 1;
+    }
+
+    /**
+     * Sets the payload of a READY job.
+     * @param id the job id
+     * @param payload the payload as JSON text
+     * @return whether the job was READY and changed
+     */
+    public boolean setReadyPayload(long id, String payload) {
+        return this.jdbc.update(this.setReadyPayload, new MapSqlParameterSource("id", id).addValue("payload", payload)) == 1;
+    }
+
+    /**
+     * Marks a claimed job for one more run after the current one.
+     * @param id the job id
+     * @param payload the payload of the next run as JSON text
+     * @return whether the job was claimed and changed
+     */
+    public boolean requestRerun(long id, String payload) {
+        return this.jdbc.update(this.requestRerun, new MapSqlParameterSource("id", id).addValue("payload", payload)) == 1;
+    }
+
+    /**
+     * Claims due jobs of several tasks in one statement.
+     * @param limits the maximum number of jobs per task
+     * @param owner the claiming worker, recorded as the lease owner
+     * @param state {@link JobState#STARTING} (into a local buffer) or {@link JobState#RUNNING}
+     * @param lease the lease duration
+     * @return the claimed jobs, in no particular order
+     */
+    public List<ClaimedJob> claim(List<ClaimLimit> limits, String owner, JobState state, Duration lease) {
+        if (state != JobState.STARTING && state != JobState.RUNNING) {
+            throw new IllegalArgumentException("Claimed jobs are STARTING or RUNNING, not " + state);
+        }
+        if (limits.isEmpty()) {
+            return List.of();
+        }
+        MapSqlParameterSource params = new MapSqlParameterSource()
+            .addValue("tasks", SqlArrays.texts(limits.stream().map(ClaimLimit::task).toList()))
+            .addValue("limits", SqlArrays.ints(limits.stream().map(ClaimLimit::limit).toList()))
+            .addValue("state", state.name())
+            .addValue("owner", owner)
+            .addValue("leaseMillis", lease.toMillis());
+        return this.jdbc.query(this.claim, params, (rs, row) -> new ClaimedJob(
+                new Lease(rs.getLong("id"), rs.getInt("lease_epoch")), rs.getString("task"), rs.getString("payload"),
+                rs.getString("headers"), rs.getInt("priority"), rs.getInt("attempt"), rs.getInt("max_attempts"),
+                instant(rs, "schedule_time"), instant(rs, "delay_tolerance_deadline"), instant(rs, "created_at"),
+                instant(rs, "started_at"), instant(rs, "expected_status_change_time")));
+    }
+
+    /**
+     * Moves claimed jobs from STARTING to RUNNING and renews their leases, where the leases still hold.
+     * @param leases the leases
+     * @param lease the new lease duration
+     * @return what changed and which leases were lost
+     */
+    public FencedResult markRunning(List<Lease> leases, Duration lease) {
+        return renew(this.markRunning, leases, lease);
+    }
+
+    /**
+     * Renews the leases of claimed jobs, where they still hold.
+     * @param leases the leases
+     * @param lease the new lease duration
+     * @return what changed, which leases were lost, and which jobs are asked to cancel
+     */
+    public FencedResult heartbeat(List<Lease> leases, Duration lease) {
+        return renew(this.heartbeat, leases, lease);
+    }
+
+    private FencedResult renew(String statement, List<Lease> leases, Duration lease) {
+        if (leases.isEmpty()) {
+            return new FencedResult(Map.of(), List.of(), List.of());
+        }
+        MapSqlParameterSource params = leaseParams(leases).addValue("leaseMillis", lease.toMillis());
+        Map<Long, JobState> applied = new HashMap<>();
+        List<Long> cancelRequested = new ArrayList<>();
+        this.jdbc.query(statement, params, rs -> {
+            long id = rs.getLong("id");
+            applied.put(id, JobState.valueOf(rs.getString("state")));
+            if (rs.getBoolean("cancel_requested")) {
+                cancelRequested.add(id);
+            }
+        });
+        return new FencedResult(applied, lost(leases, applied), cancelRequested);
+    }
+
+    /**
+     * Writes the outcomes of attempts in one statement, each fenced by its lease.
+     * @param outcomes the outcomes
+     * @return the state each job moved to, and the leases that were lost
+     */
+    public FencedResult record(List<Outcome> outcomes) {
+        if (outcomes.isEmpty()) {
+            return new FencedResult(Map.of(), List.of(), List.of());
+        }
+        List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
+        MapSqlParameterSource params = leaseParams(leases)
+            .addValue("kinds", SqlArrays.texts(outcomes.stream().map(o -> o.kind().name()).toList()))
+            .addValue("delays", SqlArrays.bigints(outcomes.stream().map(o -> o.retryDelay().toMillis()).toList()))
+            .addValue("errors", SqlArrays.texts(outcomes.stream().map(Outcome::error).toList()))
+            .addValue("keepCompleted", this.keepCompleted);
+        Map<Long, JobState> applied = new HashMap<>();
+        this.jdbc.query(this.recordOutcomes, params,
+                rs -> { applied.put(rs.getLong("id"), JobState.valueOf(rs.getString("state"))); });
+        return new FencedResult(applied, lost(leases, applied), List.of());
+    }
+
+    /**
+     * Takes back claimed jobs whose lease deadline passed (database clock): READY again when
+     * attempts are left, FAILED when they are exhausted, CANCELLED when cancellation was requested.
+     * Safe to run on many nodes at once: each expired job is handled by exactly one of them.
+     * @param limit the maximum number of jobs to handle
+     * @return the state each rescued job moved to
+     */
+    public FencedResult rescueExpiredLeases(int limit) {
+        return inTransaction(() -> {
+            List<Outcome> outcomes = this.jdbc.query(this.lockExpiredLeases, new MapSqlParameterSource("limit", limit),
+                    (rs, row) -> {
+                        Lease lease = new Lease(rs.getLong("id"), rs.getInt("lease_epoch"));
+                        String error = "Lease of " + rs.getString("lease_owner") + " expired";
+                        return rs.getInt("attempt") < rs.getInt("max_attempts")
+                                ? Outcome.retry(lease, Duration.ZERO, error) : Outcome.failed(lease, error);
+                    });
+            return record(outcomes);
+        });
+    }
+
+    /**
+     * Cancels a job: a READY job at once, a claimed job by a request its worker sees at the next heartbeat.
+     * @param id the job id
+     * @return what happened
+     */
+    public CancelResult cancel(long id) {
+        MapSqlParameterSource params = new MapSqlParameterSource("id", id);
+        // A concurrent state change (claim, retry) can make one snapshot miss the job; look again.
+        for (int i = 0; i < 10; i++) {
+            CancelResult result = this.jdbc.queryForObject(this.cancel, params, (rs, row) -> {
+                if (rs.getLong("cancelled") > 0) {
+                    return CancelResult.CANCELLED;
+                }
+                if (rs.getLong("requested") > 0) {
+                    return CancelResult.CANCEL_REQUESTED;
+                }
+                if (rs.getBoolean("finished")) {
+                    return CancelResult.ALREADY_FINISHED;
+                }
+                return rs.getBoolean("active") ? null : CancelResult.NOT_FOUND;
+            });
+            if (result != null) {
+                return result;
+            }
+        }
+        throw new IllegalStateException("Job " + id + " kept changing state while being cancelled");
+    }
+
+    /**
+     * Deletes one batch of finished jobs older than an age.
+     * @param state COMPLETED, FAILED or CANCELLED
+     * @param age the minimum age (since finishing)
+     * @param limit the batch size
+     * @return the number of jobs deleted
+     */
+    public int deleteFinishedBefore(JobState state, Duration age, int limit) {
+        if (state.isActive()) {
+            throw new IllegalArgumentException("Retention applies to finished jobs, not " + state);
+        }
+        MapSqlParameterSource params = new MapSqlParameterSource("state", state.name())
+            .addValue("ageMillis", age.toMillis())
+            .addValue("limit", limit);
+        return this.jdbc.update(this.deleteFinishedBefore, params);
+    }
+
+    /**
+     * Deletes finished jobs of a state older than an age, batch after batch, each in its own short
+     * transaction, until none is left.
+     * @param state COMPLETED, FAILED or CANCELLED
+     * @param age the minimum age (since finishing)
+     * @param batchSize the number of rows per statement
+     * @return the number of jobs deleted
+     */
+    public long purgeFinished(JobState state, Duration age, int batchSize) {
+        long total = 0;
+        int deleted;
+        do {
+            deleted = deleteFinishedBefore(state, age, batchSize);
+            total += deleted;
+        }
+        while (deleted == batchSize);
+        return total;
+    }
+
+    /**
+     * Finds a job by id.
+     * @param id the job id
+     * @return the job, active or finished, or empty
+     */
+    public Optional<JobSnapshot> find(long id) {
+        return this.jdbc.query(this.find, new MapSqlParameterSource("id", id), (rs, row) -> new JobSnapshot(
+                rs.getLong("id"), rs.getString("task"), JobState.valueOf(rs.getString("state")), rs.getInt("priority"),
+                rs.getString("payload"), rs.getString("headers"), instant(rs, "schedule_time"),
+                instant(rs, "delay_tolerance_deadline"), rs.getInt("attempt"), rs.getInt("max_attempts"),
+                rs.getString("lease_owner"), instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
+                rs.getBoolean("rerun_requested"), rs.getBoolean("cancel_requested"), rs.getString("last_error"),
+                instant(rs, "created_at"), instant(rs, "started_at"), instant(rs, "finished_at")))
+            .stream()
+            .findFirst();
+    }
+
+    private static MapSqlParameterSource leaseParams(List<Lease> leases) {
+        return new MapSqlParameterSource()
+            .addValue("ids", SqlArrays.bigints(leases.stream().map(Lease::jobId).toList()))
+            .addValue("epochs", SqlArrays.ints(leases.stream().map(Lease::epoch).toList()));
+    }
+
+    private static List<Lease> lost(List<Lease> leases, Map<Long, JobState> applied) {
+        Set<Long> seen = new HashSet<>(applied.keySet());
+        return leases.stream().filter(lease -> !seen.contains(lease.jobId())).toList();
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
+        return value == null ? null : value.toInstant();
+    }
+}

@@ -1,0 +1,86 @@
+package io.pgqueue.store;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The result of one attempt, to be written under the lease it was made with.
+ *
+ * @param lease the lease of the attempt
+ * @param kind what happened
+ * @param retryDelay the delay before the next attempt, for {@link Kind#RETRY}; zero otherwise
+ * @param error the failure description, or {@code null}
+ */
+public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error) {
+
+    /** Longest error text stored with a job. */
+    public static final int MAX_ERROR_LENGTH = 4000;
+
+    /**
+     * Validates the outcome and bounds the error text.
+     */
+    public Outcome {
+        Objects.requireNonNull(lease, "lease");
+        Objects.requireNonNull(kind, "kind");
+        retryDelay = retryDelay == null ? Duration.ZERO : retryDelay;
+        if (retryDelay.isNegative()) {
+            throw new IllegalArgumentException("Retry delay must not be negative, was " + retryDelay);
+        }
+        if (error != null && error.length() > MAX_ERROR_LENGTH) {
+            error = error.substring(0, MAX_ERROR_LENGTH);
+        }
+    }
+
+    /**
+     * The attempt succeeded.
+     * @param lease the lease
+     * @return the outcome
+     */
+    public static Outcome completed(Lease lease) {
+        return new Outcome(lease, Kind.COMPLETED, Duration.ZERO, null);
+    }
+
+    /**
+     * The attempt failed; the job is READY again after the delay.
+     * @param lease the lease
+     * @param delay the delay before the next attempt
+     * @param error the failure
+     * @return the outcome
+     */
+    public static Outcome retry(Lease lease, Duration delay, String error) {
+        return new Outcome(lease, Kind.RETRY, delay, error);
+    }
+
+    /**
+     * The attempt failed and no retry follows.
+     * @param lease the lease
+     * @param error the failure
+     * @return the outcome
+     */
+    public static Outcome failed(Lease lease, String error) {
+        return new Outcome(lease, Kind.FAILED, Duration.ZERO, error);
+    }
+
+    /**
+     * The handler stopped because cancellation was requested.
+     * @param lease the lease
+     * @return the outcome
+     */
+    public static Outcome cancelled(Lease lease) {
+        return new Outcome(lease, Kind.CANCELLED, Duration.ZERO, null);
+    }
+
+    /**
+     * What happened to an attempt.
+     */
+    public enum Kind {
+        /** Success. */
+        COMPLETED,
+        /** Failure with another attempt after a delay. */
+        RETRY,
+        /** Failure without another attempt. */
+        FAILED,
+        /** Stopped on a cancellation request. */
+        CANCELLED
+    }
+}

@@ -1,0 +1,152 @@
+package io.pgqueue;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.FencedResult;
+import io.pgqueue.store.Lease;
+import io.pgqueue.store.Outcome;
+import io.pgqueue.testing.TestDatabase;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Transitions out of STARTING/RUNNING are fenced by the lease: a worker that lost its job to
+ * lease expiry can no longer change it.
+ */
+class LeaseTests {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.perClass();
+
+    static TestQueue queue;
+
+    @BeforeAll
+    static void migrate() {
+        queue = TestQueue.on(db, TaskDefinition.builder("sync").maxAttempts(5).build());
+    }
+
+    @BeforeEach
+    void clear() {
+        queue.clear();
+    }
+
+    @Test
+    void startingToRunningRenewsTheLease() {
+        long id = queue.client.enqueue("sync", 1).jobId();
+        ClaimedJob job = queue.claim("sync", 1).get(0);
+
+        FencedResult result = queue.store.markRunning(List.of(job.lease()), Duration.ofMinutes(5));
+
+        assertThat(result.applied()).containsEntry(id, JobState.RUNNING);
+        assertThat(result.lost()).isEmpty();
+        JobSnapshot running = queue.job(id);
+        assertThat(running.state()).isEqualTo(JobState.RUNNING);
+        assertThat(Duration.between(job.claimedAt(), running.leaseDeadline())).isBetween(Duration.ofMinutes(5),
+                Duration.ofMinutes(6));
+        // Only STARTING jobs start.
+        assertThat(queue.store.markRunning(List.of(job.lease()), TestQueue.LEASE).lost()).containsExactly(job.lease());
+    }
+
+    @Test
+    void heartbeatExtendsTheLeaseAndReportsCancellation() {
+        long id = queue.client.enqueue("sync", 1).jobId();
+        ClaimedJob job = queue.claim("sync", 1).get(0);
+        queue.store.markRunning(List.of(job.lease()), Duration.ofSeconds(1));
+
+        FencedResult beat = queue.store.heartbeat(List.of(job.lease()), Duration.ofHours(1));
+        assertThat(beat.applied()).containsKey(id);
+        assertThat(beat.cancelRequested()).isEmpty();
+        assertThat(queue.job(id).leaseDeadline()).isAfter(job.claimedAt().plus(Duration.ofMinutes(59)));
+
+        assertThat(queue.client.cancel(id)).isEqualTo(CancelResult.CANCEL_REQUESTED);
+        assertThat(queue.store.heartbeat(List.of(job.lease()), Duration.ofHours(1)).cancelRequested()).containsExactly(id);
+    }
+
+    @Test
+    void aStaleHolderChangesNothing() {
+        long id = queue.client.enqueue("sync", "v1").jobId();
+        ClaimedJob first = queue.claim("worker-a", "sync", 1).get(0);
+        queue.store.markRunning(List.of(first.lease()), TestQueue.LEASE);
+
+        // worker-a stalls; its lease expires; the rescuer hands the job to worker-b.
+        queue.expireLease(id);
+        assertThat(queue.store.rescueExpiredLeases(100).applied()).containsEntry(id, JobState.READY);
+        ClaimedJob second = queue.claim("worker-b", "sync", 1).get(0);
+        assertThat(second.id()).isEqualTo(id);
+        assertThat(second.lease().epoch()).isGreaterThan(first.lease().epoch());
+        assertThat(second.attempt()).isEqualTo(2);
+
+        // Everything worker-a tries now is fenced off and reported as lost.
+        Lease stale = first.lease();
+        assertThat(queue.store.heartbeat(List.of(stale), Duration.ofHours(1)).lost()).containsExactly(stale);
+        assertThat(queue.store.markRunning(List.of(stale), Duration.ofHours(1)).lost()).containsExactly(stale);
+        assertThat(queue.store.record(List.of(Outcome.completed(stale))).lost()).containsExactly(stale);
+        assertThat(queue.store.record(List.of(Outcome.failed(stale, "boom"))).lost()).containsExactly(stale);
+        assertThat(queue.store.record(List.of(Outcome.retry(stale, Duration.ZERO, "boom"))).lost()).containsExactly(stale);
+        assertThat(queue.store.record(List.of(Outcome.cancelled(stale))).lost()).containsExactly(stale);
+
+        JobSnapshot job = queue.job(id);
+        assertThat(job.state()).isEqualTo(JobState.STARTING);
+        assertThat(job.leaseOwner()).isEqualTo("worker-b");
+        assertThat(job.leaseDeadline()).isEqualTo(second.leaseDeadline());
+
+        // worker-b's lease is intact and decides the outcome.
+        FencedResult done = queue.store.record(List.of(Outcome.completed(second.lease())));
+        assertThat(done.applied()).containsEntry(id, JobState.COMPLETED);
+        assertThat(queue.state(id)).isEqualTo(JobState.COMPLETED);
+        // ...once: a second completion with the same lease changes nothing.
+        assertThat(queue.store.record(List.of(Outcome.completed(second.lease()))).lost()).hasSize(1);
+    }
+
+    @Test
+    void aBatchMixesHeldAndLostLeases() {
+        queue.client.enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2), JobRequest.of("sync", 3)));
+        List<ClaimedJob> jobs = queue.claim("sync", 3);
+        queue.expireLease(jobs.get(1).id());
+        queue.store.rescueExpiredLeases(10);
+
+        FencedResult result = queue.store.record(List.of(Outcome.completed(jobs.get(0).lease()),
+                Outcome.completed(jobs.get(1).lease()), Outcome.failed(jobs.get(2).lease(), "bad")));
+
+        assertThat(result.applied()).containsOnlyKeys(jobs.get(0).id(), jobs.get(2).id());
+        assertThat(result.count(JobState.COMPLETED)).isEqualTo(1);
+        assertThat(result.count(JobState.FAILED)).isEqualTo(1);
+        assertThat(result.lost()).containsExactly(jobs.get(1).lease());
+        assertThat(queue.state(jobs.get(1).id())).isEqualTo(JobState.READY);
+        assertThat(queue.job(jobs.get(2).id()).lastError()).isEqualTo("bad");
+    }
+
+    @Test
+    void completedJobsLeaveTheHotTable() {
+        long id = queue.client.enqueue("sync", 1).jobId();
+        queue.store.record(List.of(Outcome.completed(queue.claim("sync", 1).get(0).lease())));
+
+        assertThat(queue.activeJobs()).isZero();
+        JobSnapshot done = queue.job(id);
+        assertThat(done.state()).isEqualTo(JobState.COMPLETED);
+        assertThat(done.finishedAt()).isNotNull();
+        assertThat(done.leaseOwner()).isEqualTo("worker-1");
+    }
+
+    @Test
+    void completedJobsAreNotKeptWithZeroRetention() {
+        TestQueue forgetful = TestQueue.on(queue.dataSource, QueueConfig.defaults().withSchema("forgetful")
+            .withCompletedRetention(Duration.ZERO), TaskDefinition.builder("sync").build());
+        long ok = forgetful.client.enqueue("sync", 1).jobId();
+        long bad = forgetful.client.enqueue("sync", 2).jobId();
+        List<ClaimedJob> jobs = forgetful.claim("sync", 2);
+        ClaimedJob okJob = jobs.stream().filter(j -> j.id() == ok).findFirst().orElseThrow();
+        ClaimedJob badJob = jobs.stream().filter(j -> j.id() == bad).findFirst().orElseThrow();
+
+        forgetful.store.record(List.of(Outcome.completed(okJob.lease()), Outcome.failed(badJob.lease(), "x")));
+
+        assertThat(forgetful.store.find(ok)).isEmpty();
+        assertThat(forgetful.state(bad)).isEqualTo(JobState.FAILED);
+    }
+}

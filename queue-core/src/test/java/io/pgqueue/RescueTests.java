@@ -1,0 +1,146 @@
+package io.pgqueue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.FencedResult;
+import io.pgqueue.testing.TestDatabase;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class RescueTests {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.perClass();
+
+    static TestQueue queue;
+
+    @BeforeAll
+    static void migrate() {
+        queue = TestQueue.on(db, TaskDefinition.builder("copy").maxAttempts(2).build());
+    }
+
+    @BeforeEach
+    void clear() {
+        queue.clear();
+    }
+
+    @Test
+    void expiredLeasesGoBackToReadyWithTheAttemptCounted() {
+        long id = queue.client.enqueue("copy", 1).jobId();
+        queue.claim("copy", 1);
+        queue.expireLease(id);
+
+        FencedResult rescued = queue.store.rescueExpiredLeases(100);
+
+        assertThat(rescued.applied()).containsExactly(Map.entry(id, JobState.READY));
+        JobSnapshot job = queue.job(id);
+        assertThat(job.state()).isEqualTo(JobState.READY);
+        assertThat(job.attempt()).isEqualTo(1);
+        assertThat(job.leaseOwner()).isNull();
+        assertThat(job.lastError()).isEqualTo("Lease of worker-1 expired");
+        assertThat(queue.claim("copy", 1)).hasSize(1);
+    }
+
+    @Test
+    void liveLeasesAreLeftAlone() {
+        long id = queue.client.enqueue("copy", 1).jobId();
+        queue.claim("copy", 1);
+
+        assertThat(queue.store.rescueExpiredLeases(100).applied()).isEmpty();
+        assertThat(queue.state(id)).isEqualTo(JobState.STARTING);
+    }
+
+    @Test
+    void exhaustedAttemptsFail() {
+        long id = queue.client.enqueue("copy", 1).jobId();
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            assertThat(queue.claim("copy", 1)).hasSize(1);
+            queue.expireLease(id);
+            queue.store.rescueExpiredLeases(100);
+        }
+
+        JobSnapshot job = queue.job(id);
+        assertThat(job.state()).isEqualTo(JobState.FAILED);
+        assertThat(job.attempt()).isEqualTo(2);
+        assertThat(job.lastError()).contains("expired");
+    }
+
+    @Test
+    void expiredJobsWithACancelRequestEndCancelled() {
+        long id = queue.client.enqueue("copy", 1).jobId();
+        queue.claim("copy", 1);
+        queue.client.cancel(id);
+        queue.expireLease(id);
+
+        assertThat(queue.store.rescueExpiredLeases(100).applied()).containsEntry(id, JobState.CANCELLED);
+        assertThat(queue.state(id)).isEqualTo(JobState.CANCELLED);
+    }
+
+    @Test
+    void manyRescuersHandleEachJobOnce() throws Exception {
+        List<JobRequest> jobs = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            jobs.add(JobRequest.of("copy", i));
+        }
+        queue.client.enqueueAll(jobs);
+        assertThat(queue.claim("copy", 2000)).hasSize(2000);
+        queue.jdbc.update("UPDATE pgqueue.job SET expected_status_change_time = now() - interval '1 second'");
+
+        int rescuers = 6;
+        ExecutorService pool = Executors.newFixedThreadPool(rescuers);
+        CountDownLatch start = new CountDownLatch(1);
+        Map<Long, Integer> rescues = new ConcurrentHashMap<>();
+        List<Future<?>> futures = new ArrayList<>();
+        for (int r = 0; r < rescuers; r++) {
+            futures.add(pool.submit(() -> {
+                start.await();
+                FencedResult result;
+                do {
+                    result = queue.store.rescueExpiredLeases(100);
+                    result.applied().keySet().forEach(id -> rescues.merge(id, 1, Integer::sum));
+                }
+                while (!result.applied().isEmpty());
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> future : futures) {
+            future.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+
+        assertThat(rescues).hasSize(2000);
+        assertThat(Collections.max(rescues.values())).isEqualTo(1);
+        assertThat(queue.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job WHERE state = 'READY' AND attempt = 1",
+                Long.class)).isEqualTo(2000);
+    }
+
+    @Test
+    void rescueRespectsItsBatchLimit() {
+        List<JobRequest> jobs = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            jobs.add(JobRequest.of("copy", i));
+        }
+        queue.client.enqueueAll(jobs);
+        for (ClaimedJob job : queue.claim("copy", 30)) {
+            queue.expireLease(job.id());
+        }
+
+        assertThat(queue.store.rescueExpiredLeases(20).applied()).hasSize(20);
+        assertThat(queue.store.rescueExpiredLeases(20).applied()).hasSize(10);
+    }
+}

@@ -1,0 +1,144 @@
+package io.pgqueue.testing;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.UUID;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A fresh PostgreSQL database on the {@link PostgresServer}, dropped when closed.
+ * <p>
+ * As a JUnit extension ({@code @RegisterExtension static final TestDatabase db = TestDatabase.perClass();})
+ * it creates the database before the class's first test and drops it after the last one. It can
+ * also be used directly with {@link #create(String)} and {@link #close()}.
+ */
+public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+
+    private final String prefix;
+
+    private String name;
+
+    private HikariDataSource dataSource;
+
+    private TestDatabase(String prefix) {
+        this.prefix = prefix;
+    }
+
+    /**
+     * Returns an extension that gives each test class its own database.
+     * @return the extension; register it as a static field
+     */
+    public static TestDatabase perClass() {
+        return new TestDatabase("pgqueue_test");
+    }
+
+    /**
+     * Creates a database now.
+     * @param prefix prefix of the database name (a random suffix is appended)
+     * @return the database; close it to drop it
+     */
+    public static TestDatabase create(String prefix) {
+        TestDatabase database = new TestDatabase(prefix);
+        database.open();
+        return database;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        open();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
+    }
+
+    private void open() {
+        this.name = (this.prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12))
+            .toLowerCase(Locale.ROOT);
+        execute("CREATE DATABASE \"" + this.name + "\"");
+    }
+
+    /**
+     * Returns a shared connection pool on this database, created on first use.
+     * @return the pool
+     */
+    public synchronized DataSource dataSource() {
+        if (this.dataSource == null) {
+            this.dataSource = newDataSource(20);
+        }
+        return this.dataSource;
+    }
+
+    /**
+     * Creates a separate connection pool on this database; the caller closes it.
+     * @param maximumPoolSize the pool's maximum size
+     * @return the pool
+     */
+    public HikariDataSource newDataSource(int maximumPoolSize) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl());
+        PostgresServer server = PostgresServer.get();
+        if (server.user() != null) {
+            config.setUsername(server.user());
+        }
+        if (server.password() != null) {
+            config.setPassword(server.password());
+        }
+        config.setMaximumPoolSize(maximumPoolSize);
+        config.setPoolName(this.name);
+        return new HikariDataSource(config);
+    }
+
+    /** @return the JDBC URL of this database */
+    public String jdbcUrl() {
+        return PostgresServer.get().jdbcUrl(this.name);
+    }
+
+    /** @return the user name for {@link #jdbcUrl()}, or {@code null} when the URL carries it */
+    public String user() {
+        return PostgresServer.get().user();
+    }
+
+    /** @return the password for {@link #jdbcUrl()}, or {@code null} when the URL carries it */
+    public String password() {
+        return PostgresServer.get().password();
+    }
+
+    /** @return the database name */
+    public String name() {
+        return this.name;
+    }
+
+    /** Closes the pool and drops the database, disconnecting any session still on it. */
+    @Override
+    public synchronized void close() {
+        if (this.dataSource != null) {
+            this.dataSource.close();
+            this.dataSource = null;
+        }
+        if (this.name != null) {
+            execute("DROP DATABASE IF EXISTS \"" + this.name + "\" WITH (FORCE)");
+            this.name = null;
+        }
+    }
+
+    private static void execute(String sql) {
+        try (Connection connection = PostgresServer.get().adminConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        }
+        catch (SQLException ex) {
+            throw new IllegalStateException("Could not run '" + sql + "' on the test server", ex);
+        }
+    }
+}
