@@ -1,0 +1,77 @@
+package io.pgqueue.store;
+
+import java.util.List;
+
+import io.pgqueue.testing.TestDatabase;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class QueueSchemaTests {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.perClass();
+
+    @Test
+    void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(1);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
+
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        List<String> tables = jdbc.queryForList(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
+        assertThat(tables).containsExactly("job", "job_finished", "pgqueue_schema_history");
+        assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
+                + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
+            .contains("autovacuum_vacuum_scale_factor=0");
+    }
+
+    @Test
+    void coexistsWithTheApplicationsFlywayInASharedSchema() {
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.execute("CREATE SCHEMA shared");
+        // The application's own Flyway ran first and owns the default history table.
+        Flyway.configure()
+            .dataSource(db.dataSource())
+            .schemas("shared")
+            .locations("classpath:io/pgqueue/store/appmigration")
+            .load()
+            .migrate();
+
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(1);
+
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.job", Long.class)).isZero();
+    }
+
+    @Test
+    void rejectsSchemaNamesThatAreNotPlainIdentifiers() {
+        assertThatThrownBy(() -> QueueSchema.migrate(db.dataSource(), "x; DROP TABLE y"))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("lower-case identifier");
+        assertThatThrownBy(() -> QueueSchema.migrate(db.dataSource(), "Jobs")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void constraintsRejectImpossibleRows() {
+        QueueSchema.migrate(db.dataSource(), "checks");
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+
+        assertThatThrownBy(() -> jdbc.update("INSERT INTO checks.job (task, payload, max_attempts, state, started_at, "
+                + "lease_owner, expected_status_change_time) VALUES ('t', '1', 3, 'COMPLETED', now(), 'w', now())")).hasMessageContaining("job_state_active");
+        assertThatThrownBy(() -> jdbc.update("INSERT INTO checks.job (task, payload, max_attempts, priority) "
+                + "VALUES ('t', '1', 3, 5000)")).hasMessageContaining("job_priority_range");
+        assertThatThrownBy(() -> jdbc.update("INSERT INTO checks.job (task, payload, max_attempts, state, started_at) "
+                + "VALUES ('t', '1', 3, 'RUNNING', now())")).hasMessageContaining("job_lease");
+        assertThatThrownBy(() -> jdbc.update("INSERT INTO checks.job (task, payload, max_attempts, attempt) "
+                + "VALUES ('t', '1', 3, 4)")).hasMessageContaining("job_attempts");
+        assertThatThrownBy(() -> jdbc.update("INSERT INTO checks.job_finished (id, task, state, priority, payload, "
+                + "headers, schedule_time, attempt, max_attempts, created_at) "
+                + "VALUES (1, 't', 'COMPLETED', 0, '1', '{}', now(), 1, 1, now())")).hasMessageContaining("job_finished_ran");
+    }
+}
