@@ -24,9 +24,10 @@ import java.time.Instant;
  * @param createdAt when the job was enqueued
  * @param startedAt when the last attempt was claimed, or {@code null}
  * @param finishedAt when the job finished, or {@code null} while active
+ * @param progress the progress its handler last reported, or {@code null}
  */
 public record JobSnapshot(long id, String task, JobState state, int priority, String payload, String headers,
         Instant scheduleTime, Instant delayToleranceDeadline, int attempt, int maxAttempts, String leaseOwner,
         Instant leaseDeadline, String dedupKey, boolean rerunRequested, boolean cancelRequested, String lastError,
-        Instant createdAt, Instant startedAt, Instant finishedAt) {
+        Instant createdAt, Instant startedAt, Instant finishedAt, String progress) {
 }

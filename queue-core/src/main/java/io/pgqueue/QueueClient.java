@@ -97,6 +97,32 @@ public final class QueueClient {
     }
 
     /**
+     * Enqueues a job for the task a handler class is bound to, with the task's default options, in
+     * the caller's transaction if there is one.
+     * @param <P> the payload type
+     * @param handlerType the handler class
+     * @param payload the payload
+     * @return the job id and what happened
+     * @throws InvalidJobException if the job is invalid; nothing was written
+     */
+    public <P> EnqueueResult enqueue(Class<? extends TaskHandler<P>> handlerType, P payload) {
+        return enqueue(this.tasks.require(handlerType).name(), payload);
+    }
+
+    /**
+     * Enqueues a job for the task a handler class is bound to, in the caller's transaction if there is one.
+     * @param <P> the payload type
+     * @param handlerType the handler class
+     * @param payload the payload
+     * @param options the options
+     * @return the job id and what happened
+     * @throws InvalidJobException if the job is invalid; nothing was written
+     */
+    public <P> EnqueueResult enqueue(Class<? extends TaskHandler<P>> handlerType, P payload, EnqueueOptions options) {
+        return enqueue(this.tasks.require(handlerType).name(), payload, options);
+    }
+
+    /**
      * Enqueues a job, in the caller's transaction if there is one.
      * @param request the job
      * @return the job id and what happened
@@ -230,6 +256,9 @@ public final class QueueClient {
             throw new InvalidJobException("Max attempts of a '" + name + "' job must be at least 1, was " + maxAttempts);
         }
         String dedupKey = options.dedupKey();
+        if (dedupKey == null && task.dedupKey() != null) {
+            dedupKey = deriveDedupKey(task, request.payload());
+        }
         if (dedupKey != null && (dedupKey.isBlank() || dedupKey.length() > QueueDefaults.MAX_DEDUP_KEY_LENGTH)) {
             throw new InvalidJobException("Dedup key of a '" + name + "' job must be non-blank and at most "
                     + QueueDefaults.MAX_DEDUP_KEY_LENGTH + " characters");
@@ -240,13 +269,23 @@ public final class QueueClient {
                 dedupKey);
     }
 
+    private static String deriveDedupKey(TaskDefinition task, Object payload) {
+        try {
+            return task.dedupKey().apply(payload);
+        }
+        catch (RuntimeException ex) {
+            throw new InvalidJobException("Dedup key of a '" + task.name() + "' job cannot be derived from its payload: "
+                    + ex.getMessage(), ex);
+        }
+    }
+
     private String serialize(String task, Object payload) {
         String json;
         try {
             json = this.mapper.writeValueAsString(payload);
         }
         catch (JacksonException ex) {
-            throw new InvalidJobException("Payload of task '" + task + "' (" + payload.getClass().getName()
+            throw new InvalidJobException("Payload of task '" + task + "' (" + (payload == null ? "null" : payload.getClass().getName())
                     + ") cannot be written as JSON: " + ex.getOriginalMessage(), ex);
         }
         long limit = this.config.maxPayloadBytes();

@@ -44,6 +44,42 @@ public final class QueueDefaults {
     /** Default number of rows one retention or rescue statement handles. */
     public static final int MAINTENANCE_BATCH_SIZE = 1000;
 
+    /** Default number of jobs of one task running at once on one node. */
+    public static final int CONCURRENCY = 4;
+
+    /** Default time one attempt may run before it is interrupted and fails. */
+    public static final Duration TASK_TIMEOUT = Duration.ofMinutes(30);
+
+    /** Default name of the worker pool a task runs in. */
+    public static final String POOL = "default";
+
+    /** Default interval of the fallback poll when no notification arrives. */
+    public static final Duration POLL_INTERVAL = Duration.ofSeconds(2);
+
+    /** Default interval of lease heartbeats (renewals) for claimed jobs; a third of the lease. */
+    public static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(10);
+
+    /** Default interval between two rescues of expired leases. */
+    public static final Duration RESCUE_INTERVAL = Duration.ofSeconds(5);
+
+    /** Default interval between two retention runs. */
+    public static final Duration RETENTION_INTERVAL = Duration.ofMinutes(1);
+
+    /** Default interval between two VACUUMs of the active-job table issued by the queue; zero disables them. */
+    public static final Duration VACUUM_INTERVAL = Duration.ofSeconds(10);
+
+    /** Default time running handlers get to finish when a node shuts down. */
+    public static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+    /** Default upper bound of prefetched (buffered, not yet running) jobs per task and node. */
+    public static final int MAX_PREFETCH = 256;
+
+    /** Default time's worth of work a node prefetches for a task, measured by its execution times. */
+    public static final Duration PREFETCH_WINDOW = Duration.ofMillis(200);
+
+    /** Default number of outcomes (or starts) written in one statement at most. */
+    public static final int WRITE_BATCH_SIZE = 1000;
+
     /** Maximum length of a task name (it becomes part of a NOTIFY channel name). */
     public static final int MAX_TASK_NAME_LENGTH = 48;
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 import io.pgqueue.retry.RetryPolicy;
@@ -19,9 +20,12 @@ import io.pgqueue.retry.RetryPolicy;
  * @param delayTolerance default delay tolerance of a job, or {@code null} for none
  * @param dedupPolicy what happens to a job whose dedup key an active job already holds
  * @param terminalExceptions exception types that fail a job at once, without retries
+ * @param dedupKey derives a job's dedup key from its payload when the enqueue gives none, or {@code null}
+ * @param handlerType the handler class, for typed enqueues ({@code enqueue(SendPush.class, payload)}), or {@code null}
  */
 public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPolicy, int priority,
-        Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions) {
+        Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions,
+        Function<Object, String> dedupKey, Class<?> handlerType) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
 
@@ -115,6 +119,10 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
 
         private final Set<Class<? extends Throwable>> terminalExceptions = new LinkedHashSet<>();
 
+        private Function<Object, String> dedupKey;
+
+        private Class<?> handlerType;
+
         private Builder(String name) {
             this.name = name;
         }
@@ -181,12 +189,42 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
 
         /**
+         * Adds exception types that fail a job at once.
+         * @param types the exception types
+         * @return this builder
+         */
+        public Builder terminalExceptions(java.util.Collection<Class<? extends Throwable>> types) {
+            this.terminalExceptions.addAll(types);
+            return this;
+        }
+
+        /**
+         * Sets how a job's dedup key is derived from its payload when an enqueue gives none.
+         * @param dedupKey the function; it may return {@code null} for "no key"
+         * @return this builder
+         */
+        public Builder dedupKey(Function<Object, String> dedupKey) {
+            this.dedupKey = dedupKey;
+            return this;
+        }
+
+        /**
+         * Sets the handler class, so jobs can be enqueued by class instead of by name.
+         * @param handlerType the handler class
+         * @return this builder
+         */
+        public Builder handlerType(Class<?> handlerType) {
+            this.handlerType = handlerType;
+            return this;
+        }
+
+        /**
          * Builds the definition.
          * @return the definition
          */
         public TaskDefinition build() {
             return new TaskDefinition(this.name, this.maxAttempts, this.retryPolicy, this.priority,
-                    this.delayTolerance, this.dedupPolicy, this.terminalExceptions);
+                    this.delayTolerance, this.dedupPolicy, this.terminalExceptions, this.dedupKey, this.handlerType);
         }
     }
 }

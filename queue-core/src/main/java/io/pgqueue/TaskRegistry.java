@@ -11,8 +11,17 @@ public final class TaskRegistry {
 
     private final Map<String, TaskDefinition> tasks;
 
+    private final Map<Class<?>, TaskDefinition> byHandler;
+
     private TaskRegistry(Map<String, TaskDefinition> tasks) {
         this.tasks = tasks;
+        Map<Class<?>, TaskDefinition> byHandler = new java.util.HashMap<>();
+        for (TaskDefinition task : tasks.values()) {
+            if (task.handlerType() != null && byHandler.putIfAbsent(task.handlerType(), task) != null) {
+                throw new IllegalArgumentException("Handler " + task.handlerType().getName() + " is bound to two tasks");
+            }
+        }
+        this.byHandler = Map.copyOf(byHandler);
     }
 
     /**
@@ -52,6 +61,20 @@ public final class TaskRegistry {
         TaskDefinition definition = this.tasks.get(name);
         if (definition == null) {
             throw new UnknownTaskException(name, this.tasks.keySet());
+        }
+        return definition;
+    }
+
+    /**
+     * Returns the definition of the task a handler class is bound to.
+     * @param handlerType the handler class
+     * @return the definition
+     * @throws UnknownTaskException if no task is bound to the class
+     */
+    public TaskDefinition require(Class<?> handlerType) {
+        TaskDefinition definition = this.byHandler.get(handlerType);
+        if (definition == null) {
+            throw new UnknownTaskException(handlerType.getName(), this.tasks.keySet());
         }
         return definition;
     }

@@ -179,7 +179,7 @@ class EnqueueTests {
         EnqueueOptions none = EnqueueOptions.defaults();
         assertThatThrownBy(() -> queue.client.enqueue(" ", 1)).isInstanceOf(InvalidJobException.class)
             .hasMessageContaining("must not be blank");
-        assertThatThrownBy(() -> queue.client.enqueue(null, 1)).isInstanceOf(InvalidJobException.class);
+        assertThatThrownBy(() -> queue.client.enqueue((String) null, 1)).isInstanceOf(InvalidJobException.class);
         assertThatThrownBy(() -> queue.client.enqueue("send-pushh", 1)).isInstanceOf(UnknownTaskException.class)
             .hasMessageContaining("Unknown task 'send-pushh'")
             .hasMessageContaining("[copy-folder, send-push]");

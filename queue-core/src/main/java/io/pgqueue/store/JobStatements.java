@@ -115,12 +115,26 @@ final class JobStatements {
             RETURNING job.id, job.state, job.cancel_requested
             """;
 
-    /** Renews the leases still held; reports cancellation requests to the worker. */
+    /** Renews the leases still held and stores reported progress; reports cancellation requests. */
     static final String HEARTBEAT = """
             UPDATE ${schema}.job
-            SET expected_status_change_time = now() + :leaseMillis * interval '1 millisecond'
-            FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) AS l(id, epoch)
+            SET expected_status_change_time = now() + :leaseMillis * interval '1 millisecond',
+                progress = coalesce(l.progress, job.progress)
+            FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:progress AS text[]))
+                 AS l(id, epoch, progress)
             WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state IN ('STARTING', 'RUNNING')
+            RETURNING job.id, job.state, job.cancel_requested
+            """;
+
+    /**
+     * Hands buffered jobs that never started back to READY at once (graceful shutdown), giving
+     * back the attempt their claim counted.
+     */
+    static final String RELEASE = """
+            UPDATE ${schema}.job
+            SET state = 'READY', attempt = attempt - 1, lease_owner = NULL, expected_status_change_time = NULL
+            FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) AS l(id, epoch)
+            WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state = 'STARTING'
             RETURNING job.id, job.state, job.cancel_requested
             """;
 
@@ -162,10 +176,10 @@ final class JobStatements {
             ), archived AS (
                 INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
                         delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
-                        created_at, started_at, finished_at)
+                        created_at, started_at, finished_at, progress)
                 SELECT id, task, next_state, priority, payload, headers, schedule_time, delay_tolerance_deadline,
                        attempt, max_attempts, lease_owner, dedup_key, coalesce(error, last_error), created_at,
-                       started_at, now()
+                       started_at, now(), progress
                 FROM finished
                 WHERE next_state <> 'COMPLETED' OR :keepCompleted
             )
@@ -197,9 +211,9 @@ final class JobStatements {
             ), archived AS (
                 INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
                         delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
-                        created_at, started_at, finished_at)
+                        created_at, started_at, finished_at, progress)
                 SELECT id, task, 'CANCELLED', priority, payload, headers, schedule_time, delay_tolerance_deadline,
-                       attempt, max_attempts, lease_owner, dedup_key, last_error, created_at, started_at, now()
+                       attempt, max_attempts, lease_owner, dedup_key, last_error, created_at, started_at, now(), progress
                 FROM cancelled
             ), requested AS (
                 UPDATE ${schema}.job SET cancel_requested = true
@@ -231,12 +245,12 @@ final class JobStatements {
             SELECT id, task, state, priority, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,
                    schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
                    expected_status_change_time, dedup_key, rerun_requested, cancel_requested, last_error,
-                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at
+                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at, progress
             FROM ${schema}.job WHERE id = :id
             UNION ALL
             SELECT id, task, state, priority, CAST(payload AS text), CAST(headers AS text),
                    schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
-                   NULL, dedup_key, false, false, last_error, created_at, started_at, finished_at
+                   NULL, dedup_key, false, false, last_error, created_at, started_at, finished_at, progress
             FROM ${schema}.job_finished WHERE id = :id
             """;
 }

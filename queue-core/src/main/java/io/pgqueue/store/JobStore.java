@@ -52,6 +52,7 @@ public final class JobStore {
     private final String claim;
     private final String markRunning;
     private final String heartbeat;
+    private final String release;
     private final String recordOutcomes;
     private final String lockExpiredLeases;
     private final String cancel;
@@ -78,6 +79,7 @@ public final class JobStore {
         this.claim = sql(JobStatements.CLAIM);
         this.markRunning = sql(JobStatements.MARK_RUNNING);
         this.heartbeat = sql(JobStatements.HEARTBEAT);
+        this.release = sql(JobStatements.RELEASE);
         this.recordOutcomes = sql(JobStatements.RECORD_OUTCOMES);
         this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
         this.cancel = sql(JobStatements.CANCEL);
@@ -249,14 +251,40 @@ public final class JobStore {
      * @return what changed, which leases were lost, and which jobs are asked to cancel
      */
     public FencedResult heartbeat(List<Lease> leases, Duration lease) {
-        return renew(this.heartbeat, leases, lease);
+        return heartbeat(leases, java.util.Collections.nCopies(leases.size(), null), lease);
+    }
+
+    /**
+     * Renews the leases of claimed jobs, where they still hold, and stores the progress their
+     * handlers reported.
+     * @param leases the leases
+     * @param progress per lease, the progress to store, or {@code null} to keep the stored one
+     * @param lease the new lease duration
+     * @return what changed, which leases were lost, and which jobs are asked to cancel
+     */
+    public FencedResult heartbeat(List<Lease> leases, List<String> progress, Duration lease) {
+        return write(this.heartbeat, leases,
+                leaseParams(leases).addValue("leaseMillis", lease.toMillis()).addValue("progress", SqlArrays.texts(progress)));
+    }
+
+    /**
+     * Hands buffered (STARTING) jobs back to READY, where the leases still hold, giving back the
+     * attempt their claim counted.
+     * @param leases the leases of jobs that never started
+     * @return the released jobs and the leases that were lost
+     */
+    public FencedResult release(List<Lease> leases) {
+        return write(this.release, leases, leaseParams(leases));
     }
 
     private FencedResult renew(String statement, List<Lease> leases, Duration lease) {
+        return write(statement, leases, leaseParams(leases).addValue("leaseMillis", lease.toMillis()));
+    }
+
+    private FencedResult write(String statement, List<Lease> leases, MapSqlParameterSource params) {
         if (leases.isEmpty()) {
             return new FencedResult(Map.of(), List.of(), List.of());
         }
-        MapSqlParameterSource params = leaseParams(leases).addValue("leaseMillis", lease.toMillis());
         Map<Long, JobState> applied = new HashMap<>();
         List<Long> cancelRequested = new ArrayList<>();
         this.jdbc.query(statement, params, rs -> {
@@ -375,6 +403,25 @@ public final class JobStore {
     }
 
     /**
+     * VACUUMs the active-job table, whose dead rows pile up faster than autovacuum removes them at
+     * full speed. Skips the table when another VACUUM holds it, so many nodes may call it at once.
+     */
+    public void vacuumActiveJobs() {
+        this.jdbc.getJdbcTemplate().execute((org.springframework.jdbc.core.ConnectionCallback<Void>) connection -> {
+            boolean autoCommit = connection.getAutoCommit();
+            // VACUUM cannot run inside a transaction block.
+            connection.setAutoCommit(true);
+            try (java.sql.Statement statement = connection.createStatement()) {
+                statement.execute("VACUUM (SKIP_LOCKED) " + this.schema + ".job");
+            }
+            finally {
+                connection.setAutoCommit(autoCommit);
+            }
+            return null;
+        });
+    }
+
+    /**
      * Finds a job by id.
      * @param id the job id
      * @return the job, active or finished, or empty
@@ -386,7 +433,8 @@ public final class JobStore {
                 instant(rs, "delay_tolerance_deadline"), rs.getInt("attempt"), rs.getInt("max_attempts"),
                 rs.getString("lease_owner"), instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
                 rs.getBoolean("rerun_requested"), rs.getBoolean("cancel_requested"), rs.getString("last_error"),
-                instant(rs, "created_at"), instant(rs, "started_at"), instant(rs, "finished_at")))
+                instant(rs, "created_at"), instant(rs, "started_at"), instant(rs, "finished_at"),
+                rs.getString("progress")))
             .stream()
             .findFirst();
     }

@@ -1,0 +1,173 @@
+package io.pgqueue;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a bean that implements {@link TaskHandler} as the handler of a task type, with the task's
+ * settings next to its code. Every setting can be overridden in {@code application.yml} under
+ * {@code pgqueue.tasks.<name>.*}. Durations are written as in Spring Boot properties
+ * ({@code "500ms"}, {@code "30s"}, {@code "5m"}, or ISO-8601 {@code "PT5M"}).
+ *
+ * <pre>{@code
+ * @QueueTask(name = "send-push", concurrency = 8, delayTolerance = "1s", maxAttempts = 5)
+ * class SendPushTask implements TaskHandler<PushRequest> { ... }
+ * }</pre>
+ */
+@Target(ElementType.TYPE)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface QueueTask {
+
+    /**
+     * The stable task name stored with every job: letters, digits and {@code . _ : -}, at most 48
+     * characters. Renaming it orphans the jobs already queued under the old name.
+     * @return the task name
+     */
+    String name();
+
+    /**
+     * The worker pool that runs this task; pools are configured under {@code pgqueue.pools.<pool>}.
+     * @return the pool name
+     */
+    String pool() default "default";
+
+    /**
+     * Maximum number of jobs of this task running at once on one node; {@code -1} for the default
+     * ({@link QueueDefaults#CONCURRENCY}).
+     * @return the concurrency
+     */
+    int concurrency() default -1;
+
+    /**
+     * How long one attempt may run before its handler is interrupted and the attempt fails; empty
+     * for the default ({@link QueueDefaults#TASK_TIMEOUT}).
+     * @return the timeout
+     */
+    String timeout() default "";
+
+    /**
+     * Maximum number of attempts of a job; {@code -1} for the default ({@link QueueDefaults#MAX_ATTEMPTS}).
+     * @return the maximum attempts
+     */
+    int maxAttempts() default -1;
+
+    /**
+     * How long to wait before retrying a failed attempt.
+     * @return the backoff
+     */
+    Backoff retry() default @Backoff;
+
+    /**
+     * How late after becoming due a job may start (its deadline orders the claim); empty for none.
+     * @return the delay tolerance
+     */
+    String delayTolerance() default "";
+
+    /**
+     * Default priority of the task's jobs, between -1000 and 1000; higher runs first.
+     * @return the priority
+     */
+    int priority() default QueueDefaults.PRIORITY;
+
+    /**
+     * A SpEL expression evaluated against the payload that gives each job's dedup key (e.g.
+     * {@code "'folder-' + folderId"}); empty for none. An explicit key given at enqueue wins.
+     * @return the expression
+     */
+    String dedupKey() default "";
+
+    /**
+     * What happens when an active job already holds the dedup key.
+     * @return the policy
+     */
+    DedupMode dedupPolicy() default DedupMode.KEEP_EXISTING;
+
+    /**
+     * Exception types that fail a job at once, without retries ({@link TerminalTaskException} always does).
+     * @return the terminal exception types
+     */
+    Class<? extends Throwable>[] terminal() default {};
+
+    /**
+     * Dedup policies that can be named in an annotation or a property.
+     */
+    enum DedupMode {
+        /** See {@link DedupPolicy#keepExisting()}. */
+        KEEP_EXISTING,
+        /** See {@link DedupPolicy#replaceIfReady()}. */
+        REPLACE_IF_READY,
+        /** See {@link DedupPolicy#mergeIfReady}; the handler must also implement {@link DedupPolicy.PayloadMerger}. */
+        MERGE_IF_READY,
+        /** See {@link DedupPolicy#rerun()}. */
+        RERUN
+    }
+
+    /**
+     * A retry backoff.
+     */
+    @Target({})
+    @Retention(RetentionPolicy.RUNTIME)
+    @Documented
+    @interface Backoff {
+
+        /**
+         * The shape of the backoff.
+         * @return the kind
+         */
+        Kind kind() default Kind.EXPONENTIAL;
+
+        /**
+         * Delay after the first failure.
+         * @return the delay
+         */
+        String delay() default "1s";
+
+        /**
+         * Increase per further failure ({@link Kind#LINEAR}); empty for the same as {@link #delay()}.
+         * @return the step
+         */
+        String step() default "";
+
+        /**
+         * Growth factor ({@link Kind#EXPONENTIAL}).
+         * @return the multiplier
+         */
+        double multiplier() default 2.0;
+
+        /**
+         * Cap of the delay.
+         * @return the maximum delay
+         */
+        String maxDelay() default "1h";
+
+        /**
+         * Fraction of the delay that is randomised ({@link Kind#EXPONENTIAL}), 0 to 1.
+         * @return the jitter
+         */
+        double jitter() default 0.2;
+
+        /**
+         * Name of a {@link io.pgqueue.retry.RetryPolicy} bean to use instead ({@link Kind#CUSTOM}).
+         * @return the bean name
+         */
+        String policyBean() default "";
+
+        /**
+         * Backoff shapes.
+         */
+        enum Kind {
+            /** The same delay every time. */
+            FIXED,
+            /** delay + step × (attempt − 1), capped. */
+            LINEAR,
+            /** delay × multiplier^(attempt − 1), capped, with jitter. */
+            EXPONENTIAL,
+            /** A {@link io.pgqueue.retry.RetryPolicy} bean named by {@link #policyBean()}. */
+            CUSTOM
+        }
+    }
+}

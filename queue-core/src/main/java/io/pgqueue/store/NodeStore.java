@@ -1,0 +1,132 @@
+package io.pgqueue.store;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.QueueConfig;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+
+/**
+ * The node registry: which worker nodes run, since when, with which pools, and when they last
+ * reported. Internal API.
+ */
+public final class NodeStore {
+
+    /** Registers a node, or refreshes it when its id is already known. */
+    private static final String REGISTER = """
+            INSERT INTO ${schema}.node (id, host, pools) VALUES (:id, :host, CAST(:pools AS jsonb))
+            ON CONFLICT (id) DO UPDATE SET host = excluded.host, pools = excluded.pools,
+                started_at = now(), last_heartbeat = now()
+            """;
+
+    private static final String HEARTBEAT = """
+            UPDATE ${schema}.node SET last_heartbeat = now() WHERE id = :id
+            """;
+
+    private static final String REMOVE = """
+            DELETE FROM ${schema}.node WHERE id = :id
+            """;
+
+    /** Nodes that stopped reporting long ago vanished without deregistering (killed, crashed). */
+    private static final String REMOVE_SILENT = """
+            DELETE FROM ${schema}.node WHERE last_heartbeat < now() - :silenceMillis * interval '1 millisecond'
+            """;
+
+    private static final String LIST = """
+            SELECT id, host, started_at, last_heartbeat, CAST(pools AS text) AS pools
+            FROM ${schema}.node ORDER BY started_at
+            """;
+
+    private final NamedParameterJdbcTemplate jdbc;
+
+    private final String register;
+    private final String heartbeat;
+    private final String remove;
+    private final String removeSilent;
+    private final String list;
+
+    /**
+     * Creates a store.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     */
+    public NodeStore(DataSource dataSource, QueueConfig config) {
+        JdbcTemplate template = new JdbcTemplate(dataSource);
+        template.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, config.statementTimeout().toSeconds()));
+        this.jdbc = new NamedParameterJdbcTemplate(template);
+        this.register = REGISTER.replace("${schema}", config.schema());
+        this.heartbeat = HEARTBEAT.replace("${schema}", config.schema());
+        this.remove = REMOVE.replace("${schema}", config.schema());
+        this.removeSilent = REMOVE_SILENT.replace("${schema}", config.schema());
+        this.list = LIST.replace("${schema}", config.schema());
+    }
+
+    /**
+     * Registers a node.
+     * @param id the node id
+     * @param host the host name
+     * @param poolsJson the node's pools as JSON
+     */
+    public void register(String id, String host, String poolsJson) {
+        this.jdbc.update(this.register, new MapSqlParameterSource("id", id).addValue("host", host).addValue("pools", poolsJson));
+    }
+
+    /**
+     * Records that a node is alive.
+     * @param id the node id
+     * @return whether the node was registered
+     */
+    public boolean heartbeat(String id) {
+        return this.jdbc.update(this.heartbeat, new MapSqlParameterSource("id", id)) == 1;
+    }
+
+    /**
+     * Removes a node.
+     * @param id the node id
+     */
+    public void remove(String id) {
+        this.jdbc.update(this.remove, new MapSqlParameterSource("id", id));
+    }
+
+    /**
+     * Removes nodes that have not reported for a while.
+     * @param silence how long without a heartbeat
+     * @return the number of nodes removed
+     */
+    public int removeSilent(Duration silence) {
+        return this.jdbc.update(this.removeSilent, new MapSqlParameterSource("silenceMillis", silence.toMillis()));
+    }
+
+    /**
+     * Lists the registered nodes.
+     * @return the nodes, oldest first
+     */
+    public List<Node> list() {
+        return this.jdbc.query(this.list, (rs, row) -> new Node(rs.getString("id"), rs.getString("host"),
+                instant(rs, "started_at"), instant(rs, "last_heartbeat"), rs.getString("pools")));
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        return rs.getObject(column, OffsetDateTime.class).toInstant();
+    }
+
+    /**
+     * A registered node.
+     *
+     * @param id the node id
+     * @param host the host name
+     * @param startedAt when it registered
+     * @param lastHeartbeat when it last reported
+     * @param pools its pools as JSON
+     */
+    public record Node(String id, String host, Instant startedAt, Instant lastHeartbeat, String pools) {
+    }
+}

@@ -1,0 +1,223 @@
+package io.pgqueue.worker;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+
+import io.pgqueue.store.FencedResult;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Lease;
+import io.pgqueue.store.Outcome;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes STARTING→RUNNING transitions and attempt outcomes in batches: one thread takes everything
+ * that accumulated since its last write and writes it with one statement per kind. Under load the
+ * batches grow by themselves; when idle a single outcome is written at once. Nothing is lost when
+ * the database is briefly unavailable: failed writes are retried, and if the node dies first the
+ * leases expire and the jobs are rescued (at-least-once).
+ */
+final class Completer {
+
+    private static final Logger log = LoggerFactory.getLogger(Completer.class);
+
+    private static final Duration RETRY_DELAY = Duration.ofSeconds(1);
+
+    private final JobStore store;
+
+    private final Duration lease;
+
+    private final int batchSize;
+
+    private final Consumer<FencedResult> onStarted;
+
+    private final ReentrantLock lock = new ReentrantLock();
+
+    private final Condition pending = this.lock.newCondition();
+
+    private final Condition drained = this.lock.newCondition();
+
+    private List<Lease> starts = new ArrayList<>();
+
+    private List<Outcome> outcomes = new ArrayList<>();
+
+    private int writing;
+
+    private volatile boolean running;
+
+    private Thread thread;
+
+    Completer(JobStore store, Duration lease, int batchSize, Consumer<FencedResult> onStarted) {
+        this.store = store;
+        this.lease = lease;
+        this.batchSize = batchSize;
+        this.onStarted = onStarted;
+    }
+
+    synchronized void start(String name) {
+        if (this.thread != null) {
+            return;
+        }
+        this.running = true;
+        this.thread = new Thread(this::run, name);
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    void started(Lease lease) {
+        add(() -> this.starts.add(lease));
+    }
+
+    void finished(Outcome outcome) {
+        add(() -> this.outcomes.add(outcome));
+    }
+
+    private void add(Runnable change) {
+        this.lock.lock();
+        try {
+            change.run();
+            this.pending.signal();
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until everything handed over so far is written, or the timeout passes.
+     * @return whether everything was written
+     */
+    boolean awaitDrained(Duration timeout) throws InterruptedException {
+        long nanos = timeout.toNanos();
+        this.lock.lock();
+        try {
+            while (!this.starts.isEmpty() || !this.outcomes.isEmpty() || this.writing > 0) {
+                if (nanos <= 0) {
+                    return false;
+                }
+                nanos = this.drained.awaitNanos(nanos);
+            }
+            return true;
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    synchronized void stop() throws InterruptedException {
+        if (this.thread == null) {
+            return;
+        }
+        this.running = false;
+        this.lock.lock();
+        try {
+            this.pending.signal();
+        }
+        finally {
+            this.lock.unlock();
+        }
+        this.thread.join(RETRY_DELAY.toMillis() * 5);
+        this.thread = null;
+    }
+
+    private void run() {
+        while (true) {
+            List<Lease> startBatch;
+            List<Outcome> outcomeBatch;
+            this.lock.lock();
+            try {
+                while (this.starts.isEmpty() && this.outcomes.isEmpty()) {
+                    if (!this.running) {
+                        return;
+                    }
+                    this.pending.await(100, TimeUnit.MILLISECONDS);
+                }
+                startBatch = take(this.starts);
+                outcomeBatch = take(this.outcomes);
+                this.starts = rest(this.starts, startBatch);
+                this.outcomes = rest(this.outcomes, outcomeBatch);
+                this.writing++;
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            finally {
+                this.lock.unlock();
+            }
+            boolean written = write(startBatch, outcomeBatch);
+            this.lock.lock();
+            try {
+                this.writing--;
+                if (!written) {
+                    // Put them back in front; the next round retries.
+                    this.starts.addAll(0, startBatch);
+                    this.outcomes.addAll(0, outcomeBatch);
+                }
+                this.drained.signalAll();
+            }
+            finally {
+                this.lock.unlock();
+            }
+            if (!written && this.running) {
+                sleep();
+            }
+            else if (!written) {
+                log.warn("Gave up writing {} outcomes at shutdown; their jobs return after their leases expire",
+                        outcomeBatch.size());
+                return;
+            }
+        }
+    }
+
+    private boolean write(List<Lease> startBatch, List<Outcome> outcomeBatch) {
+        try {
+            if (!startBatch.isEmpty()) {
+                // A job that already finished needs no RUNNING state on its way out.
+                Set<Lease> finished = new HashSet<>();
+                outcomeBatch.forEach(outcome -> finished.add(outcome.lease()));
+                List<Lease> toStart = startBatch.stream().filter(lease -> !finished.contains(lease)).toList();
+                this.onStarted.accept(this.store.markRunning(toStart, this.lease));
+                // Written: a retry of the outcomes below must not write these again.
+                startBatch.clear();
+            }
+            if (!outcomeBatch.isEmpty()) {
+                FencedResult result = this.store.record(outcomeBatch);
+                if (!result.lost().isEmpty()) {
+                    log.info("Outcomes of {} jobs were not recorded: their leases had expired and the jobs were "
+                            + "taken back ({})", result.lost().size(), result.lost());
+                }
+            }
+            return true;
+        }
+        catch (RuntimeException ex) {
+            log.warn("Could not write {} job starts and {} outcomes; retrying: {}", startBatch.size(),
+                    outcomeBatch.size(), ex.toString());
+            return false;
+        }
+    }
+
+    private <T> List<T> take(List<T> items) {
+        return items.size() <= this.batchSize ? items : new ArrayList<>(items.subList(0, this.batchSize));
+    }
+
+    private static <T> List<T> rest(List<T> items, List<T> taken) {
+        return taken == items ? new ArrayList<>() : new ArrayList<>(items.subList(taken.size(), items.size()));
+    }
+
+    private static void sleep() {
+        try {
+            Thread.sleep(RETRY_DELAY.toMillis());
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

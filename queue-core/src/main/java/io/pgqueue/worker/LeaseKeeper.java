@@ -1,0 +1,83 @@
+package io.pgqueue.worker;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import io.pgqueue.store.FencedResult;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Lease;
+import io.pgqueue.store.Outcome;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renews the leases of every job the node holds, buffered or running, in batches, so a short
+ * lease still allows hour-long handlers while a crashed node's jobs come back within seconds.
+ * Passes on what the database says: cancellation requests and lost leases.
+ */
+final class LeaseKeeper implements Runnable {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+    private final JobStore store;
+
+    private final List<WorkerPool> pools;
+
+    private final WorkerSettings settings;
+
+    private final Completer completer;
+
+    LeaseKeeper(JobStore store, List<WorkerPool> pools, WorkerSettings settings, Completer completer) {
+        this.store = store;
+        this.pools = pools;
+        this.settings = settings;
+        this.completer = completer;
+    }
+
+    @Override
+    public void run() {
+        List<RunningJob> jobs = new ArrayList<>();
+        // A timed-out handler that ignores its interrupt keeps no lease: its job comes back by rescue.
+        this.pools.forEach(pool -> pool.held().stream().filter(job -> !job.timedOut).forEach(jobs::add));
+        for (int from = 0; from < jobs.size(); from += this.settings.batchSize()) {
+            List<RunningJob> batch = jobs.subList(from, Math.min(jobs.size(), from + this.settings.batchSize()));
+            try {
+                FencedResult result = this.store.heartbeat(batch.stream().map(RunningJob::lease).toList(),
+                        batch.stream().map(job -> job.progress).toList(), this.settings.lease());
+                apply(batch, result);
+            }
+            catch (RuntimeException ex) {
+                log.warn("Could not renew the leases of {} jobs: {}", batch.size(), ex.toString());
+            }
+        }
+    }
+
+    /** Marks lost leases and cancellation requests; drops buffered jobs that should not start. */
+    void apply(List<RunningJob> jobs, FencedResult result) {
+        Map<Long, RunningJob> byId = jobs.stream().collect(Collectors.toMap(RunningJob::jobId, Function.identity()));
+        Set<Lease> lost = new HashSet<>(result.lost());
+        for (RunningJob job : jobs) {
+            if (lost.contains(job.lease())) {
+                job.leaseLost = true;
+            }
+        }
+        for (Long id : result.cancelRequested()) {
+            RunningJob job = byId.get(id);
+            if (job != null) {
+                job.cancelRequested = true;
+            }
+        }
+        for (WorkerPool pool : this.pools) {
+            for (RunningJob dropped : pool.dropBuffered(job -> job.leaseLost || job.cancelRequested)) {
+                if (!dropped.leaseLost) {
+                    this.completer.finished(Outcome.cancelled(dropped.lease()));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.pgqueue.worker;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Collection;
+import java.util.function.Consumer;
+
+import javax.sql.DataSource;
+
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Holds one connection that LISTENs on the channels of the node's tasks and wakes the pools when
+ * jobs are enqueued. When the connection breaks (e.g. a database restart) it reconnects with
+ * backoff and wakes every pool, since notifications sent meanwhile were lost; polling covers the
+ * gap.
+ */
+final class NotificationListener {
+
+    private static final Logger log = LoggerFactory.getLogger(NotificationListener.class);
+
+    private static final int RECEIVE_TIMEOUT_MILLIS = 500;
+
+    private final DataSource dataSource;
+
+    private final Collection<String> channels;
+
+    private final Consumer<String> onNotification;
+
+    private final Runnable onReconnect;
+
+    private volatile boolean running;
+
+    private Thread thread;
+
+    NotificationListener(DataSource dataSource, Collection<String> channels, Consumer<String> onNotification,
+            Runnable onReconnect) {
+        this.dataSource = dataSource;
+        this.channels = channels;
+        this.onNotification = onNotification;
+        this.onReconnect = onReconnect;
+    }
+
+    synchronized void start() {
+        if (this.thread != null || this.channels.isEmpty()) {
+            return;
+        }
+        this.running = true;
+        this.thread = new Thread(this::run, "pgqueue-listener");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    synchronized void stop() throws InterruptedException {
+        if (this.thread == null) {
+            return;
+        }
+        this.running = false;
+        this.thread.join(RECEIVE_TIMEOUT_MILLIS * 4L);
+        this.thread = null;
+    }
+
+    private void run() {
+        long backoff = 0;
+        boolean connectedBefore = false;
+        while (this.running) {
+            try (Connection connection = this.dataSource.getConnection()) {
+                listen(connection);
+                if (connectedBefore || backoff > 0) {
+                    log.info("Listening for job notifications again");
+                    this.onReconnect.run();
+                }
+                connectedBefore = true;
+                backoff = 0;
+                receive(connection.unwrap(PGConnection.class));
+                unlisten(connection);
+            }
+            catch (SQLException | RuntimeException ex) {
+                if (!this.running) {
+                    return;
+                }
+                backoff = Math.min(Math.max(backoff * 2, 250), 10_000);
+                log.warn("Job notifications interrupted, reconnecting in {} ms (polling continues): {}", backoff,
+                        ex.toString());
+                try {
+                    Thread.sleep(backoff);
+                }
+                catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private void listen(Connection connection) throws SQLException {
+        if (!connection.getAutoCommit()) {
+            connection.setAutoCommit(true);
+        }
+        try (Statement statement = connection.createStatement()) {
+            for (String channel : this.channels) {
+                statement.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
+            }
+        }
+    }
+
+    private void receive(PGConnection connection) throws SQLException {
+        while (this.running) {
+            PGNotification[] notifications = connection.getNotifications(RECEIVE_TIMEOUT_MILLIS);
+            if (notifications != null) {
+                for (PGNotification notification : notifications) {
+                    this.onNotification.accept(notification.getName());
+                }
+            }
+        }
+    }
+
+    /** The connection goes back to a pool: it must not keep receiving notifications there. */
+    private static void unlisten(Connection connection) {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("UNLISTEN *");
+        }
+        catch (SQLException ex) {
+            // the pool will find out the connection is broken
+        }
+    }
+}

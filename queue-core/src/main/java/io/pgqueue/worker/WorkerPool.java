@@ -1,0 +1,479 @@
+package io.pgqueue.worker;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+
+import io.pgqueue.AttemptOutcomes;
+import io.pgqueue.JobState;
+import io.pgqueue.TaskTimeoutException;
+import io.pgqueue.store.ClaimLimit;
+import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Lease;
+import io.pgqueue.store.Outcome;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.JavaType;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * The worker pool of one node: a fetch loop that claims due jobs for all of the pool's tasks in
+ * one statement, a bounded local buffer per task, and the threads that run the handlers.
+ * <p>
+ * Backpressure: the fetch loop asks for each task exactly its free capacity — concurrency plus
+ * the adaptive prefetch depth, minus the jobs running and buffered — so the node never holds more
+ * than {@code concurrency + maxPrefetch} jobs per task, whatever the backlog.
+ */
+final class WorkerPool {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkerPool.class);
+
+    private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() {
+    };
+
+    private final String name;
+
+    private final String owner;
+
+    private final JobStore store;
+
+    private final ObjectMapper mapper;
+
+    private final AttemptOutcomes outcomes;
+
+    private final Completer completer;
+
+    private final Executor executor;
+
+    private final ScheduledExecutorService timers;
+
+    private final WorkerSettings settings;
+
+    private final Map<String, Slot> slots = new LinkedHashMap<>();
+
+    /** Jobs this pool holds, buffered or running, by id. */
+    private final Map<Long, RunningJob> held = new ConcurrentHashMap<>();
+
+    private final ReentrantLock lock = new ReentrantLock();
+
+    private final Condition wake = this.lock.newCondition();
+
+    private final Condition idle = this.lock.newCondition();
+
+    private boolean wakeRequested;
+
+    private volatile boolean fetching;
+
+    private Thread fetcher;
+
+    WorkerPool(String name, Collection<WorkerTask> tasks, PoolSettings poolSettings, WorkerSettings settings,
+            JobStore store, ObjectMapper mapper, AttemptOutcomes outcomes, Completer completer, Executor executor,
+            ScheduledExecutorService timers) {
+        this.name = name;
+        this.owner = settings.nodeId() + "/" + name;
+        this.settings = settings;
+        this.store = store;
+        this.mapper = mapper;
+        this.outcomes = outcomes;
+        this.completer = completer;
+        this.executor = executor;
+        this.timers = timers;
+        for (WorkerTask task : tasks) {
+            this.slots.put(task.name(), new Slot(task, mapper.constructType(task.payloadType()),
+                    new AdaptivePrefetch(task.concurrency(), poolSettings)));
+        }
+    }
+
+    String name() {
+        return this.name;
+    }
+
+    Collection<String> tasks() {
+        return this.slots.keySet();
+    }
+
+    /** @return the most jobs this pool can hold at once: per task its concurrency plus maximum prefetch */
+    int capacity(PoolSettings poolSettings) {
+        return this.slots.values().stream().mapToInt(slot -> slot.task.concurrency() + poolSettings.maxPrefetch()).sum();
+    }
+
+    Collection<RunningJob> held() {
+        return this.held.values();
+    }
+
+    synchronized void start() {
+        if (this.fetcher != null) {
+            return;
+        }
+        this.fetching = true;
+        this.fetcher = new Thread(this::fetchLoop, "pgqueue-" + this.name + "-fetch");
+        this.fetcher.setDaemon(true);
+        this.fetcher.start();
+    }
+
+    /**
+     * Wakes the fetch loop: new jobs of the task may be due.
+     * @param task the task name, or {@code null} for all tasks of the pool
+     */
+    void wake(String task) {
+        this.lock.lock();
+        try {
+            for (Slot slot : this.slots.values()) {
+                if (task == null || slot.task.name().equals(task)) {
+                    slot.exhausted = false;
+                }
+            }
+            this.wakeRequested = true;
+            this.wake.signal();
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * Stops claiming and hands buffered jobs back to READY at once.
+     */
+    void stopFetching() throws InterruptedException {
+        Thread thread;
+        synchronized (this) {
+            thread = this.fetcher;
+            this.fetching = false;
+            this.fetcher = null;
+        }
+        if (thread == null) {
+            return;
+        }
+        wake(null);
+        thread.join(this.settings.pollInterval().toMillis() + 5000);
+        List<RunningJob> buffered = new ArrayList<>();
+        this.lock.lock();
+        try {
+            for (Slot slot : this.slots.values()) {
+                buffered.addAll(slot.buffer);
+                slot.buffer.clear();
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
+        if (!buffered.isEmpty()) {
+            try {
+                this.store.release(buffered.stream().map(RunningJob::lease).toList());
+                log.info("Pool '{}' handed {} buffered jobs back to the queue", this.name, buffered.size());
+            }
+            catch (RuntimeException ex) {
+                log.warn("Pool '{}' could not hand back {} buffered jobs; they return when their leases expire: {}",
+                        this.name, buffered.size(), ex.toString());
+            }
+            buffered.forEach(job -> this.held.remove(job.jobId()));
+        }
+    }
+
+    /**
+     * Waits for running handlers to finish.
+     * @return whether all finished within the timeout
+     */
+    boolean awaitIdle(Duration timeout) throws InterruptedException {
+        long nanos = timeout.toNanos();
+        this.lock.lock();
+        try {
+            while (this.slots.values().stream().anyMatch(slot -> slot.running > 0)) {
+                if (nanos <= 0) {
+                    return false;
+                }
+                nanos = this.idle.awaitNanos(nanos);
+            }
+            return true;
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /** Interrupts handlers still running after the shutdown grace period. */
+    void interruptRunning() {
+        for (RunningJob job : this.held.values()) {
+            if (job.thread != null) {
+                log.warn("Interrupting {} at shutdown", job);
+                job.interruptedByShutdown = true;
+                job.interrupt();
+            }
+        }
+    }
+
+    /**
+     * Drops buffered jobs that match, e.g. whose lease was lost or whose cancellation was requested.
+     * @return the dropped jobs
+     */
+    List<RunningJob> dropBuffered(Predicate<RunningJob> which) {
+        List<RunningJob> dropped = new ArrayList<>();
+        this.lock.lock();
+        try {
+            for (Slot slot : this.slots.values()) {
+                slot.buffer.removeIf(job -> {
+                    if (which.test(job)) {
+                        dropped.add(job);
+                        return true;
+                    }
+                    return false;
+                });
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
+        dropped.forEach(job -> this.held.remove(job.jobId()));
+        return dropped;
+    }
+
+    private void fetchLoop() {
+        long backoff = 0;
+        while (this.fetching) {
+            List<ClaimLimit> limits = demand();
+            boolean full = false;
+            if (!limits.isEmpty()) {
+                try {
+                    List<ClaimedJob> claimed = this.store.claim(limits, this.owner, JobState.STARTING,
+                            this.settings.lease());
+                    full = accept(claimed, limits);
+                    backoff = 0;
+                }
+                catch (RuntimeException ex) {
+                    backoff = Math.min(Math.max(backoff * 2, 500), 30_000);
+                    log.warn("Pool '{}' could not claim jobs, retrying in {} ms: {}", this.name, backoff, ex.toString());
+                    sleep(backoff);
+                    continue;
+                }
+            }
+            if (!full) {
+                awaitWake();
+            }
+        }
+    }
+
+    /** Free capacity per task that is worth a claim. */
+    private List<ClaimLimit> demand() {
+        List<ClaimLimit> limits = new ArrayList<>();
+        this.lock.lock();
+        try {
+            for (Slot slot : this.slots.values()) {
+                int free = slot.task.concurrency() + slot.prefetch.depth() - slot.running - slot.buffer.size();
+                if (free > 0 && !slot.exhausted) {
+                    limits.add(new ClaimLimit(slot.task.name(), Math.min(free, this.settings.batchSize())));
+                }
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
+        return limits;
+    }
+
+    /**
+     * Buffers claimed jobs and starts as many as slots allow.
+     * @return whether some task got all it asked for (more may be waiting)
+     */
+    private boolean accept(List<ClaimedJob> claimed, List<ClaimLimit> limits) {
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        List<RunningJob> jobs = new ArrayList<>(claimed.size());
+        for (ClaimedJob job : claimed) {
+            counts.merge(job.task(), 1, Integer::sum);
+            Slot slot = this.slots.get(job.task());
+            RunningJob running = new RunningJob(job, slot.task, headers(job));
+            this.held.put(job.id(), running);
+            jobs.add(running);
+        }
+        boolean full = false;
+        this.lock.lock();
+        try {
+            for (RunningJob job : jobs) {
+                this.slots.get(job.task()).buffer.add(job);
+            }
+            for (ClaimLimit limit : limits) {
+                boolean gotAll = counts.getOrDefault(limit.task(), 0) >= limit.limit();
+                this.slots.get(limit.task()).exhausted = !gotAll;
+                full |= gotAll;
+            }
+            this.slots.values().forEach(this::dispatch);
+        }
+        finally {
+            this.lock.unlock();
+        }
+        return full;
+    }
+
+    /** Starts buffered jobs while the task has free slots. Called under the lock. */
+    private void dispatch(Slot slot) {
+        while (slot.running < slot.task.concurrency() && !slot.buffer.isEmpty()) {
+            RunningJob job = slot.buffer.poll();
+            slot.running++;
+            try {
+                this.executor.execute(() -> execute(slot, job));
+            }
+            catch (RuntimeException ex) {
+                slot.running--;
+                slot.buffer.addFirst(job);
+                log.warn("Pool '{}' could not start {}: {}", this.name, job, ex.toString());
+                return;
+            }
+        }
+    }
+
+    private void execute(Slot slot, RunningJob job) {
+        synchronized (job) {
+            job.thread = Thread.currentThread();
+        }
+        job.startedNanos = System.nanoTime();
+        job.deadline = Instant.now().plus(slot.task.timeout());
+        this.completer.started(job.lease());
+        ScheduledFuture<?> timeout = this.timers.schedule(() -> {
+            job.timedOut = true;
+            job.interrupt();
+        }, slot.task.timeout().toNanos(), TimeUnit.NANOSECONDS);
+        Outcome outcome;
+        try {
+            outcome = run(slot, job);
+        }
+        finally {
+            timeout.cancel(false);
+            job.detach();
+            // A timeout or shutdown interrupt that arrived after the handler returned must not
+            // leak into the next job on this thread.
+            Thread.interrupted();
+        }
+        this.completer.finished(outcome);
+        finished(slot, job, System.nanoTime() - job.startedNanos);
+    }
+
+    private Outcome run(Slot slot, RunningJob job) {
+        Object payload;
+        try {
+            payload = this.mapper.readValue(job.job.payload(), slot.payloadType);
+        }
+        catch (JacksonException ex) {
+            // A payload the handler cannot read will never become readable: fail without retries.
+            return Outcome.failed(job.lease(), "Payload cannot be read as " + slot.payloadType.toCanonical() + ": "
+                    + ex.getOriginalMessage());
+        }
+        try {
+            slot.task.handler().handle(payload, job);
+            return this.outcomes.succeeded(job.job);
+        }
+        catch (Throwable failure) {
+            if (failure instanceof Error && !(failure instanceof AssertionError) && !(failure instanceof StackOverflowError)) {
+                log.error("Handler of {} threw an Error", job, failure);
+            }
+            if (job.interruptedByShutdown) {
+                return Outcome.retry(job.lease(), Duration.ZERO, "Interrupted by the shutdown of node "
+                        + this.settings.nodeId());
+            }
+            if (job.timedOut) {
+                return this.outcomes.failed(job.job, new TaskTimeoutException(job.task(), slot.task.timeout()));
+            }
+            log.debug("Handler of {} failed", job, failure);
+            return this.outcomes.failed(job.job, failure);
+        }
+    }
+
+    private void finished(Slot slot, RunningJob job, long nanos) {
+        this.held.remove(job.jobId());
+        this.lock.lock();
+        try {
+            slot.running--;
+            slot.prefetch.record(nanos);
+            dispatch(slot);
+            // Refill early if the buffer runs low and the last claim found more jobs than it took.
+            if (!slot.exhausted && slot.buffer.size() <= slot.prefetch.depth() / 2) {
+                this.wakeRequested = true;
+                this.wake.signal();
+            }
+            this.idle.signalAll();
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    private void awaitWake() {
+        this.lock.lock();
+        try {
+            if (!this.wakeRequested && this.fetching) {
+                boolean signalled = this.wake.await(this.settings.pollInterval().toNanos(), TimeUnit.NANOSECONDS)
+                        && this.wakeRequested;
+                if (!signalled) {
+                    // The poll interval passed: look at every task again.
+                    this.slots.values().forEach(slot -> slot.exhausted = false);
+                }
+            }
+            this.wakeRequested = false;
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            this.fetching = false;
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    private Map<String, String> headers(ClaimedJob job) {
+        if (job.headers() == null || job.headers().equals("{}")) {
+            return Map.of();
+        }
+        try {
+            return Map.copyOf(this.mapper.readValue(job.headers(), HEADERS));
+        }
+        catch (JacksonException ex) {
+            return Map.of();
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Per task state, guarded by the pool's lock. */
+    private static final class Slot {
+
+        final WorkerTask task;
+
+        final JavaType payloadType;
+
+        final AdaptivePrefetch prefetch;
+
+        final ArrayDeque<RunningJob> buffer = new ArrayDeque<>();
+
+        int running;
+
+        /** The last claim found fewer due jobs than it asked for; wait for a notification or the poll. */
+        boolean exhausted;
+
+        Slot(WorkerTask task, JavaType payloadType, AdaptivePrefetch prefetch) {
+            this.task = task;
+            this.payloadType = payloadType;
+            this.prefetch = prefetch;
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package io.pgqueue.worker;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+import io.pgqueue.QueueDefaults;
+
+/**
+ * Settings of a node's worker runtime. Defaults come from {@link QueueDefaults}; build with
+ * {@link #builder(String)}.
+ *
+ * @param nodeId this node's id, recorded as lease owner and in the node registry
+ * @param lease how long a claim (and each renewal) holds a job
+ * @param heartbeatInterval how often leases of claimed jobs and the node's registration are renewed
+ * @param pollInterval how often pools look for due jobs when no notification arrives
+ * @param notifications whether pools are woken by LISTEN/NOTIFY (polling still runs as a fallback)
+ * @param shutdownTimeout how long running handlers get to finish when the node stops
+ * @param rescueInterval how often expired leases are rescued
+ * @param retentionInterval how often finished jobs past their retention are deleted
+ * @param completedRetention how long completed jobs are kept
+ * @param failedRetention how long failed jobs are kept
+ * @param cancelledRetention how long cancelled jobs are kept
+ * @param vacuumInterval how often the queue VACUUMs its active-job table; zero to leave it to autovacuum
+ * @param batchSize the maximum number of rows one maintenance or write statement handles
+ * @param pools settings per pool, by name; pools not listed use {@link PoolSettings#defaults()}
+ */
+public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatInterval, Duration pollInterval,
+        boolean notifications, Duration shutdownTimeout, Duration rescueInterval, Duration retentionInterval,
+        Duration completedRetention, Duration failedRetention, Duration cancelledRetention, Duration vacuumInterval,
+        int batchSize, Map<String, PoolSettings> pools) {
+
+    /**
+     * Validates the settings.
+     */
+    public WorkerSettings {
+        if (nodeId == null || nodeId.isBlank()) {
+            throw new IllegalArgumentException("Node id must not be blank");
+        }
+        positive(lease, "lease");
+        positive(heartbeatInterval, "heartbeat interval");
+        if (heartbeatInterval.compareTo(lease) >= 0) {
+            throw new IllegalArgumentException("Heartbeat interval (" + heartbeatInterval
+                    + ") must be shorter than the lease (" + lease + "), or leases expire between heartbeats");
+        }
+        positive(pollInterval, "poll interval");
+        notNegative(shutdownTimeout, "shutdown timeout");
+        positive(rescueInterval, "rescue interval");
+        positive(retentionInterval, "retention interval");
+        notNegative(completedRetention, "completed retention");
+        notNegative(failedRetention, "failed retention");
+        notNegative(cancelledRetention, "cancelled retention");
+        notNegative(vacuumInterval, "vacuum interval");
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("Batch size must be positive, was " + batchSize);
+        }
+        pools = Map.copyOf(pools);
+    }
+
+    /**
+     * Starts settings with the defaults.
+     * @param nodeId this node's id
+     * @return a builder
+     */
+    public static Builder builder(String nodeId) {
+        return new Builder(nodeId);
+    }
+
+    /**
+     * Returns the settings of a pool.
+     * @param name the pool name
+     * @return its settings, or the defaults
+     */
+    public PoolSettings pool(String name) {
+        return this.pools.getOrDefault(name, PoolSettings.defaults());
+    }
+
+    private static void positive(Duration value, String name) {
+        Objects.requireNonNull(value, name);
+        if (value.isZero() || value.isNegative()) {
+            throw new IllegalArgumentException("The " + name + " must be positive, was " + value);
+        }
+    }
+
+    private static void notNegative(Duration value, String name) {
+        Objects.requireNonNull(value, name);
+        if (value.isNegative()) {
+            throw new IllegalArgumentException("The " + name + " must not be negative, was " + value);
+        }
+    }
+
+    /**
+     * Builds {@link WorkerSettings}.
+     */
+    public static final class Builder {
+
+        private final String nodeId;
+        private Duration lease = QueueDefaults.LEASE;
+        private Duration heartbeatInterval = QueueDefaults.HEARTBEAT_INTERVAL;
+        private Duration pollInterval = QueueDefaults.POLL_INTERVAL;
+        private boolean notifications = true;
+        private Duration shutdownTimeout = QueueDefaults.SHUTDOWN_TIMEOUT;
+        private Duration rescueInterval = QueueDefaults.RESCUE_INTERVAL;
+        private Duration retentionInterval = QueueDefaults.RETENTION_INTERVAL;
+        private Duration completedRetention = QueueDefaults.COMPLETED_RETENTION;
+        private Duration failedRetention = QueueDefaults.FAILED_RETENTION;
+        private Duration cancelledRetention = QueueDefaults.CANCELLED_RETENTION;
+        private Duration vacuumInterval = QueueDefaults.VACUUM_INTERVAL;
+        private int batchSize = QueueDefaults.WRITE_BATCH_SIZE;
+        private Map<String, PoolSettings> pools = Map.of();
+
+        private Builder(String nodeId) {
+            this.nodeId = nodeId;
+        }
+
+        /** @param lease the lease @return this builder */
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /** @param heartbeatInterval the heartbeat interval @return this builder */
+        public Builder heartbeatInterval(Duration heartbeatInterval) {
+            this.heartbeatInterval = heartbeatInterval;
+            return this;
+        }
+
+        /** @param pollInterval the poll interval @return this builder */
+        public Builder pollInterval(Duration pollInterval) {
+            this.pollInterval = pollInterval;
+            return this;
+        }
+
+        /** @param notifications whether to LISTEN for notifications @return this builder */
+        public Builder notifications(boolean notifications) {
+            this.notifications = notifications;
+            return this;
+        }
+
+        /** @param shutdownTimeout the shutdown timeout @return this builder */
+        public Builder shutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+            return this;
+        }
+
+        /** @param rescueInterval the rescue interval @return this builder */
+        public Builder rescueInterval(Duration rescueInterval) {
+            this.rescueInterval = rescueInterval;
+            return this;
+        }
+
+        /** @param retentionInterval the retention interval @return this builder */
+        public Builder retentionInterval(Duration retentionInterval) {
+            this.retentionInterval = retentionInterval;
+            return this;
+        }
+
+        /**
+         * Sets the retention of finished jobs.
+         * @param completed how long completed jobs are kept
+         * @param failed how long failed jobs are kept
+         * @param cancelled how long cancelled jobs are kept
+         * @return this builder
+         */
+        public Builder retention(Duration completed, Duration failed, Duration cancelled) {
+            this.completedRetention = completed;
+            this.failedRetention = failed;
+            this.cancelledRetention = cancelled;
+            return this;
+        }
+
+        /** @param vacuumInterval the vacuum interval, zero to disable @return this builder */
+        public Builder vacuumInterval(Duration vacuumInterval) {
+            this.vacuumInterval = vacuumInterval;
+            return this;
+        }
+
+        /** @param batchSize the maximum rows per statement @return this builder */
+        public Builder batchSize(int batchSize) {
+            this.batchSize = batchSize;
+            return this;
+        }
+
+        /** @param pools settings per pool @return this builder */
+        public Builder pools(Map<String, PoolSettings> pools) {
+            this.pools = pools;
+            return this;
+        }
+
+        /** @return the settings */
+        public WorkerSettings build() {
+            return new WorkerSettings(this.nodeId, this.lease, this.heartbeatInterval, this.pollInterval,
+                    this.notifications, this.shutdownTimeout, this.rescueInterval, this.retentionInterval,
+                    this.completedRetention, this.failedRetention, this.cancelledRetention, this.vacuumInterval,
+                    this.batchSize, this.pools);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.pgqueue.worker;
+
+import java.lang.reflect.Type;
+import java.time.Duration;
+import java.util.Objects;
+
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskHandler;
+
+/**
+ * A task type as a worker pool runs it: its definition, its handler, the payload type the handler
+ * takes, and how many jobs may run at once, for how long, in which pool.
+ *
+ * @param definition the task definition
+ * @param handler the handler
+ * @param payloadType the handler's payload type, read from the job's JSON
+ * @param concurrency the maximum number of jobs of this task running at once on the node
+ * @param timeout how long one attempt may run before it is interrupted and fails
+ * @param pool the name of the pool that runs the task
+ */
+public record WorkerTask(TaskDefinition definition, TaskHandler<Object> handler, Type payloadType, int concurrency,
+        Duration timeout, String pool) {
+
+    /**
+     * Validates the settings.
+     */
+    public WorkerTask {
+        Objects.requireNonNull(definition, "definition");
+        Objects.requireNonNull(handler, "handler");
+        Objects.requireNonNull(payloadType, "payloadType");
+        Objects.requireNonNull(pool, "pool");
+        if (concurrency < 1) {
+            throw new IllegalArgumentException("Task '" + definition.name() + "': concurrency must be at least 1, was "
+                    + concurrency);
+        }
+        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
+            throw new IllegalArgumentException("Task '" + definition.name() + "': timeout must be positive, was " + timeout);
+        }
+    }
+
+    /** @return the task name */
+    public String name() {
+        return this.definition.name();
+    }
+}
