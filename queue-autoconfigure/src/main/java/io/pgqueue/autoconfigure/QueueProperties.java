@@ -1,0 +1,643 @@
+package io.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.pgqueue.QueueDefaults;
+import io.pgqueue.QueueTask;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration properties of pgqueue ({@code pgqueue.*}). Defaults are the constants of
+ * {@link QueueDefaults}.
+ */
+@ConfigurationProperties("pgqueue")
+public class QueueProperties {
+
+    /**
+     * Whether to enable pgqueue.
+     */
+    private boolean enabled = true;
+
+    /**
+     * Database schema of the queue's tables (a lower-case identifier).
+     */
+    private String schema = QueueDefaults.SCHEMA;
+
+    /**
+     * How often worker pools look for due jobs when no notification arrives. Notifications wake
+     * them at once; this is the fallback, and the delay of scheduled jobs becoming visible.
+     */
+    private Duration pollInterval = QueueDefaults.POLL_INTERVAL;
+
+    /**
+     * Id of this node in the node registry and as the lease owner of its jobs. Defaults to the
+     * host name, the process id and a random suffix.
+     */
+    private String nodeId;
+
+    /**
+     * Maximum size of a job's payload, serialized as JSON.
+     */
+    private DataSize maxPayloadSize = DataSize.ofBytes(QueueDefaults.MAX_PAYLOAD_BYTES);
+
+    /**
+     * Timeout of each statement the queue runs itself.
+     */
+    private Duration statementTimeout = QueueDefaults.STATEMENT_TIMEOUT;
+
+    private final Notifications notifications = new Notifications();
+
+    private final Lease lease = new Lease();
+
+    private final Rescue rescue = new Rescue();
+
+    private final Shutdown shutdown = new Shutdown();
+
+    private final Retention retention = new Retention();
+
+    private final Vacuum vacuum = new Vacuum();
+
+    private final Flyway flyway = new Flyway();
+
+    private final Workers workers = new Workers();
+
+    /**
+     * Worker pools by name. Tasks run in the pool named by their annotation or by
+     * pgqueue.tasks.<name>.pool ("default" unless set).
+     */
+    private Map<String, Pool> pools = new LinkedHashMap<>();
+
+    /**
+     * Per-task overrides of the settings on @QueueTask, by task name. A task listed here without a
+     * handler bean can still be enqueued (e.g. on a node that only enqueues).
+     */
+    private Map<String, Task> tasks = new LinkedHashMap<>();
+
+    public boolean isEnabled() {
+        return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getSchema() {
+        return this.schema;
+    }
+
+    public void setSchema(String schema) {
+        this.schema = schema;
+    }
+
+    public Duration getPollInterval() {
+        return this.pollInterval;
+    }
+
+    public void setPollInterval(Duration pollInterval) {
+        this.pollInterval = pollInterval;
+    }
+
+    public String getNodeId() {
+        return this.nodeId;
+    }
+
+    public void setNodeId(String nodeId) {
+        this.nodeId = nodeId;
+    }
+
+    public DataSize getMaxPayloadSize() {
+        return this.maxPayloadSize;
+    }
+
+    public void setMaxPayloadSize(DataSize maxPayloadSize) {
+        this.maxPayloadSize = maxPayloadSize;
+    }
+
+    public Duration getStatementTimeout() {
+        return this.statementTimeout;
+    }
+
+    public void setStatementTimeout(Duration statementTimeout) {
+        this.statementTimeout = statementTimeout;
+    }
+
+    public Notifications getNotifications() {
+        return this.notifications;
+    }
+
+    public Lease getLease() {
+        return this.lease;
+    }
+
+    public Rescue getRescue() {
+        return this.rescue;
+    }
+
+    public Shutdown getShutdown() {
+        return this.shutdown;
+    }
+
+    public Retention getRetention() {
+        return this.retention;
+    }
+
+    public Vacuum getVacuum() {
+        return this.vacuum;
+    }
+
+    public Flyway getFlyway() {
+        return this.flyway;
+    }
+
+    public Workers getWorkers() {
+        return this.workers;
+    }
+
+    public Map<String, Pool> getPools() {
+        return this.pools;
+    }
+
+    public void setPools(Map<String, Pool> pools) {
+        this.pools = pools;
+    }
+
+    public Map<String, Task> getTasks() {
+        return this.tasks;
+    }
+
+    public void setTasks(Map<String, Task> tasks) {
+        this.tasks = tasks;
+    }
+
+    /**
+     * LISTEN/NOTIFY wake-ups.
+     */
+    public static class Notifications {
+
+        /**
+         * Whether enqueues notify idle workers through LISTEN/NOTIFY (one notification per
+         * transaction and task). Polling runs either way.
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return this.enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /**
+     * Leases of claimed jobs.
+     */
+    public static class Lease {
+
+        /**
+         * How long a claim, and each renewal, holds a job. A crashed node's jobs are taken back
+         * after at most this plus the rescue interval.
+         */
+        private Duration duration = QueueDefaults.LEASE;
+
+        /**
+         * How often the leases of held jobs and the node's registration are renewed; must be
+         * shorter than the lease.
+         */
+        private Duration heartbeatInterval = QueueDefaults.HEARTBEAT_INTERVAL;
+
+        public Duration getDuration() {
+            return this.duration;
+        }
+
+        public void setDuration(Duration duration) {
+            this.duration = duration;
+        }
+
+        public Duration getHeartbeatInterval() {
+            return this.heartbeatInterval;
+        }
+
+        public void setHeartbeatInterval(Duration heartbeatInterval) {
+            this.heartbeatInterval = heartbeatInterval;
+        }
+    }
+
+    /**
+     * Rescue of expired leases.
+     */
+    public static class Rescue {
+
+        /**
+         * How often each node takes back jobs whose lease expired.
+         */
+        private Duration interval = QueueDefaults.RESCUE_INTERVAL;
+
+        public Duration getInterval() {
+            return this.interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+    }
+
+    /**
+     * Graceful shutdown.
+     */
+    public static class Shutdown {
+
+        /**
+         * How long running handlers get to finish when the application stops; then they are
+         * interrupted and their jobs retried.
+         */
+        private Duration timeout = QueueDefaults.SHUTDOWN_TIMEOUT;
+
+        public Duration getTimeout() {
+            return this.timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+    }
+
+    /**
+     * Retention of finished jobs.
+     */
+    public static class Retention {
+
+        /**
+         * How long completed jobs are kept; zero deletes them when they complete.
+         */
+        private Duration completed = QueueDefaults.COMPLETED_RETENTION;
+
+        /**
+         * How long failed jobs are kept (for inspection and re-runs).
+         */
+        private Duration failed = QueueDefaults.FAILED_RETENTION;
+
+        /**
+         * How long cancelled jobs are kept.
+         */
+        private Duration cancelled = QueueDefaults.CANCELLED_RETENTION;
+
+        /**
+         * How often each node deletes finished jobs past their retention.
+         */
+        private Duration interval = QueueDefaults.RETENTION_INTERVAL;
+
+        /**
+         * Maximum number of rows one maintenance or batched write statement handles.
+         */
+        private int batchSize = QueueDefaults.WRITE_BATCH_SIZE;
+
+        public Duration getCompleted() {
+            return this.completed;
+        }
+
+        public void setCompleted(Duration completed) {
+            this.completed = completed;
+        }
+
+        public Duration getFailed() {
+            return this.failed;
+        }
+
+        public void setFailed(Duration failed) {
+            this.failed = failed;
+        }
+
+        public Duration getCancelled() {
+            return this.cancelled;
+        }
+
+        public void setCancelled(Duration cancelled) {
+            this.cancelled = cancelled;
+        }
+
+        public Duration getInterval() {
+            return this.interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
+        public int getBatchSize() {
+            return this.batchSize;
+        }
+
+        public void setBatchSize(int batchSize) {
+            this.batchSize = batchSize;
+        }
+    }
+
+    /**
+     * VACUUM of the active-job table.
+     */
+    public static class Vacuum {
+
+        /**
+         * How often each node VACUUMs the active-job table (skipped while another VACUUM runs);
+         * zero leaves it to autovacuum. Needs the table's owner.
+         */
+        private Duration interval = QueueDefaults.VACUUM_INTERVAL;
+
+        public Duration getInterval() {
+            return this.interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+    }
+
+    /**
+     * Migration of the queue's schema.
+     */
+    public static class Flyway {
+
+        /**
+         * Whether to create and upgrade the queue's tables at start-up with the queue's own Flyway
+         * (own history table in the queue's schema). Turn off when migrations run elsewhere.
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return this.enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /**
+     * The worker runtime.
+     */
+    public static class Workers {
+
+        /**
+         * Whether this node runs jobs. Turn off for nodes that only enqueue (e.g. a web tier).
+         */
+        private boolean enabled = true;
+
+        public boolean isEnabled() {
+            return this.enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+    }
+
+    /**
+     * One worker pool.
+     */
+    public static class Pool {
+
+        /**
+         * Maximum number of jobs per task the pool buffers beyond those running.
+         */
+        private int maxPrefetch = QueueDefaults.MAX_PREFETCH;
+
+        /**
+         * How much work, in execution time, the pool keeps buffered per task: tasks faster than
+         * this are prefetched, slower ones are not.
+         */
+        private Duration prefetchWindow = QueueDefaults.PREFETCH_WINDOW;
+
+        public int getMaxPrefetch() {
+            return this.maxPrefetch;
+        }
+
+        public void setMaxPrefetch(int maxPrefetch) {
+            this.maxPrefetch = maxPrefetch;
+        }
+
+        public Duration getPrefetchWindow() {
+            return this.prefetchWindow;
+        }
+
+        public void setPrefetchWindow(Duration prefetchWindow) {
+            this.prefetchWindow = prefetchWindow;
+        }
+    }
+
+    /**
+     * Overrides of one task's settings; unset values keep the annotation's.
+     */
+    public static class Task {
+
+        /**
+         * Worker pool that runs the task.
+         */
+        private String pool;
+
+        /**
+         * Maximum number of the task's jobs running at once on one node.
+         */
+        private Integer concurrency;
+
+        /**
+         * How long one attempt may run before it is interrupted and fails.
+         */
+        private Duration timeout;
+
+        /**
+         * Maximum number of attempts of a job.
+         */
+        private Integer maxAttempts;
+
+        /**
+         * Default priority of the task's jobs (-1000 to 1000, higher first).
+         */
+        private Integer priority;
+
+        /**
+         * How late after becoming due a job may start.
+         */
+        private Duration delayTolerance;
+
+        /**
+         * SpEL expression on the payload that gives a job's dedup key.
+         */
+        private String dedupKey;
+
+        /**
+         * What happens when an active job already holds the dedup key.
+         */
+        private QueueTask.DedupMode dedupPolicy;
+
+        private final Retry retry = new Retry();
+
+        public String getPool() {
+            return this.pool;
+        }
+
+        public void setPool(String pool) {
+            this.pool = pool;
+        }
+
+        public Integer getConcurrency() {
+            return this.concurrency;
+        }
+
+        public void setConcurrency(Integer concurrency) {
+            this.concurrency = concurrency;
+        }
+
+        public Duration getTimeout() {
+            return this.timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+
+        public Integer getMaxAttempts() {
+            return this.maxAttempts;
+        }
+
+        public void setMaxAttempts(Integer maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        public Integer getPriority() {
+            return this.priority;
+        }
+
+        public void setPriority(Integer priority) {
+            this.priority = priority;
+        }
+
+        public Duration getDelayTolerance() {
+            return this.delayTolerance;
+        }
+
+        public void setDelayTolerance(Duration delayTolerance) {
+            this.delayTolerance = delayTolerance;
+        }
+
+        public String getDedupKey() {
+            return this.dedupKey;
+        }
+
+        public void setDedupKey(String dedupKey) {
+            this.dedupKey = dedupKey;
+        }
+
+        public QueueTask.DedupMode getDedupPolicy() {
+            return this.dedupPolicy;
+        }
+
+        public void setDedupPolicy(QueueTask.DedupMode dedupPolicy) {
+            this.dedupPolicy = dedupPolicy;
+        }
+
+        public Retry getRetry() {
+            return this.retry;
+        }
+    }
+
+    /**
+     * Overrides of a task's retry backoff; unset values keep the annotation's.
+     */
+    public static class Retry {
+
+        /**
+         * Shape of the backoff.
+         */
+        private QueueTask.Backoff.Kind kind;
+
+        /**
+         * Delay after the first failure.
+         */
+        private Duration delay;
+
+        /**
+         * Increase per further failure (linear backoff).
+         */
+        private Duration step;
+
+        /**
+         * Growth factor (exponential backoff).
+         */
+        private Double multiplier;
+
+        /**
+         * Cap of the delay.
+         */
+        private Duration maxDelay;
+
+        /**
+         * Fraction of the delay that is randomised (exponential backoff), 0 to 1.
+         */
+        private Double jitter;
+
+        /**
+         * Name of a RetryPolicy bean (custom backoff).
+         */
+        private String policyBean;
+
+        public QueueTask.Backoff.Kind getKind() {
+            return this.kind;
+        }
+
+        public void setKind(QueueTask.Backoff.Kind kind) {
+            this.kind = kind;
+        }
+
+        public Duration getDelay() {
+            return this.delay;
+        }
+
+        public void setDelay(Duration delay) {
+            this.delay = delay;
+        }
+
+        public Duration getStep() {
+            return this.step;
+        }
+
+        public void setStep(Duration step) {
+            this.step = step;
+        }
+
+        public Double getMultiplier() {
+            return this.multiplier;
+        }
+
+        public void setMultiplier(Double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        public Duration getMaxDelay() {
+            return this.maxDelay;
+        }
+
+        public void setMaxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+        }
+
+        public Double getJitter() {
+            return this.jitter;
+        }
+
+        public void setJitter(Double jitter) {
+            this.jitter = jitter;
+        }
+
+        public String getPolicyBean() {
+            return this.policyBean;
+        }
+
+        public void setPolicyBean(String policyBean) {
+            this.policyBean = policyBean;
+        }
+    }
+}

@@ -1,0 +1,285 @@
+package io.pgqueue.autoconfigure;
+
+import java.lang.reflect.Type;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+import io.pgqueue.DedupPolicy;
+import io.pgqueue.InvalidJobException;
+import io.pgqueue.QueueDefaults;
+import io.pgqueue.QueueTask;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskHandler;
+import io.pgqueue.TaskRegistry;
+import io.pgqueue.retry.RetryPolicy;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.ResolvableType;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.SimpleEvaluationContext;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The task types of the application: every bean annotated {@link QueueTask}, with the settings of
+ * its annotation overridden by {@code pgqueue.tasks.<name>.*}, plus tasks declared only in
+ * properties (enqueue-only on this node). Built from bean definitions, without creating the
+ * handler beans, so handlers may themselves inject the queue.
+ */
+public final class QueueTaskBindings {
+
+    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+
+    private final Map<String, Binding> bindings;
+
+    private QueueTaskBindings(Map<String, Binding> bindings) {
+        this.bindings = bindings;
+    }
+
+    /**
+     * One task type.
+     *
+     * @param definition the engine's view of the task
+     * @param beanName the handler bean, or {@code null} for a task declared only in properties
+     * @param payloadType the handler's payload type, or {@code Object} without a handler
+     * @param concurrency the maximum number of jobs running at once on a node
+     * @param timeout how long one attempt may run
+     * @param pool the worker pool
+     */
+    public record Binding(TaskDefinition definition, String beanName, Type payloadType, int concurrency,
+            Duration timeout, String pool) {
+    }
+
+    /** @return the bindings by task name */
+    public Map<String, Binding> all() {
+        return this.bindings;
+    }
+
+    /** @return the registry of task definitions */
+    public TaskRegistry registry() {
+        return TaskRegistry.of(this.bindings.values().stream().map(Binding::definition).toList());
+    }
+
+    /**
+     * Discovers the tasks.
+     * @param beans the bean factory
+     * @param properties the properties
+     * @return the tasks
+     * @throws QueueConfigurationException if a handler or a setting is invalid
+     */
+    public static QueueTaskBindings discover(ListableBeanFactory beans, QueueProperties properties) {
+        Map<String, Binding> bindings = new LinkedHashMap<>();
+        for (String beanName : beans.getBeanNamesForAnnotation(QueueTask.class)) {
+            QueueTask annotation = beans.findAnnotationOnBean(beanName, QueueTask.class);
+            Class<?> type = ClassUtils.getUserClass(beans.getType(beanName));
+            Binding binding = bind(beans, beanName, type, annotation,
+                    properties.getTasks().getOrDefault(annotation.name(), new QueueProperties.Task()));
+            Binding existing = bindings.putIfAbsent(binding.definition().name(), binding);
+            if (existing != null) {
+                throw new QueueConfigurationException("Task '" + annotation.name() + "' is declared by two beans: '"
+                        + existing.beanName() + "' and '" + beanName + "' (" + type.getName() + ")",
+                        "Give each @QueueTask a unique name; the name is stored with every job.");
+            }
+        }
+        properties.getTasks().forEach((name, task) -> {
+            if (!bindings.containsKey(name)) {
+                bindings.put(name, bindPropertiesOnly(beans, name, task));
+            }
+        });
+        return new QueueTaskBindings(Map.copyOf(bindings));
+    }
+
+    private static Binding bind(ListableBeanFactory beans, String beanName, Class<?> type, QueueTask annotation,
+            QueueProperties.Task overrides) {
+        String where = "@QueueTask bean '" + beanName + "' (" + type.getName() + ")";
+        validateName(annotation.name(), where);
+        String prefix = "pgqueue.tasks." + annotation.name();
+        if (!TaskHandler.class.isAssignableFrom(type)) {
+            throw new QueueConfigurationException(where + " does not implement " + TaskHandler.class.getName(),
+                    "Implement TaskHandler<YourPayload> on the class, or remove @QueueTask.");
+        }
+        ResolvableType payload = ResolvableType.forClass(type).as(TaskHandler.class).getGeneric(0);
+        if (payload.resolve() == null || payload.hasUnresolvableGenerics()) {
+            throw new QueueConfigurationException(where + " does not declare a concrete payload type (found '" + payload
+                    + "')", "Declare the payload type, e.g. 'implements TaskHandler<SendPushRequest>'.");
+        }
+        int concurrency = pick(overrides.getConcurrency(), annotation.concurrency(), QueueDefaults.CONCURRENCY);
+        check(concurrency >= 1, prefix + ".concurrency", concurrency, where, "must be at least 1");
+        int maxAttempts = pick(overrides.getMaxAttempts(), annotation.maxAttempts(), QueueDefaults.MAX_ATTEMPTS);
+        check(maxAttempts >= 1, prefix + ".max-attempts", maxAttempts, where, "must be at least 1");
+        int priority = overrides.getPriority() != null ? overrides.getPriority() : annotation.priority();
+        check(priority >= QueueDefaults.MIN_PRIORITY && priority <= QueueDefaults.MAX_PRIORITY, prefix + ".priority",
+                priority, where, "must be between " + QueueDefaults.MIN_PRIORITY + " and " + QueueDefaults.MAX_PRIORITY);
+        Duration timeout = overrides.getTimeout() != null ? overrides.getTimeout()
+                : duration(annotation.timeout(), QueueDefaults.TASK_TIMEOUT, prefix + ".timeout", where);
+        check(!timeout.isZero() && !timeout.isNegative(), prefix + ".timeout", timeout, where, "must be positive");
+        Duration tolerance = overrides.getDelayTolerance() != null ? overrides.getDelayTolerance()
+                : duration(annotation.delayTolerance(), null, prefix + ".delay-tolerance", where);
+        check(tolerance == null || !tolerance.isNegative(), prefix + ".delay-tolerance", tolerance, where,
+                "must not be negative");
+        String dedupKey = overrides.getDedupKey() != null ? overrides.getDedupKey() : annotation.dedupKey();
+        QueueTask.DedupMode dedupMode = overrides.getDedupPolicy() != null ? overrides.getDedupPolicy()
+                : annotation.dedupPolicy();
+        String pool = overrides.getPool() != null ? overrides.getPool() : annotation.pool();
+        check(pool != null && !pool.isBlank(), prefix + ".pool", pool, where, "must not be blank");
+        TaskDefinition definition = TaskDefinition.builder(annotation.name())
+            .maxAttempts(maxAttempts)
+            .priority(priority)
+            .delayTolerance(tolerance)
+            .retryPolicy(retryPolicy(beans, annotation.retry(), overrides.getRetry(), prefix + ".retry", where))
+            .dedupPolicy(dedupPolicy(beans, beanName, type, dedupMode, where))
+            .dedupKey(dedupKey(dedupKey, prefix + ".dedup-key", where))
+            .terminalExceptions(annotation.terminal())
+            .handlerType(type)
+            .build();
+        return new Binding(definition, beanName, payload.getType(), concurrency, timeout, pool);
+    }
+
+    private static Binding bindPropertiesOnly(ListableBeanFactory beans, String name, QueueProperties.Task task) {
+        String where = "Task '" + name + "' declared under pgqueue.tasks without a @QueueTask handler";
+        validateName(name, where);
+        QueueTask defaults = Defaults.class.getAnnotation(QueueTask.class);
+        String prefix = "pgqueue.tasks." + name;
+        int maxAttempts = task.getMaxAttempts() != null ? task.getMaxAttempts() : QueueDefaults.MAX_ATTEMPTS;
+        check(maxAttempts >= 1, prefix + ".max-attempts", maxAttempts, where, "must be at least 1");
+        int priority = task.getPriority() != null ? task.getPriority() : QueueDefaults.PRIORITY;
+        check(priority >= QueueDefaults.MIN_PRIORITY && priority <= QueueDefaults.MAX_PRIORITY, prefix + ".priority",
+                priority, where, "must be between " + QueueDefaults.MIN_PRIORITY + " and " + QueueDefaults.MAX_PRIORITY);
+        check(task.getDelayTolerance() == null || !task.getDelayTolerance().isNegative(), prefix + ".delay-tolerance",
+                task.getDelayTolerance(), where, "must not be negative");
+        QueueTask.DedupMode mode = task.getDedupPolicy() != null ? task.getDedupPolicy() : QueueTask.DedupMode.KEEP_EXISTING;
+        check(mode != QueueTask.DedupMode.MERGE_IF_READY, prefix + ".dedup-policy", mode, where,
+                "needs a handler bean that implements DedupPolicy.PayloadMerger");
+        TaskDefinition definition = TaskDefinition.builder(name)
+            .maxAttempts(maxAttempts)
+            .priority(priority)
+            .delayTolerance(task.getDelayTolerance())
+            .retryPolicy(retryPolicy(beans, defaults.retry(), task.getRetry(), prefix + ".retry", where))
+            .dedupPolicy(dedupPolicy(beans, null, Object.class, mode, where))
+            .dedupKey(dedupKey(task.getDedupKey(), prefix + ".dedup-key", where))
+            .build();
+        return new Binding(definition, null, Object.class, 1, QueueDefaults.TASK_TIMEOUT, QueueDefaults.POOL);
+    }
+
+    private static RetryPolicy retryPolicy(ListableBeanFactory beans, QueueTask.Backoff backoff,
+            QueueProperties.Retry overrides, String prefix, String where) {
+        QueueTask.Backoff.Kind kind = overrides.getKind() != null ? overrides.getKind() : backoff.kind();
+        Duration delay = overrides.getDelay() != null ? overrides.getDelay()
+                : duration(backoff.delay(), Duration.ofSeconds(1), prefix + ".delay", where);
+        Duration step = overrides.getStep() != null ? overrides.getStep()
+                : duration(backoff.step(), delay, prefix + ".step", where);
+        Duration maxDelay = overrides.getMaxDelay() != null ? overrides.getMaxDelay()
+                : duration(backoff.maxDelay(), Duration.ofHours(1), prefix + ".max-delay", where);
+        double multiplier = overrides.getMultiplier() != null ? overrides.getMultiplier() : backoff.multiplier();
+        double jitter = overrides.getJitter() != null ? overrides.getJitter() : backoff.jitter();
+        String policyBean = overrides.getPolicyBean() != null ? overrides.getPolicyBean() : backoff.policyBean();
+        if (kind == QueueTask.Backoff.Kind.CUSTOM) {
+            check(policyBean != null && !policyBean.isBlank(), prefix + ".policy-bean", policyBean, where,
+                    "must name a RetryPolicy bean for a CUSTOM backoff");
+            check(beans.containsBean(policyBean) && beans.isTypeMatch(policyBean, RetryPolicy.class),
+                    prefix + ".policy-bean", policyBean, where, "is not the name of a RetryPolicy bean");
+            // Looked up when first needed, so the policy bean may depend on the queue.
+            return attempt -> beans.getBean(policyBean, RetryPolicy.class).delayAfter(attempt);
+        }
+        try {
+            return switch (kind) {
+                case FIXED -> RetryPolicy.fixed(delay);
+                case LINEAR -> RetryPolicy.linear(delay, step, maxDelay);
+                case EXPONENTIAL -> RetryPolicy.exponential(delay, multiplier, maxDelay, jitter);
+                case CUSTOM -> throw new IllegalStateException("handled above");
+            };
+        }
+        catch (IllegalArgumentException ex) {
+            throw new QueueConfigurationException(where + ": invalid retry backoff: " + ex.getMessage(),
+                    "Fix the backoff on @QueueTask(retry = ...) or under '" + prefix + "'.");
+        }
+    }
+
+    private static DedupPolicy dedupPolicy(ListableBeanFactory beans, String beanName, Class<?> type,
+            QueueTask.DedupMode mode, String where) {
+        return switch (mode) {
+            case KEEP_EXISTING -> DedupPolicy.keepExisting();
+            case REPLACE_IF_READY -> DedupPolicy.replaceIfReady();
+            case RERUN -> DedupPolicy.rerun();
+            case MERGE_IF_READY -> {
+                if (beanName == null || !DedupPolicy.PayloadMerger.class.isAssignableFrom(type)) {
+                    throw new QueueConfigurationException(where + " uses MERGE_IF_READY but does not implement "
+                            + "DedupPolicy.PayloadMerger", "Implement DedupPolicy.PayloadMerger on the handler to say "
+                            + "how two payloads merge, or choose another dedup policy.");
+                }
+                yield DedupPolicy.mergeIfReady((existing, incoming) -> beans
+                    .getBean(beanName, DedupPolicy.PayloadMerger.class)
+                    .merge(existing, incoming));
+            }
+        };
+    }
+
+    private static Function<Object, String> dedupKey(String expression, String property, String where) {
+        if (expression == null || expression.isBlank()) {
+            return null;
+        }
+        Expression parsed;
+        try {
+            parsed = PARSER.parseExpression(expression);
+        }
+        catch (ParseException ex) {
+            throw new QueueConfigurationException(where + ": dedup key expression '" + expression
+                    + "' is not valid SpEL: " + ex.getMessage(), "Fix the expression on @QueueTask(dedupKey = ...) or '"
+                    + property + "'; it is evaluated against the payload, e.g. \"'folder-' + folderId\".");
+        }
+        EvaluationContext context = SimpleEvaluationContext.forReadOnlyDataBinding().withInstanceMethods().build();
+        return payload -> {
+            Object key = parsed.getValue(context, payload);
+            return key == null ? null : key.toString();
+        };
+    }
+
+    private static void validateName(String name, String where) {
+        try {
+            TaskDefinition.validateName(name);
+        }
+        catch (InvalidJobException ex) {
+            throw new QueueConfigurationException(where + ": " + ex.getMessage(),
+                    "Choose a stable task name of letters, digits and . _ : -");
+        }
+    }
+
+    private static int pick(Integer override, int annotated, int fallback) {
+        if (override != null) {
+            return override;
+        }
+        return annotated == -1 ? fallback : annotated;
+    }
+
+    private static Duration duration(String text, Duration fallback, String property, String where) {
+        if (text == null || text.isBlank()) {
+            return fallback;
+        }
+        try {
+            return DurationStyle.detectAndParse(text);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new QueueConfigurationException(where + ": '" + text + "' is not a duration",
+                    "Write durations as in Spring Boot properties (\"500ms\", \"30s\", \"5m\", \"PT5M\"), on the "
+                            + "annotation or under '" + property + "'.");
+        }
+    }
+
+    private static void check(boolean condition, String property, Object value, String where, String rule) {
+        if (!condition) {
+            throw new QueueConfigurationException(where + ": " + property.substring(property.lastIndexOf('.') + 1)
+                    + " " + QueueSettingsMapper.display(value) + " " + rule, "Fix the value on @QueueTask or under '" + property + "'.");
+        }
+    }
+
+    /** Carries the annotation's defaults for tasks declared only in properties. */
+    @QueueTask(name = "defaults")
+    private static final class Defaults {
+    }
+}

@@ -1,0 +1,107 @@
+package io.pgqueue.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.QueueConfig;
+import io.pgqueue.TaskHandler;
+import io.pgqueue.worker.QueueWorkers;
+import io.pgqueue.worker.WorkerExecutors;
+import io.pgqueue.worker.WorkerSettings;
+import io.pgqueue.worker.WorkerTask;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.SmartLifecycle;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Starts the node's worker runtime once the application context is ready (after the queue's
+ * schema migration) and stops it gracefully before the DataSource closes.
+ */
+public class QueueWorkersLifecycle implements SmartLifecycle {
+
+    /**
+     * The lifecycle phase: started late, after the rest of the application is ready; stopped
+     * early, before the web server's graceful shutdown, while the DataSource is still open.
+     */
+    public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 512;
+
+    private final BeanFactory beans;
+
+    private final QueueTaskBindings tasks;
+
+    private final DataSource dataSource;
+
+    private final QueueConfig config;
+
+    private final WorkerSettings settings;
+
+    private final ObjectMapper mapper;
+
+    private final WorkerExecutors executors;
+
+    private QueueWorkers workers;
+
+    /**
+     * Creates the lifecycle.
+     * @param beans the bean factory holding the handler beans
+     * @param tasks the task bindings
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     * @param settings the worker settings
+     * @param mapper the JSON mapper for payloads
+     * @param executors creates the executors of the pools
+     */
+    public QueueWorkersLifecycle(BeanFactory beans, QueueTaskBindings tasks, DataSource dataSource, QueueConfig config,
+            WorkerSettings settings, ObjectMapper mapper, WorkerExecutors executors) {
+        this.beans = beans;
+        this.tasks = tasks;
+        this.dataSource = dataSource;
+        this.config = config;
+        this.settings = settings;
+        this.mapper = mapper;
+        this.executors = executors;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public synchronized void start() {
+        if (this.workers != null && this.workers.isRunning()) {
+            return;
+        }
+        List<WorkerTask> workerTasks = new ArrayList<>();
+        for (QueueTaskBindings.Binding binding : this.tasks.all().values()) {
+            if (binding.beanName() != null) {
+                TaskHandler<Object> handler = this.beans.getBean(binding.beanName(), TaskHandler.class);
+                workerTasks.add(new WorkerTask(binding.definition(), handler, binding.payloadType(),
+                        binding.concurrency(), binding.timeout(), binding.pool()));
+            }
+        }
+        this.workers = new QueueWorkers(this.dataSource, this.config, this.settings, workerTasks, this.mapper,
+                this.executors);
+        this.workers.start();
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (this.workers != null) {
+            this.workers.stop();
+        }
+    }
+
+    @Override
+    public synchronized boolean isRunning() {
+        return this.workers != null && this.workers.isRunning();
+    }
+
+    @Override
+    public int getPhase() {
+        return PHASE;
+    }
+
+    /** @return this node's id */
+    public String nodeId() {
+        return this.settings.nodeId();
+    }
+}

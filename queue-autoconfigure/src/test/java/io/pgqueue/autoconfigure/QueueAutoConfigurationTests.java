@@ -1,0 +1,210 @@
+package io.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+
+import io.pgqueue.DedupPolicy;
+import io.pgqueue.QueueClient;
+import io.pgqueue.QueueDefaults;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskRegistry;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.testing.TestDatabaseInitializer;
+import io.pgqueue.worker.WorkerExecutors;
+import io.pgqueue.worker.WorkerSettings;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.task.VirtualThreadTaskExecutor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class QueueAutoConfigurationTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withInitializer(new TestDatabaseInitializer())
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
+                QueueAutoConfiguration.class));
+
+    @Test
+    void createsTheClientTheMigrationAndTheWorkers() {
+        this.runner.withBean(TestHandlers.SendPush.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).hasSingleBean(QueueClient.class);
+            assertThat(context).hasSingleBean(JobStore.class);
+            assertThat(context).hasSingleBean(QueueSchemaInitializer.class);
+            assertThat(context).hasSingleBean(QueueWorkersLifecycle.class);
+            assertThat(context.getBean(QueueWorkersLifecycle.class).isRunning()).isTrue();
+            assertThat(context.getBean(TaskRegistry.class).require("send-push").handlerType())
+                .isEqualTo(TestHandlers.SendPush.class);
+        });
+    }
+
+    @Test
+    void backsOffWhenDisabled() {
+        this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(QueueClient.class);
+            assertThat(context).doesNotHaveBean(QueueWorkersLifecycle.class);
+        });
+    }
+
+    @Test
+    void backsOffWithoutADataSource() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(QueueAutoConfiguration.class))
+            .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(QueueClient.class));
+    }
+
+    @Test
+    void enqueueOnlyNodeHasNoWorkers() {
+        this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.workers.enabled=false").run(context -> {
+            assertThat(context).hasSingleBean(QueueClient.class);
+            assertThat(context).doesNotHaveBean(QueueWorkersLifecycle.class);
+            assertThat(context).doesNotHaveBean(WorkerSettings.class);
+        });
+    }
+
+    @Test
+    void migrationCanBeLeftToTheApplication() {
+        this.runner.withPropertyValues("pgqueue.flyway.enabled=false", "pgqueue.workers.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).doesNotHaveBean(QueueSchemaInitializer.class);
+            assertThat(context).hasSingleBean(QueueClient.class);
+        });
+    }
+
+    @Test
+    void startsWithoutActuatorAndMicrometer() {
+        this.runner.withBean(TestHandlers.SendPush.class)
+            .withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate", "io.micrometer"))
+            .run(context -> assertThat(context).hasNotFailed().hasSingleBean(QueueWorkersLifecycle.class));
+    }
+
+    @Test
+    void userDefinedBeansWin() {
+        this.runner.withUserConfiguration(UserBeans.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(WorkerSettings.class).nodeId()).isEqualTo("my-node");
+            assertThat(context.getBean(WorkerExecutors.class)).isSameAs(UserBeans.EXECUTORS);
+            assertThat(context.getBean(QueueWorkersLifecycle.class).nodeId()).isEqualTo("my-node");
+        });
+    }
+
+    @Test
+    void annotationSettingsBecomeTheTaskDefinition() {
+        this.runner.withBean(TestHandlers.SendPush.class).withBean(TestHandlers.SyncFolder.class).run(context -> {
+            QueueTaskBindings bindings = context.getBean(QueueTaskBindings.class);
+            QueueTaskBindings.Binding push = bindings.all().get("send-push");
+            assertThat(push.concurrency()).isEqualTo(3);
+            assertThat(push.pool()).isEqualTo("default");
+            assertThat(push.timeout()).isEqualTo(QueueDefaults.TASK_TIMEOUT);
+            assertThat(push.payloadType()).isEqualTo(TestHandlers.Push.class);
+            TaskDefinition definition = push.definition();
+            assertThat(definition.maxAttempts()).isEqualTo(5);
+            assertThat(definition.priority()).isEqualTo(7);
+            assertThat(definition.delayTolerance()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(definition.retryPolicy().delayAfter(3)).isEqualTo(Duration.ofMillis(250));
+
+            QueueTaskBindings.Binding sync = bindings.all().get("sync-folder");
+            assertThat(sync.pool()).isEqualTo("slow");
+            assertThat(sync.timeout()).isEqualTo(Duration.ofMinutes(10));
+            assertThat(sync.definition().dedupPolicy()).isEqualTo(DedupPolicy.rerun());
+            assertThat(sync.definition().dedupKey().apply(new TestHandlers.Sync("photos", 3))).isEqualTo("folder-photos");
+            assertThat(sync.definition().isTerminal(new IllegalArgumentException())).isTrue();
+        });
+    }
+
+    @Test
+    void propertiesOverrideTheAnnotation() {
+        this.runner.withBean(TestHandlers.SendPush.class)
+            .withPropertyValues("pgqueue.tasks.send-push.concurrency=9", "pgqueue.tasks.send-push.max-attempts=2",
+                    "pgqueue.tasks.send-push.priority=-3", "pgqueue.tasks.send-push.timeout=45s",
+                    "pgqueue.tasks.send-push.pool=fast", "pgqueue.tasks.send-push.delay-tolerance=100ms",
+                    "pgqueue.tasks.send-push.retry.kind=linear", "pgqueue.tasks.send-push.retry.delay=1s",
+                    "pgqueue.tasks.send-push.retry.step=2s", "pgqueue.tasks.send-push.dedup-policy=replace-if-ready",
+                    "pgqueue.tasks.send-push.dedup-key=user")
+            .run(context -> {
+                QueueTaskBindings.Binding push = context.getBean(QueueTaskBindings.class).all().get("send-push");
+                assertThat(push.concurrency()).isEqualTo(9);
+                assertThat(push.timeout()).isEqualTo(Duration.ofSeconds(45));
+                assertThat(push.pool()).isEqualTo("fast");
+                assertThat(push.definition().maxAttempts()).isEqualTo(2);
+                assertThat(push.definition().priority()).isEqualTo(-3);
+                assertThat(push.definition().delayTolerance()).isEqualTo(Duration.ofMillis(100));
+                assertThat(push.definition().retryPolicy().delayAfter(3)).isEqualTo(Duration.ofSeconds(5));
+                assertThat(push.definition().dedupPolicy()).isEqualTo(DedupPolicy.replaceIfReady());
+                assertThat(push.definition().dedupKey().apply(new TestHandlers.Push("u-1", "f"))).isEqualTo("u-1");
+            });
+    }
+
+    @Test
+    void tasksDeclaredOnlyInPropertiesCanBeEnqueued() {
+        this.runner.withPropertyValues("pgqueue.tasks.remote-task.max-attempts=3", "pgqueue.workers.enabled=false")
+            .run(context -> {
+                assertThat(context.getBean(TaskRegistry.class).require("remote-task").maxAttempts()).isEqualTo(3);
+                assertThat(context.getBean(QueueClient.class).enqueue("remote-task", "x").created()).isTrue();
+            });
+    }
+
+    @Test
+    void mergeHandlersAreTheirOwnMerger() {
+        this.runner.withBean(TestHandlers.Merging.class).run(context -> assertThat(context
+            .getBean(TaskRegistry.class).require("merging").dedupPolicy()).isInstanceOf(DedupPolicy.MergeIfReady.class));
+    }
+
+    @Test
+    void platformThreadsUnlessVirtualThreadsAreEnabledOnJava21() {
+        this.runner.withPropertyValues("spring.threads.virtual.enabled=true", "pgqueue.workers.enabled=true")
+            .run(context -> {
+                Object executor = context.getBean(WorkerExecutors.class).create("p", 2);
+                if (Runtime.version().feature() >= 21) {
+                    assertThat(executor).isInstanceOf(VirtualThreadTaskExecutor.class);
+                }
+                else {
+                    assertThat(executor).isInstanceOf(ExecutorService.class);
+                    ((ExecutorService) executor).shutdown();
+                }
+            });
+        this.runner.run(context -> {
+            Object executor = context.getBean(WorkerExecutors.class).create("p", 2);
+            assertThat(executor).isInstanceOf(ExecutorService.class);
+            ((ExecutorService) executor).shutdown();
+        });
+    }
+
+    @Test
+    void configurationMetadataIsGenerated() throws Exception {
+        var metadata = getClass().getClassLoader().getResource("META-INF/spring-configuration-metadata.json");
+        assertThat(metadata).isNotNull();
+        String json = new String(metadata.openStream().readAllBytes());
+        for (String property : Set.of("pgqueue.poll-interval", "pgqueue.lease.duration", "pgqueue.shutdown.timeout",
+                "pgqueue.retention.completed", "pgqueue.workers.enabled", "pgqueue.flyway.enabled", "pgqueue.tasks",
+                "pgqueue.pools", "pgqueue.node-id", "pgqueue.max-payload-size")) {
+            assertThat(json).contains("\"" + property + "\"");
+        }
+        assertThat(json).contains("Whether this node runs jobs.");
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserBeans {
+
+        static final WorkerExecutors EXECUTORS = WorkerExecutors.platformThreads();
+
+        @Bean
+        WorkerSettings mySettings() {
+            return WorkerSettings.builder("my-node").build();
+        }
+
+        @Bean
+        WorkerExecutors myExecutors() {
+            return EXECUTORS;
+        }
+    }
+}

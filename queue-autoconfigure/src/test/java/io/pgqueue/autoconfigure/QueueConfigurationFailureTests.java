@@ -1,0 +1,110 @@
+package io.pgqueue.autoconfigure;
+
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Misconfiguration fails the start-up with a report that says what to fix.
+ */
+class QueueConfigurationFailureTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withInitializer(new TestDatabaseInitializer())
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
+                QueueAutoConfiguration.class));
+
+    @Test
+    void twoBeansWithOneTaskName() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withBean(TestHandlers.AnotherSendPush.class),
+                "Task 'send-push' is declared by two beans", "unique name");
+    }
+
+    @Test
+    void aTaskBeanThatIsNoHandler() {
+        assertFailure(this.runner.withBean(TestHandlers.NotAHandler.class),
+                "does not implement io.pgqueue.TaskHandler", "Implement TaskHandler<YourPayload>");
+    }
+
+    @Test
+    void aHandlerWithoutPayloadType() {
+        assertFailure(this.runner.withBean(TestHandlers.RawHandler.class), "does not declare a concrete payload type",
+                "implements TaskHandler<SendPushRequest>");
+    }
+
+    @Test
+    void anInvalidTaskName() {
+        assertFailure(this.runner.withBean(TestHandlers.BadName.class), "Task name 'bad name!' is invalid",
+                "stable task name");
+    }
+
+    @Test
+    void anUnparsableDuration() {
+        assertFailure(this.runner.withBean(TestHandlers.BadTimeout.class), "'soon' is not a duration",
+                "pgqueue.tasks.bad-timeout.timeout");
+    }
+
+    @Test
+    void invalidSpel() {
+        assertFailure(this.runner.withBean(TestHandlers.BadSpel.class), "is not valid SpEL", "evaluated against the payload");
+    }
+
+    @Test
+    void mergeWithoutMerger() {
+        assertFailure(this.runner.withBean(TestHandlers.MergeWithoutMerger.class), "does not implement DedupPolicy.PayloadMerger",
+                "Implement DedupPolicy.PayloadMerger");
+    }
+
+    @Test
+    void customBackoffWithoutPolicyBean() {
+        assertFailure(this.runner.withBean(TestHandlers.CustomWithoutBean.class), "is not the name of a RetryPolicy bean",
+                "pgqueue.tasks.custom-without-bean.retry.policy-bean");
+    }
+
+    @Test
+    void invalidTaskOverride() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.tasks.send-push.concurrency=0"),
+                "concurrency 0 must be at least 1", "pgqueue.tasks.send-push.concurrency");
+    }
+
+    @Test
+    void heartbeatNotShorterThanTheLease() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.lease.duration=10s", "pgqueue.lease.heartbeat-interval=10s"),
+                "Invalid value '10s' for 'pgqueue.lease.heartbeat-interval': must be shorter than pgqueue.lease.duration",
+                "Update 'pgqueue.lease.heartbeat-interval'");
+    }
+
+    @Test
+    void invalidSchema() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.schema=Queue-Jobs"),
+                "Invalid value 'Queue-Jobs' for 'pgqueue.schema'", "Update 'pgqueue.schema'");
+    }
+
+    @Test
+    void nonPositivePollInterval() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.poll-interval=0s"), "'pgqueue.poll-interval': must be positive",
+                "Update 'pgqueue.poll-interval'");
+    }
+
+    @Test
+    void negativePrefetch() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.pools.fast.max-prefetch=-1"),
+                "'pgqueue.pools.fast.max-prefetch': must not be negative", "Update 'pgqueue.pools.fast.max-prefetch'");
+    }
+
+    private static void assertFailure(ApplicationContextRunner runner, String description, String action) {
+        runner.run(context -> {
+            assertThat(context).hasFailed();
+            FailureAnalysis analysis = new QueueConfigurationFailureAnalyzer().analyze(context.getStartupFailure());
+            assertThat(analysis).as("failure analysis of %s", context.getStartupFailure()).isNotNull();
+            assertThat(analysis.getDescription()).startsWith("pgqueue could not start: ").contains(description);
+            assertThat(analysis.getAction()).contains(action);
+        });
+    }
+}

@@ -1,0 +1,117 @@
+package io.pgqueue.autoconfigure;
+
+import java.util.List;
+
+import io.pgqueue.DedupPolicy;
+import io.pgqueue.QueueTask;
+import io.pgqueue.TaskContext;
+import io.pgqueue.TaskHandler;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Handler classes for the auto-configuration tests, valid and invalid.
+ */
+final class TestHandlers {
+
+    private TestHandlers() {
+    }
+
+    record Push(String user, String file) {
+    }
+
+    record Sync(String folder, int version) {
+    }
+
+    @QueueTask(name = "send-push", concurrency = 3, delayTolerance = "1s", maxAttempts = 5, priority = 7,
+            retry = @QueueTask.Backoff(kind = QueueTask.Backoff.Kind.FIXED, delay = "250ms"))
+    static class SendPush implements TaskHandler<Push> {
+
+        @Override
+        public void handle(Push payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "sync-folder", dedupKey = "'folder-' + folder", dedupPolicy = QueueTask.DedupMode.RERUN,
+            terminal = IllegalArgumentException.class, pool = "slow", timeout = "10m")
+    static class SyncFolder implements TaskHandler<Sync> {
+
+        @Override
+        public void handle(Sync payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "send-push")
+    static class AnotherSendPush implements TaskHandler<Push> {
+
+        @Override
+        public void handle(Push payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "not-a-handler")
+    static class NotAHandler {
+    }
+
+    @QueueTask(name = "raw")
+    @SuppressWarnings("rawtypes")
+    static class RawHandler implements TaskHandler {
+
+        @Override
+        public void handle(Object payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "bad name!")
+    static class BadName implements TaskHandler<Push> {
+
+        @Override
+        public void handle(Push payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "bad-timeout", timeout = "soon")
+    static class BadTimeout implements TaskHandler<Push> {
+
+        @Override
+        public void handle(Push payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "bad-spel", dedupKey = "folder +")
+    static class BadSpel implements TaskHandler<Push> {
+
+        @Override
+        public void handle(Push payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "merge-without-merger", dedupPolicy = QueueTask.DedupMode.MERGE_IF_READY)
+    static class MergeWithoutMerger implements TaskHandler<Push> {
+
+        @Override
+        public void handle(Push payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "custom-without-bean", retry = @QueueTask.Backoff(kind = QueueTask.Backoff.Kind.CUSTOM,
+            policyBean = "missingPolicy"))
+    static class CustomWithoutBean implements TaskHandler<Push> {
+
+        @Override
+        public void handle(Push payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "merging", dedupPolicy = QueueTask.DedupMode.MERGE_IF_READY)
+    static class Merging implements TaskHandler<List<String>>, DedupPolicy.PayloadMerger {
+
+        @Override
+        public void handle(List<String> payload, TaskContext context) {
+        }
+
+        @Override
+        public JsonNode merge(JsonNode existing, JsonNode incoming) {
+            return existing;
+        }
+    }
+}
