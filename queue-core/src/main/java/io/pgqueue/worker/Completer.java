@@ -2,14 +2,18 @@ package io.pgqueue.worker;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
+import io.pgqueue.JobState;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
@@ -38,6 +42,8 @@ final class Completer {
 
     private final Consumer<FencedResult> onStarted;
 
+    private final BiConsumer<String, Duration> onRequeued;
+
     private final ReentrantLock lock = new ReentrantLock();
 
     private final Condition pending = this.lock.newCondition();
@@ -48,17 +54,28 @@ final class Completer {
 
     private List<Outcome> outcomes = new ArrayList<>();
 
+    /** Task of each pending outcome's job, by job id. */
+    private final Map<Long, String> tasks = new HashMap<>();
+
     private int writing;
 
     private volatile boolean running;
 
     private Thread thread;
 
-    Completer(JobStore store, Duration lease, int batchSize, Consumer<FencedResult> onStarted) {
+    /**
+     * Creates a completer.
+     * @param onStarted receives the result of each STARTING→RUNNING batch (lost leases, cancel requests)
+     * @param onRequeued receives the task and delay of each job that went back to READY (retry or
+     * re-run), so a local pool can look for it without waiting for the poll
+     */
+    Completer(JobStore store, Duration lease, int batchSize, Consumer<FencedResult> onStarted,
+            BiConsumer<String, Duration> onRequeued) {
         this.store = store;
         this.lease = lease;
         this.batchSize = batchSize;
         this.onStarted = onStarted;
+        this.onRequeued = onRequeued;
     }
 
     synchronized void start(String name) {
@@ -75,8 +92,11 @@ final class Completer {
         add(() -> this.starts.add(lease));
     }
 
-    void finished(Outcome outcome) {
-        add(() -> this.outcomes.add(outcome));
+    void finished(Outcome outcome, String task) {
+        add(() -> {
+            this.outcomes.add(outcome);
+            this.tasks.put(outcome.lease().jobId(), task);
+        });
     }
 
     private void add(Runnable change) {
@@ -190,6 +210,7 @@ final class Completer {
             }
             if (!outcomeBatch.isEmpty()) {
                 FencedResult result = this.store.record(outcomeBatch);
+                requeued(outcomeBatch, result);
                 if (!result.lost().isEmpty()) {
                     log.info("Outcomes of {} jobs were not recorded: their leases had expired and the jobs were "
                             + "taken back ({})", result.lost().size(), result.lost());
@@ -201,6 +222,25 @@ final class Completer {
             log.warn("Could not write {} job starts and {} outcomes; retrying: {}", startBatch.size(),
                     outcomeBatch.size(), ex.toString());
             return false;
+        }
+    }
+
+    private void requeued(List<Outcome> written, FencedResult result) {
+        Map<Long, String> tasksOfBatch = new HashMap<>();
+        this.lock.lock();
+        try {
+            written.forEach(outcome -> tasksOfBatch.put(outcome.lease().jobId(), this.tasks.remove(outcome.lease().jobId())));
+        }
+        finally {
+            this.lock.unlock();
+        }
+        for (Outcome outcome : written) {
+            if (result.applied().get(outcome.lease().jobId()) == JobState.READY) {
+                String task = tasksOfBatch.get(outcome.lease().jobId());
+                if (task != null) {
+                    this.onRequeued.accept(task, outcome.kind() == Outcome.Kind.RETRY ? outcome.retryDelay() : Duration.ZERO);
+                }
+            }
         }
     }
 

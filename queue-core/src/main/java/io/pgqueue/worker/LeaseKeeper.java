@@ -75,7 +75,7 @@ final class LeaseKeeper implements Runnable {
         for (WorkerPool pool : this.pools) {
             for (RunningJob dropped : pool.dropBuffered(job -> job.leaseLost || job.cancelRequested)) {
                 if (!dropped.leaseLost) {
-                    this.completer.finished(Outcome.cancelled(dropped.lease()));
+                    this.completer.finished(Outcome.cancelled(dropped.lease()), dropped.task());
                 }
             }
         }

@@ -87,7 +87,8 @@ public final class QueueWorkers {
         this.store = new JobStore(dataSource, config.withCompletedRetention(settings.completedRetention()));
         this.nodes = new NodeStore(dataSource, config);
         this.mapper = mapper;
-        this.completer = new Completer(this.store, settings.lease(), settings.batchSize(), this::onStarted);
+        this.completer = new Completer(this.store, settings.lease(), settings.batchSize(), this::onStarted,
+                this::onRequeued);
         this.maintenance = new Maintenance(this.store, this.nodes, settings);
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
@@ -205,6 +206,20 @@ public final class QueueWorkers {
         WorkerPool pool = this.poolsByChannel.get(channel);
         if (pool != null) {
             pool.wake(this.tasksByChannel.get(channel));
+        }
+    }
+
+    /** A job went back to READY here (retry, re-run): look for it when it is due, not at the next poll. */
+    private void onRequeued(String task, Duration delay) {
+        WorkerPool pool = this.poolsByChannel.get(this.store.channel(task));
+        if (pool == null || delay.compareTo(this.settings.pollInterval()) >= 0) {
+            return;
+        }
+        if (delay.isZero()) {
+            pool.wake(task);
+        }
+        else if (this.running) {
+            this.timers.schedule(() -> pool.wake(task), delay.toNanos(), TimeUnit.NANOSECONDS);
         }
     }
 

@@ -358,7 +358,7 @@ final class WorkerPool {
             // leak into the next job on this thread.
             Thread.interrupted();
         }
-        this.completer.finished(outcome);
+        this.completer.finished(outcome, job.task());
         finished(slot, job, System.nanoTime() - job.startedNanos);
     }
 

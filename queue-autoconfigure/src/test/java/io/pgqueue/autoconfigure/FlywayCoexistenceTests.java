@@ -1,0 +1,55 @@
+package io.pgqueue.autoconfigure;
+
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The application's own Flyway and the queue's Flyway run side by side without touching each
+ * other: in separate schemas, and in one shared schema.
+ */
+class FlywayCoexistenceTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withInitializer(new TestDatabaseInitializer())
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class,
+                JacksonAutoConfiguration.class, QueueAutoConfiguration.class))
+        .withPropertyValues("spring.flyway.locations=classpath:coexist/migration", "pgqueue.workers.enabled=false");
+
+    @Test
+    void separateSchemas() {
+        this.runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(javax.sql.DataSource.class));
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM public.flyway_schema_history WHERE success", Long.class))
+                .isEqualTo(1);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM public.customer", Long.class)).isZero();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM pgqueue.pgqueue_schema_history WHERE success "
+                    + "AND type = 'SQL'", Long.class)).isEqualTo(2);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM pgqueue.job", Long.class)).isZero();
+        });
+    }
+
+    @Test
+    void oneSharedSchema() {
+        // The application's Flyway must run first (it would refuse a non-empty schema without its
+        // history); the queue's initializer is ordered after it.
+        this.runner.withPropertyValues("pgqueue.schema=public").run(context -> {
+            assertThat(context).hasNotFailed();
+            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(javax.sql.DataSource.class));
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM public.flyway_schema_history WHERE success", Long.class))
+                .isEqualTo(1);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM public.pgqueue_schema_history WHERE success "
+                    + "AND type = 'SQL'", Long.class)).isEqualTo(2);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM public.job", Long.class)).isZero();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM public.customer", Long.class)).isZero();
+        });
+    }
+}

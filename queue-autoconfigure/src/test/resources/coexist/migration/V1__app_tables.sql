@@ -1,0 +1,1 @@
+CREATE TABLE customer (id bigint PRIMARY KEY, name text NOT NULL);
