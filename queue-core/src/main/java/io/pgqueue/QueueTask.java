@@ -6,9 +6,12 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import org.springframework.stereotype.Component;
+
 /**
- * Marks a bean that implements {@link TaskHandler} as the handler of a task type, with the task's
- * settings next to its code. Every setting can be overridden in {@code application.yml} under
+ * Marks a class that implements {@link TaskHandler} as the handler of a task type, with the task's
+ * settings next to its code. It is a Spring {@link Component}: component scanning registers it as
+ * a bean, like {@code @Service}. Every setting can be overridden in {@code application.yml} under
  * {@code pgqueue.tasks.<name>.*}. Durations are written as in Spring Boot properties
  * ({@code "500ms"}, {@code "30s"}, {@code "5m"}, or ISO-8601 {@code "PT5M"}).
  *
@@ -20,6 +23,7 @@ import java.lang.annotation.Target;
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
+@Component
 public @interface QueueTask {
 
     /**

@@ -16,6 +16,8 @@ import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.retry.RetryPolicy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.ResolvableType;
@@ -33,6 +35,8 @@ import org.springframework.util.ClassUtils;
  * handler beans, so handlers may themselves inject the queue.
  */
 public final class QueueTaskBindings {
+
+    private static final Logger log = LoggerFactory.getLogger(QueueTaskBindings.class);
 
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
 
@@ -89,6 +93,8 @@ public final class QueueTaskBindings {
         }
         properties.getTasks().forEach((name, task) -> {
             if (!bindings.containsKey(name)) {
+                log.info("Task '{}' is configured under pgqueue.tasks but no @QueueTask bean handles it; its jobs can "
+                        + "be enqueued here and run on nodes that have its handler", name);
                 bindings.put(name, bindPropertiesOnly(beans, name, task));
             }
         });
@@ -144,7 +150,6 @@ public final class QueueTaskBindings {
     private static Binding bindPropertiesOnly(ListableBeanFactory beans, String name, QueueProperties.Task task) {
         String where = "Task '" + name + "' declared under pgqueue.tasks without a @QueueTask handler";
         validateName(name, where);
-        QueueTask defaults = Defaults.class.getAnnotation(QueueTask.class);
         String prefix = "pgqueue.tasks." + name;
         int maxAttempts = task.getMaxAttempts() != null ? task.getMaxAttempts() : QueueDefaults.MAX_ATTEMPTS;
         check(maxAttempts >= 1, prefix + ".max-attempts", maxAttempts, where, "must be at least 1");
@@ -160,7 +165,8 @@ public final class QueueTaskBindings {
             .maxAttempts(maxAttempts)
             .priority(priority)
             .delayTolerance(task.getDelayTolerance())
-            .retryPolicy(retryPolicy(beans, defaults.retry(), task.getRetry(), prefix + ".retry", where))
+            // Retries are decided on the nodes that run the handler, with its own settings.
+            .retryPolicy(TaskDefinition.DEFAULT_RETRY_POLICY)
             .dedupPolicy(dedupPolicy(beans, null, Object.class, mode, where))
             .dedupKey(dedupKey(task.getDedupKey(), prefix + ".dedup-key", where))
             .build();
@@ -276,10 +282,5 @@ public final class QueueTaskBindings {
             throw new QueueConfigurationException(where + ": " + property.substring(property.lastIndexOf('.') + 1)
                     + " " + QueueSettingsMapper.display(value) + " " + rule, "Fix the value on @QueueTask or under '" + property + "'.");
         }
-    }
-
-    /** Carries the annotation's defaults for tasks declared only in properties. */
-    @QueueTask(name = "defaults")
-    private static final class Defaults {
     }
 }

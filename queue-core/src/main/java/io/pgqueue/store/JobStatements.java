@@ -149,10 +149,10 @@ final class JobStatements {
     static final String RECORD_OUTCOMES = """
             WITH input AS (
                 SELECT * FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:kinds AS text[]),
-                                     CAST(:delays AS bigint[]), CAST(:errors AS text[]))
-                              AS t(id, epoch, kind, delay_ms, error)
+                                     CAST(:delays AS bigint[]), CAST(:errors AS text[]), CAST(:progress AS text[]))
+                              AS t(id, epoch, kind, delay_ms, error, progress)
             ), held AS (
-                SELECT job.id, input.delay_ms, input.error,
+                SELECT job.id, input.delay_ms, input.error, input.progress,
                        CASE WHEN job.cancel_requested AND input.kind <> 'COMPLETED' THEN 'CANCELLED'
                             WHEN input.kind = 'RETRY' THEN 'READY'
                             WHEN job.rerun_requested AND input.kind IN ('COMPLETED', 'FAILED') THEN 'RERUN'
@@ -166,20 +166,21 @@ final class JobStatements {
                     attempt = CASE WHEN held.next_state = 'RERUN' THEN 0 ELSE job.attempt END,
                     schedule_time = s.schedule_time,
                     delay_tolerance_deadline = s.schedule_time + (job.delay_tolerance_deadline - job.schedule_time),
-                    last_error = coalesce(held.error, job.last_error)
+                    last_error = coalesce(held.error, job.last_error),
+                    progress = coalesce(held.progress, job.progress)
                 FROM held, LATERAL (SELECT now() + held.delay_ms * interval '1 millisecond' AS schedule_time) s
                 WHERE job.id = held.id AND held.next_state IN ('READY', 'RERUN')
             ), finished AS (
                 DELETE FROM ${schema}.job USING held
                 WHERE job.id = held.id AND held.next_state IN ('COMPLETED', 'FAILED', 'CANCELLED')
-                RETURNING job.*, held.next_state, held.error
+                RETURNING job.*, held.next_state, held.error, held.progress AS reported_progress
             ), archived AS (
                 INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
                         delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
                         created_at, started_at, finished_at, progress)
                 SELECT id, task, next_state, priority, payload, headers, schedule_time, delay_tolerance_deadline,
                        attempt, max_attempts, lease_owner, dedup_key, coalesce(error, last_error), created_at,
-                       started_at, now(), progress
+                       started_at, now(), coalesce(reported_progress, progress)
                 FROM finished
                 WHERE next_state <> 'COMPLETED' OR :keepCompleted
             )

@@ -311,6 +311,7 @@ public final class JobStore {
             .addValue("kinds", SqlArrays.texts(outcomes.stream().map(o -> o.kind().name()).toList()))
             .addValue("delays", SqlArrays.bigints(outcomes.stream().map(o -> o.retryDelay().toMillis()).toList()))
             .addValue("errors", SqlArrays.texts(outcomes.stream().map(Outcome::error).toList()))
+            .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()))
             .addValue("keepCompleted", this.keepCompleted);
         Map<Long, JobState> applied = new HashMap<>();
         this.jdbc.query(this.recordOutcomes, params,

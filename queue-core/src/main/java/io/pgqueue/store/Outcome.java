@@ -10,8 +10,9 @@ import java.util.Objects;
  * @param kind what happened
  * @param retryDelay the delay before the next attempt, for {@link Kind#RETRY}; zero otherwise
  * @param error the failure description, or {@code null}
+ * @param progress the progress the handler reported last, stored with the outcome, or {@code null}
  */
-public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error) {
+public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error, String progress) {
 
     /** Longest error text stored with a job. */
     public static final int MAX_ERROR_LENGTH = 4000;
@@ -37,7 +38,7 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error)
      * @return the outcome
      */
     public static Outcome completed(Lease lease) {
-        return new Outcome(lease, Kind.COMPLETED, Duration.ZERO, null);
+        return new Outcome(lease, Kind.COMPLETED, Duration.ZERO, null, null);
     }
 
     /**
@@ -48,7 +49,7 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error)
      * @return the outcome
      */
     public static Outcome retry(Lease lease, Duration delay, String error) {
-        return new Outcome(lease, Kind.RETRY, delay, error);
+        return new Outcome(lease, Kind.RETRY, delay, error, null);
     }
 
     /**
@@ -58,7 +59,7 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error)
      * @return the outcome
      */
     public static Outcome failed(Lease lease, String error) {
-        return new Outcome(lease, Kind.FAILED, Duration.ZERO, error);
+        return new Outcome(lease, Kind.FAILED, Duration.ZERO, error, null);
     }
 
     /**
@@ -67,7 +68,16 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error)
      * @return the outcome
      */
     public static Outcome cancelled(Lease lease) {
-        return new Outcome(lease, Kind.CANCELLED, Duration.ZERO, null);
+        return new Outcome(lease, Kind.CANCELLED, Duration.ZERO, null, null);
+    }
+
+    /**
+     * Returns this outcome with the handler's last progress report.
+     * @param progress the progress, or {@code null}
+     * @return the outcome with the progress
+     */
+    public Outcome withProgress(String progress) {
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, progress);
     }
 
     /**

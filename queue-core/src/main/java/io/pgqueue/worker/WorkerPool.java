@@ -358,7 +358,7 @@ final class WorkerPool {
             // leak into the next job on this thread.
             Thread.interrupted();
         }
-        this.completer.finished(outcome, job.task());
+        this.completer.finished(outcome.withProgress(job.progress), job.task());
         finished(slot, job, System.nanoTime() - job.startedNanos);
     }
 

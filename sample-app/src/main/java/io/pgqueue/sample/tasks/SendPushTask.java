@@ -1,0 +1,34 @@
+package io.pgqueue.sample.tasks;
+
+import io.pgqueue.QueueTask;
+import io.pgqueue.TaskContext;
+import io.pgqueue.TaskHandler;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Tells a user's devices that a file arrived. Fast and urgent: it should start within a second of
+ * the upload, so it carries a 1 s delay tolerance and overtakes jobs with laxer deadlines.
+ */
+@QueueTask(name = "send-push", concurrency = 8, delayTolerance = "1s", maxAttempts = 5)
+public class SendPushTask implements TaskHandler<SendPushTask.Push> {
+
+    /**
+     * The push to send.
+     * @param owner the user to notify
+     * @param message the text
+     */
+    public record Push(String owner, String message) {
+    }
+
+    private final JdbcTemplate jdbc;
+
+    public SendPushTask(JdbcTemplate jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    @Override
+    public void handle(Push push, TaskContext context) {
+        // A real service would call a push gateway; the sample records what it would send.
+        this.jdbc.update("INSERT INTO notification (owner, message) VALUES (?, ?)", push.owner(), push.message());
+    }
+}

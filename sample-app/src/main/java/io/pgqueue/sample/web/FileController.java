@@ -1,0 +1,116 @@
+package io.pgqueue.sample.web;
+
+import java.time.Duration;
+import java.util.Map;
+
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.EnqueueResult;
+import io.pgqueue.QueueClient;
+import io.pgqueue.sample.tasks.CopyFolderTask;
+import io.pgqueue.sample.tasks.GenerateThumbnailTask;
+import io.pgqueue.sample.tasks.PublishMemoryTask;
+import io.pgqueue.sample.tasks.SendPushTask;
+import io.pgqueue.sample.tasks.SyncDevicesTask;
+import org.springframework.http.HttpStatus;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The storage API. Every endpoint changes the application's tables and enqueues its background
+ * work in the same transaction: the job exists if and only if the change committed.
+ */
+@RestController
+public class FileController {
+
+    private final JdbcTemplate jdbc;
+
+    private final QueueClient queue;
+
+    public FileController(JdbcTemplate jdbc, QueueClient queue) {
+        this.jdbc = jdbc;
+        this.queue = queue;
+    }
+
+    /**
+     * Uploads a file: stores it, notifies the owner (fast, 1 s tolerance), renders a thumbnail
+     * (flaky dependency, retried) and syncs the owner's devices (deduplicated per owner).
+     */
+    @PostMapping("/files")
+    @ResponseStatus(HttpStatus.CREATED)
+    @Transactional
+    public Map<String, Object> upload(@RequestBody Upload upload) {
+        if (upload.name() == null || upload.name().isBlank()) {
+            throw new IllegalArgumentException("A file needs a name");
+        }
+        Long fileId = this.jdbc.queryForObject("INSERT INTO file (owner, folder, name, size_bytes) VALUES (?, ?, ?, ?) "
+                + "RETURNING id", Long.class, upload.owner(), upload.folder(), upload.name(), upload.sizeBytes());
+        EnqueueResult push = this.queue.enqueue(SendPushTask.class,
+                new SendPushTask.Push(upload.owner(), "Uploaded " + upload.name()));
+        EnqueueResult thumbnail = this.queue.enqueue(GenerateThumbnailTask.class, new GenerateThumbnailTask.Thumbnail(fileId));
+        EnqueueResult sync = this.queue.enqueue(SyncDevicesTask.class,
+                new SyncDevicesTask.Sync(upload.owner(), "file " + fileId));
+        return Map.of("fileId", fileId, "jobs", Map.of("push", push, "thumbnail", thumbnail, "sync", sync));
+    }
+
+    /** Creates many files in a folder at once, to give the copy task something to do. */
+    @PostMapping("/folders/{folder}/seed")
+    @ResponseStatus(HttpStatus.CREATED)
+    public Map<String, Object> seed(@PathVariable String folder, @RequestParam String owner,
+            @RequestParam(defaultValue = "5000") int count) {
+        int created = this.jdbc.update("INSERT INTO file (owner, folder, name, size_bytes) "
+                + "SELECT ?, ?, 'photo-' || n || '.jpg', 1000 + n FROM generate_series(1, ?) n", owner, folder, count);
+        return Map.of("folder", folder, "created", created);
+    }
+
+    /** Copies a folder in the background (slow, reports progress, can be cancelled). */
+    @PostMapping("/folders/{folder}/copy")
+    @ResponseStatus(HttpStatus.ACCEPTED)
+    public EnqueueResult copy(@PathVariable String folder, @RequestParam String owner, @RequestParam String to) {
+        return this.queue.enqueue(CopyFolderTask.class, new CopyFolderTask.Copy(owner, folder, to));
+    }
+
+    /** Creates a memory and schedules its publication. */
+    @PostMapping("/memories")
+    @ResponseStatus(HttpStatus.CREATED)
+    @Transactional
+    public Map<String, Object> memory(@RequestBody NewMemory memory) {
+        Duration delay = Duration.parse(memory.publishIn() == null ? "PT30S" : memory.publishIn());
+        Long id = this.jdbc.queryForObject("INSERT INTO memory (owner, title) VALUES (?, ?) RETURNING id", Long.class,
+                memory.owner(), memory.title());
+        EnqueueResult job = this.queue.enqueue(PublishMemoryTask.class, new PublishMemoryTask.Publish(id),
+                EnqueueOptions.defaults().withDelay(delay));
+        return Map.of("memoryId", id, "job", job);
+    }
+
+    /** Records a change on the owner's account: a device sync follows, deduplicated per owner. */
+    @PostMapping("/users/{owner}/changes")
+    @ResponseStatus(HttpStatus.ACCEPTED)
+    public EnqueueResult change(@PathVariable String owner, @RequestParam String change) {
+        return this.queue.enqueue(SyncDevicesTask.class, new SyncDevicesTask.Sync(owner, change));
+    }
+
+    /**
+     * An upload.
+     * @param owner the owner
+     * @param folder the folder
+     * @param name the file name
+     * @param sizeBytes the size
+     */
+    public record Upload(String owner, String folder, String name, long sizeBytes) {
+    }
+
+    /**
+     * A memory to publish later.
+     * @param owner the owner
+     * @param title the title
+     * @param publishIn ISO-8601 delay, e.g. PT30S
+     */
+    public record NewMemory(String owner, String title, String publishIn) {
+    }
+}
