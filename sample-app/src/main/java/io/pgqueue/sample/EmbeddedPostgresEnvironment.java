@@ -44,7 +44,9 @@ public class EmbeddedPostgresEnvironment implements EnvironmentPostProcessor {
     private static synchronized EmbeddedPostgres start(int port) {
         if (server == null) {
             try {
-                EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+                // Stopped by the application context, after the queue and the DataSource (not by a
+                // JVM shutdown hook, which would race with the context's own shutdown).
+                EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setRegisterShutdownHook(false);
                 if (port > 0) {
                     builder.setPort(port);
                 }
