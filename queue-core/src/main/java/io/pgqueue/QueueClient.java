@@ -5,11 +5,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
 import javax.sql.DataSource;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueObservations;
+import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.ActiveDuplicate;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
@@ -39,14 +45,33 @@ public final class QueueClient {
 
     private final ObjectMapper mapper;
 
+    private final QueueEvents events;
+
+    private final ObservationRegistry observations;
+
     /**
-     * Creates a client.
+     * Creates a client that reports no telemetry.
      * @param store the job store
      * @param config the queue's settings
      * @param tasks the declared task types
      * @param mapper the JSON mapper for payloads
      */
     public QueueClient(JobStore store, QueueConfig config, TaskRegistry tasks, ObjectMapper mapper) {
+        this(store, config, tasks, mapper, QueueTelemetry.NONE);
+    }
+
+    /**
+     * Creates a client.
+     * @param store the job store
+     * @param config the queue's settings
+     * @param tasks the declared task types
+     * @param mapper the JSON mapper for payloads
+     * @param telemetry where to report enqueues (metrics) and their observations (tracing)
+     */
+    public QueueClient(JobStore store, QueueConfig config, TaskRegistry tasks, ObjectMapper mapper,
+            QueueTelemetry telemetry) {
+        this.events = telemetry.events();
+        this.observations = telemetry.observations();
         this.store = Objects.requireNonNull(store, "store");
         this.config = Objects.requireNonNull(config, "config");
         this.tasks = Objects.requireNonNull(tasks, "tasks");
@@ -139,19 +164,45 @@ public final class QueueClient {
      * @throws InvalidJobException if any job is invalid; nothing was written
      */
     public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
+        if (requests.isEmpty()) {
+            return List.of();
+        }
+        List<TaskDefinition> definitions = new ArrayList<>(requests.size());
+        for (JobRequest request : requests) {
+            definitions.add(this.tasks.require(Objects.requireNonNull(request, "request").task()));
+        }
+        String task = definitions.stream().map(TaskDefinition::name).distinct().count() == 1 ? definitions.get(0).name()
+                : "mixed";
+        Observation observation = QueueObservations.enqueue(this.observations, task).start();
+        try (Observation.Scope scope = observation.openScope()) {
+            Map<String, String> propagated = QueueObservations.propagated(observation);
+            List<EnqueueResult> results = enqueue(requests, definitions, propagated);
+            for (int i = 0; i < results.size(); i++) {
+                this.events.enqueued(definitions.get(i).name(), results.get(i).outcome());
+            }
+            return results;
+        }
+        catch (RuntimeException ex) {
+            observation.error(ex);
+            throw ex;
+        }
+        finally {
+            observation.stop();
+        }
+    }
+
+    private List<EnqueueResult> enqueue(List<JobRequest> requests, List<TaskDefinition> definitions,
+            Map<String, String> propagated) {
         List<NewJob> jobs = new ArrayList<>(requests.size());
         List<DedupPolicy> policies = new ArrayList<>(requests.size());
         boolean dedup = false;
-        for (JobRequest request : requests) {
-            Objects.requireNonNull(request, "request");
-            TaskDefinition task = this.tasks.require(request.task());
-            NewJob job = prepare(task, request);
+        for (int i = 0; i < requests.size(); i++) {
+            JobRequest request = requests.get(i);
+            TaskDefinition task = definitions.get(i);
+            NewJob job = prepare(task, request, propagated);
             jobs.add(job);
             policies.add(request.options().dedupPolicy() != null ? request.options().dedupPolicy() : task.dedupPolicy());
             dedup |= job.dedupKey() != null;
-        }
-        if (jobs.isEmpty()) {
-            return List.of();
         }
         if (!dedup) {
             return created(this.store.insert(jobs));
@@ -185,7 +236,11 @@ public final class QueueClient {
      * @return what happened
      */
     public CancelResult cancel(long jobId) {
-        return this.store.cancel(jobId);
+        JobStore.Cancellation cancellation = this.store.cancel(jobId);
+        if (cancellation.result() == CancelResult.CANCELLED) {
+            this.events.cancelled(cancellation.task());
+        }
+        return cancellation.result();
     }
 
     /**
@@ -240,7 +295,7 @@ public final class QueueClient {
         return serialize(task, merged);
     }
 
-    private NewJob prepare(TaskDefinition task, JobRequest request) {
+    private NewJob prepare(TaskDefinition task, JobRequest request, Map<String, String> propagated) {
         EnqueueOptions options = request.options();
         String name = task.name();
         int priority = options.priority() != null ? options.priority() : task.priority();
@@ -264,7 +319,13 @@ public final class QueueClient {
                     + QueueDefaults.MAX_DEDUP_KEY_LENGTH + " characters");
         }
         String payload = serialize(name, request.payload());
-        String headers = options.headers().isEmpty() ? "{}" : this.mapper.writeValueAsString(options.headers());
+        Map<String, String> allHeaders = options.headers();
+        if (!propagated.isEmpty()) {
+            // Explicit headers win over the propagated trace context.
+            allHeaders = new java.util.LinkedHashMap<>(propagated);
+            allHeaders.putAll(options.headers());
+        }
+        String headers = allHeaders.isEmpty() ? "{}" : this.mapper.writeValueAsString(allHeaders);
         return new NewJob(name, payload, headers, priority, options.runAt(), delay, toleranceMillis, maxAttempts,
                 dedupKey);
     }

@@ -80,6 +80,12 @@ public final class QueueDefaults {
     /** Default number of outcomes (or starts) written in one statement at most. */
     public static final int WRITE_BATCH_SIZE = 1000;
 
+    /** Default interval of the aggregate statistics query behind metrics, health and the endpoint. */
+    public static final Duration STATS_INTERVAL = Duration.ofSeconds(10);
+
+    /** Default age of the oldest due job above which the health indicator reports a problem. */
+    public static final Duration MAX_LAG = Duration.ofMinutes(5);
+
     /** Maximum length of a task name (it becomes part of a NOTIFY channel name). */
     public static final int MAX_TASK_NAME_LENGTH = 48;
 

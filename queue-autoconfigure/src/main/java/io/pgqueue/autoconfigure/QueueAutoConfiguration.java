@@ -2,10 +2,18 @@ package io.pgqueue.autoconfigure;
 
 import javax.sql.DataSource;
 
+import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.store.ControlStore;
 import io.pgqueue.store.JobStore;
+import io.pgqueue.store.NodeStore;
+import io.pgqueue.store.StatsStore;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -14,7 +22,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.thread.Threading;
@@ -31,9 +39,10 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code pgqueue.workers.enabled=false} — the worker runtime that runs them.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class,
-        afterName = "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration")
+        afterName = { "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+                "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration" })
 @ConditionalOnClass({ QueueClient.class, DataSource.class })
-@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnBean(DataSource.class)
 @ConditionalOnBooleanProperty(name = "pgqueue.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(QueueProperties.class)
 public final class QueueAutoConfiguration {
@@ -42,8 +51,17 @@ public final class QueueAutoConfiguration {
      * Returns the DataSource qualified {@link QueueDataSource}, or else the application's.
      */
     static DataSource queueDataSource(ObjectProvider<DataSource> dataSource, ObjectProvider<DataSource> queueDataSource) {
-        DataSource qualified = queueDataSource.getIfAvailable();
-        return qualified != null ? qualified : dataSource.getObject();
+        DataSource qualified = queueDataSource.getIfUnique();
+        if (qualified != null) {
+            return qualified;
+        }
+        DataSource unique = dataSource.getIfUnique();
+        if (unique == null) {
+            throw new QueueConfigurationException("The application has several DataSources and pgqueue cannot tell "
+                    + "which one to use", "Mark the queue's DataSource with @QueueDataSource, or one DataSource with "
+                    + "@Primary.");
+        }
+        return unique;
     }
 
     @Bean
@@ -83,8 +101,36 @@ public final class QueueAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    QueueClient queueClient(JobStore store, QueueConfig config, TaskRegistry tasks, ObjectProvider<JsonMapper> jsonMapper) {
-        return new QueueClient(store, config, tasks, jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()));
+    QueueTelemetry queueTelemetry(ObjectProvider<QueueEvents> events, ObjectProvider<ObservationRegistry> observations) {
+        return new QueueTelemetry(QueueEvents.of(events.orderedStream().toList()),
+                observations.getIfAvailable(() -> ObservationRegistry.NOOP));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    QueueClient queueClient(JobStore store, QueueConfig config, TaskRegistry tasks, ObjectProvider<JsonMapper> jsonMapper,
+            QueueTelemetry telemetry) {
+        return new QueueClient(store, config, tasks, jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()),
+                telemetry);
+    }
+
+    @Bean(initMethod = "start", destroyMethod = "stop")
+    @ConditionalOnMissingBean
+    QueueStatsPoller queueStatsPoller(ObjectProvider<DataSource> dataSource,
+            @QueueDataSource ObjectProvider<DataSource> queueDataSource, QueueConfig config, QueueProperties properties,
+            ObjectProvider<QueueSchemaInitializer> schema) {
+        schema.ifAvailable(initializer -> { });
+        QueueSettingsMapper.positive(properties.getStats().getInterval(), "pgqueue.stats.interval");
+        return new QueueStatsPoller(new StatsStore(queueDataSource(dataSource, queueDataSource), config),
+                properties.getStats().getInterval());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    QueueAdmin queueAdmin(ObjectProvider<DataSource> dataSource, @QueueDataSource ObjectProvider<DataSource> queueDataSource,
+            QueueConfig config, JobStore jobs, TaskRegistry tasks, QueueStatsPoller stats, QueueClient client) {
+        DataSource queue = queueDataSource(dataSource, queueDataSource);
+        return new QueueAdmin(jobs, new ControlStore(queue, config), new NodeStore(queue, config), tasks, stats, client);
     }
 
     /**
@@ -114,11 +160,11 @@ public final class QueueAutoConfiguration {
         QueueWorkersLifecycle queueWorkersLifecycle(ListableBeanFactory beans, QueueTaskBindings tasks,
                 ObjectProvider<DataSource> dataSource, @QueueDataSource ObjectProvider<DataSource> queueDataSource,
                 QueueConfig config, WorkerSettings settings, ObjectProvider<JsonMapper> jsonMapper,
-                WorkerExecutors executors, ObjectProvider<QueueSchemaInitializer> schema) {
+                WorkerExecutors executors, ObjectProvider<QueueSchemaInitializer> schema, QueueTelemetry telemetry) {
             schema.ifAvailable(initializer -> { });
             ObjectMapper mapper = jsonMapper.getIfAvailable(() -> JsonMapper.builder().build());
             return new QueueWorkersLifecycle(beans, tasks, queueDataSource(dataSource, queueDataSource), config, settings,
-                    mapper, executors);
+                    mapper, executors, telemetry);
         }
     }
 }

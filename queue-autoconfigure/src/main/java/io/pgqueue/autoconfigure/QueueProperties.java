@@ -64,6 +64,10 @@ public class QueueProperties {
 
     private final Workers workers = new Workers();
 
+    private final Stats stats = new Stats();
+
+    private final Health health = new Health();
+
     /**
      * Worker pools by name. Tasks run in the pool named by their annotation or by
      * pgqueue.tasks.<name>.pool ("default" unless set).
@@ -154,6 +158,14 @@ public class QueueProperties {
 
     public Workers getWorkers() {
         return this.workers;
+    }
+
+    public Stats getStats() {
+        return this.stats;
+    }
+
+    public Health getHealth() {
+        return this.health;
     }
 
     public Map<String, Pool> getPools() {
@@ -396,6 +408,73 @@ public class QueueProperties {
     }
 
     /**
+     * The periodic aggregate query behind metrics, health and the endpoint.
+     */
+    public static class Stats {
+
+        /**
+         * How often each node counts jobs per task and state (one query; scrapes and probes read
+         * the cached result).
+         */
+        private Duration interval = QueueDefaults.STATS_INTERVAL;
+
+        public Duration getInterval() {
+            return this.interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+    }
+
+    /**
+     * The "queue" health indicator.
+     */
+    public static class Health {
+
+        /**
+         * Most claimed jobs past their lease deadline tolerated for longer than one rescue
+         * interval before the health turns to the configured status.
+         */
+        private int maxStuckLeases = 0;
+
+        /**
+         * Oldest age of a due READY job tolerated before the health turns to the configured
+         * status (per task: pgqueue.tasks.<name>.max-lag).
+         */
+        private Duration maxLag = QueueDefaults.MAX_LAG;
+
+        /**
+         * Status reported when stuck leases or lag exceed their limits, e.g. DOWN or OUT_OF_SERVICE.
+         */
+        private String status = "DOWN";
+
+        public int getMaxStuckLeases() {
+            return this.maxStuckLeases;
+        }
+
+        public void setMaxStuckLeases(int maxStuckLeases) {
+            this.maxStuckLeases = maxStuckLeases;
+        }
+
+        public Duration getMaxLag() {
+            return this.maxLag;
+        }
+
+        public void setMaxLag(Duration maxLag) {
+            this.maxLag = maxLag;
+        }
+
+        public String getStatus() {
+            return this.status;
+        }
+
+        public void setStatus(String status) {
+            this.status = status;
+        }
+    }
+
+    /**
      * One worker pool.
      */
     public static class Pool {
@@ -474,6 +553,19 @@ public class QueueProperties {
         private QueueTask.DedupMode dedupPolicy;
 
         private final Retry retry = new Retry();
+
+        /**
+         * Oldest age of a due READY job of this task tolerated by the health indicator.
+         */
+        private Duration maxLag;
+
+        public Duration getMaxLag() {
+            return this.maxLag;
+        }
+
+        public void setMaxLag(Duration maxLag) {
+            this.maxLag = maxLag;
+        }
 
         public String getPool() {
             return this.pool;

@@ -7,6 +7,8 @@ import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.QueueWorkers;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
@@ -41,7 +43,9 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
 
     private final WorkerExecutors executors;
 
-    private QueueWorkers workers;
+    private final QueueTelemetry telemetry;
+
+    private volatile QueueWorkers workers;
 
     /**
      * Creates the lifecycle.
@@ -52,9 +56,11 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
      * @param settings the worker settings
      * @param mapper the JSON mapper for payloads
      * @param executors creates the executors of the pools
+     * @param telemetry where the workers report events and observations
      */
     public QueueWorkersLifecycle(BeanFactory beans, QueueTaskBindings tasks, DataSource dataSource, QueueConfig config,
-            WorkerSettings settings, ObjectMapper mapper, WorkerExecutors executors) {
+            WorkerSettings settings, ObjectMapper mapper, WorkerExecutors executors, QueueTelemetry telemetry) {
+        this.telemetry = telemetry;
         this.beans = beans;
         this.tasks = tasks;
         this.dataSource = dataSource;
@@ -79,7 +85,7 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
             }
         }
         this.workers = new QueueWorkers(this.dataSource, this.config, this.settings, workerTasks, this.mapper,
-                this.executors);
+                this.executors, this.telemetry);
         this.workers.start();
     }
 
@@ -98,6 +104,33 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
     @Override
     public int getPhase() {
         return PHASE;
+    }
+
+    /**
+     * Returns the state of this node's pools.
+     * @return the pools, empty before the workers start
+     */
+    public List<PoolState> pools() {
+        QueueWorkers current = this.workers;
+        return current == null ? List.of() : current.pools();
+    }
+
+    /**
+     * Returns the pools this node runs and their tasks, known before the workers start.
+     * @return task names by pool name
+     */
+    public java.util.Map<String, List<String>> poolTasks() {
+        java.util.Map<String, List<String>> pools = new java.util.LinkedHashMap<>();
+        this.tasks.all().values().stream()
+            .filter(binding -> binding.beanName() != null)
+            .forEach(binding -> pools.computeIfAbsent(binding.pool(), pool -> new ArrayList<>())
+                .add(binding.definition().name()));
+        return pools;
+    }
+
+    /** @return the worker settings */
+    public WorkerSettings settings() {
+        return this.settings;
     }
 
     /** @return this node's id */

@@ -96,6 +96,7 @@ final class JobStatements {
                 CROSS JOIN LATERAL (
                     SELECT id FROM ${schema}.job
                     WHERE job.task = t.task AND job.state = 'READY' AND job.schedule_time <= now()
+                      AND job.attempt < job.max_attempts
                     ORDER BY job.priority DESC, coalesce(job.delay_tolerance_deadline, job.schedule_time)
                     LIMIT t.lim
                     FOR UPDATE SKIP LOCKED
@@ -112,7 +113,7 @@ final class JobStatements {
             SET state = 'RUNNING', expected_status_change_time = now() + :leaseMillis * interval '1 millisecond'
             FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) AS l(id, epoch)
             WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state = 'STARTING'
-            RETURNING job.id, job.state, job.cancel_requested
+            RETURNING job.id, job.task, job.state, job.cancel_requested
             """;
 
     /** Renews the leases still held and stores reported progress; reports cancellation requests. */
@@ -123,7 +124,7 @@ final class JobStatements {
             FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:progress AS text[]))
                  AS l(id, epoch, progress)
             WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state IN ('STARTING', 'RUNNING')
-            RETURNING job.id, job.state, job.cancel_requested
+            RETURNING job.id, job.task, job.state, job.cancel_requested
             """;
 
     /**
@@ -135,14 +136,15 @@ final class JobStatements {
             SET state = 'READY', attempt = attempt - 1, lease_owner = NULL, expected_status_change_time = NULL
             FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) AS l(id, epoch)
             WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state = 'STARTING'
-            RETURNING job.id, job.state, job.cancel_requested
+            RETURNING job.id, job.task, job.state, job.cancel_requested
             """;
 
     /**
      * Writes the outcomes of many attempts in one statement, fenced by their leases. {@code held}
-     * locks the rows first: FOR UPDATE returns the newest row version, so a re-run or cancel
-     * request committed while this statement waited is honoured. Then:
-     * retry → READY after the delay; completed/failed with a re-run requested → READY at once
+     * locks the rows first, in id order (so two batches cannot deadlock): FOR UPDATE returns the
+     * newest row version, so a re-run or cancel request committed while this statement waited is
+     * honoured. Then: retry → READY after the delay; released (shutdown) → READY at once, the
+     * attempt given back; completed/failed with a re-run requested → READY at once
      * with a fresh attempt budget; a failure of a job whose cancellation was requested → CANCELLED;
      * anything else leaves the hot table for job_finished (completed rows only when they are kept).
      */
@@ -152,18 +154,21 @@ final class JobStatements {
                                      CAST(:delays AS bigint[]), CAST(:errors AS text[]), CAST(:progress AS text[]))
                               AS t(id, epoch, kind, delay_ms, error, progress)
             ), held AS (
-                SELECT job.id, input.delay_ms, input.error, input.progress,
+                SELECT job.id, job.task, input.delay_ms, input.error, input.progress, input.kind,
                        CASE WHEN job.cancel_requested AND input.kind <> 'COMPLETED' THEN 'CANCELLED'
-                            WHEN input.kind = 'RETRY' THEN 'READY'
+                            WHEN input.kind IN ('RETRY', 'RELEASED') THEN 'READY'
                             WHEN job.rerun_requested AND input.kind IN ('COMPLETED', 'FAILED') THEN 'RERUN'
                             ELSE input.kind END AS next_state
                 FROM ${schema}.job JOIN input ON job.id = input.id AND job.lease_epoch = input.epoch
                 WHERE job.state IN ('STARTING', 'RUNNING')
+                ORDER BY job.id
                 FOR UPDATE OF job
             ), requeued AS (
                 UPDATE ${schema}.job
                 SET state = 'READY', lease_owner = NULL, expected_status_change_time = NULL, rerun_requested = false,
-                    attempt = CASE WHEN held.next_state = 'RERUN' THEN 0 ELSE job.attempt END,
+                    attempt = CASE WHEN held.next_state = 'RERUN' THEN 0
+                                   WHEN held.kind = 'RELEASED' THEN job.attempt - 1
+                                   ELSE job.attempt END,
                     schedule_time = s.schedule_time,
                     delay_tolerance_deadline = s.schedule_time + (job.delay_tolerance_deadline - job.schedule_time),
                     last_error = coalesce(held.error, job.last_error),
@@ -177,14 +182,14 @@ final class JobStatements {
             ), archived AS (
                 INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
                         delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
-                        created_at, started_at, finished_at, progress)
+                        created_at, started_at, finished_at, progress, lease_epoch)
                 SELECT id, task, next_state, priority, payload, headers, schedule_time, delay_tolerance_deadline,
                        attempt, max_attempts, lease_owner, dedup_key, coalesce(error, last_error), created_at,
-                       started_at, now(), coalesce(reported_progress, progress)
+                       started_at, now(), coalesce(reported_progress, progress), lease_epoch
                 FROM finished
                 WHERE next_state <> 'COMPLETED' OR :keepCompleted
             )
-            SELECT id, CASE WHEN next_state = 'RERUN' THEN 'READY' ELSE next_state END AS state
+            SELECT id, task, CASE WHEN next_state = 'RERUN' THEN 'READY' ELSE next_state END AS state
             FROM held
             """;
 
@@ -193,7 +198,7 @@ final class JobStatements {
      * worker is writing right now; job_lease_idx serves it.
      */
     static final String LOCK_EXPIRED_LEASES = """
-            SELECT id, lease_epoch, attempt, max_attempts, lease_owner
+            SELECT id, task, lease_epoch, attempt, max_attempts, lease_owner
             FROM ${schema}.job
             WHERE state IN ('STARTING', 'RUNNING') AND expected_status_change_time < now()
             ORDER BY expected_status_change_time
@@ -212,16 +217,18 @@ final class JobStatements {
             ), archived AS (
                 INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
                         delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
-                        created_at, started_at, finished_at, progress)
+                        created_at, started_at, finished_at, progress, lease_epoch)
                 SELECT id, task, 'CANCELLED', priority, payload, headers, schedule_time, delay_tolerance_deadline,
-                       attempt, max_attempts, lease_owner, dedup_key, last_error, created_at, started_at, now(), progress
+                       attempt, max_attempts, lease_owner, dedup_key, last_error, created_at, started_at, now(), progress,
+                       lease_epoch
                 FROM cancelled
             ), requested AS (
                 UPDATE ${schema}.job SET cancel_requested = true
                 WHERE id = :id AND state IN ('STARTING', 'RUNNING')
                 RETURNING id
             )
-            SELECT (SELECT count(*) FROM cancelled) AS cancelled,
+            SELECT (SELECT task FROM cancelled) AS task,
+                   (SELECT count(*) FROM cancelled) AS cancelled,
                    (SELECT count(*) FROM requested) AS requested,
                    EXISTS (SELECT 1 FROM ${schema}.job_finished WHERE id = :id) AS finished,
                    EXISTS (SELECT 1 FROM ${schema}.job WHERE id = :id) AS active
@@ -239,6 +246,41 @@ final class JobStatements {
                 ORDER BY finished_at
                 LIMIT :limit
             ))
+            """;
+
+    /**
+     * Puts FAILED jobs back into the queue as READY with a fresh attempt budget, keeping their id
+     * and lease epoch (so no stale lease can match them). A job whose dedup key an active job
+     * holds stays FAILED.
+     */
+    static final String RERUN_FAILED = """
+            WITH revived AS (
+                DELETE FROM ${schema}.job_finished f
+                WHERE f.id IN (
+                    -- Of several failed jobs with one dedup key, only the newest comes back.
+                    SELECT DISTINCT ON (c.task, coalesce(c.dedup_key, c.id::text)) c.id
+                    FROM ${schema}.job_finished c
+                    WHERE c.state = 'FAILED' AND (c.id = :id OR (CAST(:id AS bigint) IS NULL AND c.task = :task))
+                      AND NOT EXISTS (SELECT 1 FROM ${schema}.job a WHERE a.task = c.task AND a.dedup_key = c.dedup_key)
+                    ORDER BY c.task, coalesce(c.dedup_key, c.id::text), c.finished_at DESC)
+                RETURNING f.*
+            )
+            INSERT INTO ${schema}.job (id, task, state, priority, payload, headers, schedule_time,
+                    delay_tolerance_deadline, attempt, max_attempts, lease_epoch, dedup_key, last_error, created_at)
+            SELECT id, task, 'READY', priority, payload, headers, now(),
+                   now() + (delay_tolerance_deadline - schedule_time), 0, max_attempts, lease_epoch, dedup_key,
+                   last_error, created_at
+            FROM revived
+            RETURNING id, task
+            """;
+
+    /** The most recent failures of a task; job_finished_task_idx serves it. */
+    static final String RECENT_FAILURES = """
+            SELECT id, attempt, last_error, finished_at
+            FROM ${schema}.job_finished
+            WHERE task = :task AND state = 'FAILED'
+            ORDER BY finished_at DESC
+            LIMIT :limit
             """;
 
     /** One job by id, active or finished. */

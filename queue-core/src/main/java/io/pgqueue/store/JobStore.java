@@ -58,6 +58,8 @@ public final class JobStore {
     private final String cancel;
     private final String deleteFinishedBefore;
     private final String find;
+    private final String rerunFailed;
+    private final String recentFailures;
 
     /**
      * Creates a store.
@@ -68,7 +70,7 @@ public final class JobStore {
         this.schema = config.schema();
         this.keepCompleted = !config.completedRetention().isZero();
         JdbcTemplate template = new JdbcTemplate(dataSource);
-        template.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, config.statementTimeout().toSeconds()));
+        template.setQueryTimeout(config.statementTimeoutSeconds());
         this.jdbc = new NamedParameterJdbcTemplate(template);
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         this.insertJobs = sql(JobStatements.INSERT_JOBS);
@@ -85,6 +87,8 @@ public final class JobStore {
         this.cancel = sql(JobStatements.CANCEL);
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
         this.find = sql(JobStatements.FIND);
+        this.rerunFailed = sql(JobStatements.RERUN_FAILED);
+        this.recentFailures = sql(JobStatements.RECENT_FAILURES);
     }
 
     private String sql(String statement) {
@@ -283,18 +287,20 @@ public final class JobStore {
 
     private FencedResult write(String statement, List<Lease> leases, MapSqlParameterSource params) {
         if (leases.isEmpty()) {
-            return new FencedResult(Map.of(), List.of(), List.of());
+            return FencedResult.EMPTY;
         }
         Map<Long, JobState> applied = new HashMap<>();
+        Map<Long, String> tasks = new HashMap<>();
         List<Long> cancelRequested = new ArrayList<>();
         this.jdbc.query(statement, params, rs -> {
             long id = rs.getLong("id");
             applied.put(id, JobState.valueOf(rs.getString("state")));
+            tasks.put(id, rs.getString("task"));
             if (rs.getBoolean("cancel_requested")) {
                 cancelRequested.add(id);
             }
         });
-        return new FencedResult(applied, lost(leases, applied), cancelRequested);
+        return new FencedResult(applied, tasks, lost(leases, applied), cancelRequested);
     }
 
     /**
@@ -304,7 +310,7 @@ public final class JobStore {
      */
     public FencedResult record(List<Outcome> outcomes) {
         if (outcomes.isEmpty()) {
-            return new FencedResult(Map.of(), List.of(), List.of());
+            return FencedResult.EMPTY;
         }
         List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
         MapSqlParameterSource params = leaseParams(leases)
@@ -314,9 +320,12 @@ public final class JobStore {
             .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()))
             .addValue("keepCompleted", this.keepCompleted);
         Map<Long, JobState> applied = new HashMap<>();
-        this.jdbc.query(this.recordOutcomes, params,
-                rs -> { applied.put(rs.getLong("id"), JobState.valueOf(rs.getString("state"))); });
-        return new FencedResult(applied, lost(leases, applied), List.of());
+        Map<Long, String> tasks = new HashMap<>();
+        this.jdbc.query(this.recordOutcomes, params, rs -> {
+            applied.put(rs.getLong("id"), JobState.valueOf(rs.getString("state")));
+            tasks.put(rs.getLong("id"), rs.getString("task"));
+        });
+        return new FencedResult(applied, tasks, lost(leases, applied), List.of());
     }
 
     /**
@@ -342,29 +351,38 @@ public final class JobStore {
     /**
      * Cancels a job: a READY job at once, a claimed job by a request its worker sees at the next heartbeat.
      * @param id the job id
-     * @return what happened
+     * @return what happened, and the task of a job cancelled at once
      */
-    public CancelResult cancel(long id) {
+    public Cancellation cancel(long id) {
         MapSqlParameterSource params = new MapSqlParameterSource("id", id);
         // A concurrent state change (claim, retry) can make one snapshot miss the job; look again.
         for (int i = 0; i < 10; i++) {
-            CancelResult result = this.jdbc.queryForObject(this.cancel, params, (rs, row) -> {
+            Cancellation result = this.jdbc.queryForObject(this.cancel, params, (rs, row) -> {
                 if (rs.getLong("cancelled") > 0) {
-                    return CancelResult.CANCELLED;
+                    return new Cancellation(CancelResult.CANCELLED, rs.getString("task"));
                 }
                 if (rs.getLong("requested") > 0) {
-                    return CancelResult.CANCEL_REQUESTED;
+                    return new Cancellation(CancelResult.CANCEL_REQUESTED, null);
                 }
                 if (rs.getBoolean("finished")) {
-                    return CancelResult.ALREADY_FINISHED;
+                    return new Cancellation(CancelResult.ALREADY_FINISHED, null);
                 }
-                return rs.getBoolean("active") ? null : CancelResult.NOT_FOUND;
+                return rs.getBoolean("active") ? null : new Cancellation(CancelResult.NOT_FOUND, null);
             });
             if (result != null) {
                 return result;
             }
         }
         throw new IllegalStateException("Job " + id + " kept changing state while being cancelled");
+    }
+
+    /**
+     * What a cancel did.
+     *
+     * @param result the result
+     * @param task the task of a job that was cancelled at once, else {@code null}
+     */
+    public record Cancellation(CancelResult result, String task) {
     }
 
     /**
@@ -401,6 +419,51 @@ public final class JobStore {
         }
         while (deleted == batchSize);
         return total;
+    }
+
+    /**
+     * Puts one FAILED job back into the queue (READY, fresh attempts), unless an active job holds
+     * its dedup key.
+     * @param id the job id
+     * @return whether the job was FAILED and is READY now
+     */
+    public boolean rerunFailed(long id) {
+        return !this.jdbc.queryForList(this.rerunFailed, new MapSqlParameterSource("id", id).addValue("task", null))
+            .isEmpty();
+    }
+
+    /**
+     * Puts every FAILED job of a task back into the queue (READY, fresh attempts), except those
+     * whose dedup key an active job holds.
+     * @param task the task
+     * @return the ids of the jobs put back
+     */
+    public List<Long> rerunAllFailed(String task) {
+        return this.jdbc.query(this.rerunFailed, new MapSqlParameterSource("id", null).addValue("task", task),
+                (rs, row) -> rs.getLong("id"));
+    }
+
+    /**
+     * Lists the most recent failures of a task.
+     * @param task the task
+     * @param limit how many
+     * @return the failures, newest first
+     */
+    public List<Failure> recentFailures(String task, int limit) {
+        return this.jdbc.query(this.recentFailures, new MapSqlParameterSource("task", task).addValue("limit", limit),
+                (rs, row) -> new Failure(rs.getLong("id"), rs.getInt("attempt"), rs.getString("last_error"),
+                        instant(rs, "finished_at")));
+    }
+
+    /**
+     * A failed job.
+     *
+     * @param id the job id
+     * @param attempt attempts made
+     * @param error the last error
+     * @param failedAt when it failed
+     */
+    public record Failure(long id, int attempt, String error, Instant failedAt) {
     }
 
     /**

@@ -60,7 +60,7 @@ public final class NodeStore {
      */
     public NodeStore(DataSource dataSource, QueueConfig config) {
         JdbcTemplate template = new JdbcTemplate(dataSource);
-        template.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, config.statementTimeout().toSeconds()));
+        template.setQueryTimeout(config.statementTimeoutSeconds());
         this.jdbc = new NamedParameterJdbcTemplate(template);
         this.register = REGISTER.replace("${schema}", config.schema());
         this.heartbeat = HEARTBEAT.replace("${schema}", config.schema());

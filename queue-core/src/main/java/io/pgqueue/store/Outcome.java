@@ -27,9 +27,17 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error,
         if (retryDelay.isNegative()) {
             throw new IllegalArgumentException("Retry delay must not be negative, was " + retryDelay);
         }
-        if (error != null && error.length() > MAX_ERROR_LENGTH) {
-            error = error.substring(0, MAX_ERROR_LENGTH);
+        error = text(error, MAX_ERROR_LENGTH);
+        progress = text(progress, MAX_ERROR_LENGTH);
+    }
+
+    /** PostgreSQL text cannot hold NUL characters: one in an exception message must not poison a batch. */
+    private static String text(String value, int maxLength) {
+        if (value == null) {
+            return null;
         }
+        String clean = value.indexOf('\u0000') < 0 ? value : value.replace("\u0000", "");
+        return clean.length() > maxLength ? clean.substring(0, maxLength) : clean;
     }
 
     /**
@@ -63,6 +71,17 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error,
     }
 
     /**
+     * The attempt was cut short by the node shutting down: the job is READY again at once and the
+     * attempt does not count.
+     * @param lease the lease
+     * @param reason why
+     * @return the outcome
+     */
+    public static Outcome released(Lease lease, String reason) {
+        return new Outcome(lease, Kind.RELEASED, Duration.ZERO, reason, null);
+    }
+
+    /**
      * The handler stopped because cancellation was requested.
      * @param lease the lease
      * @return the outcome
@@ -91,6 +110,8 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error,
         /** Failure without another attempt. */
         FAILED,
         /** Stopped on a cancellation request. */
-        CANCELLED
+        CANCELLED,
+        /** Cut short by a shutdown; does not count as an attempt. */
+        RELEASED
     }
 }

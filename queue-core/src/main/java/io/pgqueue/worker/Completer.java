@@ -14,6 +14,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 import io.pgqueue.JobState;
+import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
@@ -44,6 +45,8 @@ final class Completer {
 
     private final BiConsumer<String, Duration> onRequeued;
 
+    private final QueueEvents events;
+
     private final ReentrantLock lock = new ReentrantLock();
 
     private final Condition pending = this.lock.newCondition();
@@ -70,7 +73,8 @@ final class Completer {
      * re-run), so a local pool can look for it without waiting for the poll
      */
     Completer(JobStore store, Duration lease, int batchSize, Consumer<FencedResult> onStarted,
-            BiConsumer<String, Duration> onRequeued) {
+            BiConsumer<String, Duration> onRequeued, QueueEvents events) {
+        this.events = events;
         this.store = store;
         this.lease = lease;
         this.batchSize = batchSize;
@@ -233,6 +237,13 @@ final class Completer {
         }
         finally {
             this.lock.unlock();
+        }
+        result.applied().forEach((id, state) -> this.events.recorded(result.tasks().get(id), state));
+        for (Lease lost : result.lost()) {
+            String task = tasksOfBatch.get(lost.jobId());
+            if (task != null) {
+                this.events.leaseLost(task);
+            }
         }
         for (Outcome outcome : written) {
             if (result.applied().get(outcome.lease().jobId()) == JobState.READY) {

@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
+import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
@@ -32,7 +33,10 @@ final class LeaseKeeper implements Runnable {
 
     private final Completer completer;
 
-    LeaseKeeper(JobStore store, List<WorkerPool> pools, WorkerSettings settings, Completer completer) {
+    private final QueueEvents events;
+
+    LeaseKeeper(JobStore store, List<WorkerPool> pools, WorkerSettings settings, Completer completer, QueueEvents events) {
+        this.events = events;
         this.store = store;
         this.pools = pools;
         this.settings = settings;
@@ -62,8 +66,9 @@ final class LeaseKeeper implements Runnable {
         Map<Long, RunningJob> byId = jobs.stream().collect(Collectors.toMap(RunningJob::jobId, Function.identity()));
         Set<Lease> lost = new HashSet<>(result.lost());
         for (RunningJob job : jobs) {
-            if (lost.contains(job.lease())) {
+            if (lost.contains(job.lease()) && !job.leaseLost) {
                 job.leaseLost = true;
+                this.events.leaseLost(job.task());
             }
         }
         for (Long id : result.cancelRequested()) {

@@ -3,6 +3,7 @@ package io.pgqueue.worker;
 import java.time.Duration;
 
 import io.pgqueue.JobState;
+import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NodeStore;
@@ -33,7 +34,10 @@ final class Maintenance {
 
     private final WorkerSettings settings;
 
-    Maintenance(JobStore jobs, NodeStore nodes, WorkerSettings settings) {
+    private final QueueEvents events;
+
+    Maintenance(JobStore jobs, NodeStore nodes, WorkerSettings settings, QueueEvents events) {
+        this.events = events;
         this.jobs = jobs;
         this.nodes = nodes;
         this.settings = settings;
@@ -44,6 +48,8 @@ final class Maintenance {
             FencedResult result;
             do {
                 result = this.jobs.rescueExpiredLeases(this.settings.batchSize());
+                FencedResult rescued = result;
+                rescued.applied().forEach((id, state) -> this.events.rescued(rescued.tasks().get(id), state));
                 if (!result.applied().isEmpty()) {
                     log.info("Rescued {} jobs whose leases expired: {} ready again, {} failed, {} cancelled",
                             result.applied().size(), result.count(JobState.READY), result.count(JobState.FAILED),

@@ -17,6 +17,9 @@ import javax.sql.DataSource;
 import io.pgqueue.AttemptOutcomes;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.store.ControlStore;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NodeStore;
@@ -60,6 +63,10 @@ public final class QueueWorkers {
 
     private final Completer completer;
 
+    private final QueueEvents events;
+
+    private final ControlStore controls;
+
     private final NotificationListener listener;
 
     private final Maintenance maintenance;
@@ -83,13 +90,30 @@ public final class QueueWorkers {
      */
     public QueueWorkers(DataSource dataSource, QueueConfig config, WorkerSettings settings, Collection<WorkerTask> tasks,
             ObjectMapper mapper, WorkerExecutors executors) {
+        this(dataSource, config, settings, tasks, mapper, executors, QueueTelemetry.NONE);
+    }
+
+    /**
+     * Creates the runtime; nothing runs until {@link #start()}.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     * @param settings the worker settings
+     * @param tasks the tasks this node runs
+     * @param mapper the JSON mapper for payloads
+     * @param executors creates the executor of each pool
+     * @param telemetry where to report events (metrics) and execution observations (tracing)
+     */
+    public QueueWorkers(DataSource dataSource, QueueConfig config, WorkerSettings settings, Collection<WorkerTask> tasks,
+            ObjectMapper mapper, WorkerExecutors executors, QueueTelemetry telemetry) {
         this.settings = settings;
+        this.events = telemetry.events();
+        this.controls = new ControlStore(dataSource, config);
         this.store = new JobStore(dataSource, config.withCompletedRetention(settings.completedRetention()));
         this.nodes = new NodeStore(dataSource, config);
         this.mapper = mapper;
         this.completer = new Completer(this.store, settings.lease(), settings.batchSize(), this::onStarted,
-                this::onRequeued);
-        this.maintenance = new Maintenance(this.store, this.nodes, settings);
+                this::onRequeued, this.events);
+        this.maintenance = new Maintenance(this.store, this.nodes, settings, this.events);
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));
@@ -98,7 +122,7 @@ public final class QueueWorkers {
             Executor executor = executors.create(entry.getKey(), threads);
             this.executors.add(executor);
             WorkerPool pool = new WorkerPool(entry.getKey(), entry.getValue(), settings.pool(entry.getKey()), settings,
-                    this.store, mapper, outcomes, this.completer, executor, this.timers);
+                    this.store, mapper, outcomes, this.completer, executor, this.timers, telemetry);
             this.pools.add(pool);
             for (WorkerTask task : entry.getValue()) {
                 String channel = this.store.channel(task.name());
@@ -133,12 +157,15 @@ public final class QueueWorkers {
         }
         this.nodes.register(this.settings.nodeId(), host(), poolsJson());
         this.completer.start("pgqueue-completer");
+        refreshPaused();
         this.pools.forEach(WorkerPool::start);
         this.listener.start();
-        LeaseKeeper leaseKeeper = new LeaseKeeper(this.store, this.pools, this.settings, this.completer);
+        LeaseKeeper leaseKeeper = new LeaseKeeper(this.store, this.pools, this.settings, this.completer, this.events);
         long heartbeat = this.settings.heartbeatInterval().toMillis();
         this.timers.scheduleWithFixedDelay(guard(leaseKeeper), heartbeat, heartbeat, TimeUnit.MILLISECONDS);
         this.timers.scheduleWithFixedDelay(guard(this::nodeHeartbeat), heartbeat, heartbeat, TimeUnit.MILLISECONDS);
+        long poll = this.settings.pollInterval().toMillis();
+        this.timers.scheduleWithFixedDelay(guard(this::refreshPaused), poll, poll, TimeUnit.MILLISECONDS);
         every(this.settings.rescueInterval(), this.maintenance::rescue);
         every(this.settings.retentionInterval(), this.maintenance::purge);
         if (!this.settings.vacuumInterval().isZero()) {
@@ -199,6 +226,22 @@ public final class QueueWorkers {
                 log.warn("Could not deregister node '{}': {}", this.settings.nodeId(), ex.toString());
             }
             log.info("pgqueue node '{}' stopped", this.settings.nodeId());
+        }
+    }
+
+    /** @return the state of each pool, for metrics and operators */
+    public List<PoolState> pools() {
+        return this.pools.stream().map(WorkerPool::state).toList();
+    }
+
+    /** Reads which tasks operators paused; every node honours a pause within one poll interval. */
+    private void refreshPaused() {
+        try {
+            java.util.Set<String> paused = this.controls.pausedTasks();
+            this.pools.forEach(pool -> pool.setPaused(paused));
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not read paused tasks: {}", ex.toString());
         }
     }
 

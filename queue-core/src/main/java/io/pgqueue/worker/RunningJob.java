@@ -24,6 +24,9 @@ final class RunningJob implements TaskContext {
 
     volatile Instant deadline;
 
+    /** Local clock when the claim returned, to place the start on the database clock. */
+    final long claimedNanos = System.nanoTime();
+
     volatile long startedNanos;
 
     volatile boolean cancelRequested;
@@ -101,7 +104,8 @@ final class RunningJob implements TaskContext {
 
     @Override
     public void progress(String progress) {
-        this.progress = progress;
+        // PostgreSQL text cannot hold NUL characters.
+        this.progress = progress == null ? null : progress.replace("\u0000", "");
     }
 
     @Override

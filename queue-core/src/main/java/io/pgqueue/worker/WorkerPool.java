@@ -8,6 +8,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -17,9 +18,15 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.AttemptOutcomes;
 import io.pgqueue.JobState;
 import io.pgqueue.TaskTimeoutException;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueMeterNames;
+import io.pgqueue.observe.QueueObservations;
+import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.JobStore;
@@ -65,7 +72,14 @@ final class WorkerPool {
 
     private final WorkerSettings settings;
 
+    private final QueueEvents events;
+
+    private final ObservationRegistry observations;
+
     private final Map<String, Slot> slots = new LinkedHashMap<>();
+
+    /** Tasks paused by an operator; refreshed by the runtime once per poll interval. */
+    private volatile Set<String> paused = Set.of();
 
     /** Jobs this pool holds, buffered or running, by id. */
     private final Map<Long, RunningJob> held = new ConcurrentHashMap<>();
@@ -84,8 +98,10 @@ final class WorkerPool {
 
     WorkerPool(String name, Collection<WorkerTask> tasks, PoolSettings poolSettings, WorkerSettings settings,
             JobStore store, ObjectMapper mapper, AttemptOutcomes outcomes, Completer completer, Executor executor,
-            ScheduledExecutorService timers) {
+            ScheduledExecutorService timers, QueueTelemetry telemetry) {
         this.name = name;
+        this.events = telemetry.events();
+        this.observations = telemetry.observations();
         this.owner = settings.nodeId() + "/" + name;
         this.settings = settings;
         this.store = store;
@@ -117,6 +133,39 @@ final class WorkerPool {
         return this.held.values();
     }
 
+    /**
+     * Sets the paused tasks; a resumed task is looked for at once.
+     * @param paused the names of all paused tasks
+     */
+    void setPaused(Set<String> paused) {
+        Set<String> before = this.paused;
+        this.paused = paused;
+        if (!before.equals(paused)) {
+            wake(null);
+        }
+    }
+
+    PoolState state() {
+        Map<String, PoolState.Task> tasks = new LinkedHashMap<>();
+        int capacity = 0;
+        int busy = 0;
+        int buffered = 0;
+        this.lock.lock();
+        try {
+            for (Slot slot : this.slots.values()) {
+                tasks.put(slot.task.name(), new PoolState.Task(slot.task.concurrency(), slot.running, slot.buffer.size(),
+                        slot.prefetch.depth(), slot.prefetch.averageExecutionTime(), this.paused.contains(slot.task.name())));
+                capacity += slot.task.concurrency();
+                busy += slot.running;
+                buffered += slot.buffer.size();
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
+        return new PoolState(this.name, capacity, busy, buffered, tasks);
+    }
+
     synchronized void start() {
         if (this.fetcher != null) {
             return;
@@ -137,6 +186,7 @@ final class WorkerPool {
             for (Slot slot : this.slots.values()) {
                 if (task == null || slot.task.name().equals(task)) {
                     slot.exhausted = false;
+                    slot.wakes++;
                 }
             }
             this.wakeRequested = true;
@@ -182,7 +232,7 @@ final class WorkerPool {
                 log.warn("Pool '{}' could not hand back {} buffered jobs; they return when their leases expire: {}",
                         this.name, buffered.size(), ex.toString());
             }
-            buffered.forEach(job -> this.held.remove(job.jobId()));
+            buffered.forEach(job -> this.held.remove(job.jobId(), job));
         }
     }
 
@@ -239,7 +289,7 @@ final class WorkerPool {
         finally {
             this.lock.unlock();
         }
-        dropped.forEach(job -> this.held.remove(job.jobId()));
+        dropped.forEach(job -> this.held.remove(job.jobId(), job));
         return dropped;
     }
 
@@ -250,8 +300,10 @@ final class WorkerPool {
             boolean full = false;
             if (!limits.isEmpty()) {
                 try {
+                    long start = System.nanoTime();
                     List<ClaimedJob> claimed = this.store.claim(limits, this.owner, JobState.STARTING,
                             this.settings.lease());
+                    this.events.claimRan(this.name, claimed.size(), Duration.ofNanos(System.nanoTime() - start));
                     full = accept(claimed, limits);
                     backoff = 0;
                 }
@@ -273,9 +325,16 @@ final class WorkerPool {
         List<ClaimLimit> limits = new ArrayList<>();
         this.lock.lock();
         try {
+            long now = System.nanoTime();
             for (Slot slot : this.slots.values()) {
+                // However busy the other tasks keep the loop, an exhausted task is looked at again
+                // after a poll interval (scheduled, retried and rescued jobs come without a notification).
+                if (slot.exhausted && now - slot.exhaustedAt >= this.settings.pollInterval().toNanos()) {
+                    slot.exhausted = false;
+                }
+                slot.wakesAtClaim = slot.wakes;
                 int free = slot.task.concurrency() + slot.prefetch.depth() - slot.running - slot.buffer.size();
-                if (free > 0 && !slot.exhausted) {
+                if (free > 0 && !slot.exhausted && !this.paused.contains(slot.task.name())) {
                     limits.add(new ClaimLimit(slot.task.name(), Math.min(free, this.settings.batchSize())));
                 }
             }
@@ -297,24 +356,51 @@ final class WorkerPool {
             counts.merge(job.task(), 1, Integer::sum);
             Slot slot = this.slots.get(job.task());
             RunningJob running = new RunningJob(job, slot.task, headers(job));
-            this.held.put(job.id(), running);
+            RunningJob previous = this.held.put(job.id(), running);
+            if (previous != null) {
+                // An earlier attempt of this job still runs here (its lease expired, e.g. a timed-out
+                // handler that ignored its interrupt): it no longer holds the job.
+                previous.leaseLost = true;
+            }
             jobs.add(running);
         }
+        counts.forEach((task, count) -> this.events.claimed(this.name, task, count));
         boolean full = false;
+        boolean stopped;
         this.lock.lock();
         try {
-            for (RunningJob job : jobs) {
-                this.slots.get(job.task()).buffer.add(job);
+            stopped = !this.fetching;
+            if (!stopped) {
+                for (RunningJob job : jobs) {
+                    this.slots.get(job.task()).buffer.add(job);
+                }
+                long now = System.nanoTime();
+                for (ClaimLimit limit : limits) {
+                    Slot slot = this.slots.get(limit.task());
+                    boolean gotAll = counts.getOrDefault(limit.task(), 0) >= limit.limit();
+                    // A notification that arrived during the claim may announce a job the claim missed.
+                    if (!gotAll && slot.wakes == slot.wakesAtClaim) {
+                        slot.exhausted = true;
+                        slot.exhaustedAt = now;
+                    }
+                    full |= gotAll;
+                }
+                this.slots.values().forEach(this::dispatch);
             }
-            for (ClaimLimit limit : limits) {
-                boolean gotAll = counts.getOrDefault(limit.task(), 0) >= limit.limit();
-                this.slots.get(limit.task()).exhausted = !gotAll;
-                full |= gotAll;
-            }
-            this.slots.values().forEach(this::dispatch);
         }
         finally {
             this.lock.unlock();
+        }
+        if (stopped && !jobs.isEmpty()) {
+            // The pool stopped while this claim ran: hand the jobs straight back.
+            jobs.forEach(job -> this.held.remove(job.jobId(), job));
+            try {
+                this.store.release(jobs.stream().map(RunningJob::lease).toList());
+            }
+            catch (RuntimeException ex) {
+                log.warn("Pool '{}' could not hand back {} jobs claimed while stopping; they return when their leases "
+                        + "expire: {}", this.name, jobs.size(), ex.toString());
+            }
         }
         return full;
     }
@@ -342,24 +428,43 @@ final class WorkerPool {
         }
         job.startedNanos = System.nanoTime();
         job.deadline = Instant.now().plus(slot.task.timeout());
-        this.completer.started(job.lease());
-        ScheduledFuture<?> timeout = this.timers.schedule(() -> {
-            job.timedOut = true;
-            job.interrupt();
-        }, slot.task.timeout().toNanos(), TimeUnit.NANOSECONDS);
-        Outcome outcome;
+        Outcome outcome = null;
+        ScheduledFuture<?> timeout = null;
         try {
+            this.completer.started(job.lease());
+            timeout = this.timers.schedule(() -> {
+                job.timedOut = true;
+                job.interrupt();
+            }, slot.task.timeout().toNanos(), TimeUnit.NANOSECONDS);
+            reportStart(job);
             outcome = run(slot, job);
         }
+        catch (RuntimeException | Error ex) {
+            // Never lose the slot or the job to a failure around the handler (a retry policy or a
+            // listener that throws): the attempt fails and the slot is freed.
+            log.error("Unexpected failure while running {}", job, ex);
+            outcome = Outcome.failed(job.lease(), AttemptOutcomes.describe(ex));
+        }
         finally {
-            timeout.cancel(false);
+            if (timeout != null) {
+                timeout.cancel(false);
+            }
             job.detach();
             // A timeout or shutdown interrupt that arrived after the handler returned must not
             // leak into the next job on this thread.
             Thread.interrupted();
+            long nanos = System.nanoTime() - job.startedNanos;
+            Outcome written = (outcome != null ? outcome : Outcome.failed(job.lease(), "Handler did not finish"))
+                .withProgress(job.progress);
+            try {
+                this.events.executed(job.task(), written.kind(), Duration.ofNanos(nanos));
+            }
+            catch (RuntimeException ex) {
+                log.warn("Queue event listener failed: {}", ex.toString());
+            }
+            this.completer.finished(written, job.task());
+            finished(slot, job, nanos);
         }
-        this.completer.finished(outcome.withProgress(job.progress), job.task());
-        finished(slot, job, System.nanoTime() - job.startedNanos);
     }
 
     private Outcome run(Slot slot, RunningJob job) {
@@ -372,17 +477,20 @@ final class WorkerPool {
             return Outcome.failed(job.lease(), "Payload cannot be read as " + slot.payloadType.toCanonical() + ": "
                     + ex.getOriginalMessage());
         }
-        try {
+        Observation observation = QueueObservations.execute(this.observations, job.task(), job.headers()).start();
+        try (Observation.Scope scope = observation.openScope()) {
             slot.task.handler().handle(payload, job);
+            observation.lowCardinalityKeyValue(QueueMeterNames.TAG_OUTCOME, "completed");
             return this.outcomes.succeeded(job.job);
         }
         catch (Throwable failure) {
+            observation.error(failure);
+            observation.lowCardinalityKeyValue(QueueMeterNames.TAG_OUTCOME, "failed");
             if (failure instanceof Error && !(failure instanceof AssertionError) && !(failure instanceof StackOverflowError)) {
                 log.error("Handler of {} threw an Error", job, failure);
             }
             if (job.interruptedByShutdown) {
-                return Outcome.retry(job.lease(), Duration.ZERO, "Interrupted by the shutdown of node "
-                        + this.settings.nodeId());
+                return Outcome.released(job.lease(), "Interrupted by the shutdown of node " + this.settings.nodeId());
             }
             if (job.timedOut) {
                 return this.outcomes.failed(job.job, new TaskTimeoutException(job.task(), slot.task.timeout()));
@@ -390,10 +498,27 @@ final class WorkerPool {
             log.debug("Handler of {} failed", job, failure);
             return this.outcomes.failed(job.job, failure);
         }
+        finally {
+            observation.stop();
+        }
+    }
+
+    /**
+     * Reports the start: queue wait (due → start) and, for jobs due at enqueue, enqueue → start.
+     * Database times (creation, schedule, claim) plus this node's time from claim to start.
+     */
+    private void reportStart(RunningJob job) {
+        ClaimedJob claimed = job.job;
+        Instant startedAt = claimed.claimedAt().plusNanos(job.startedNanos - job.claimedNanos);
+        Duration queueWait = Duration.between(claimed.scheduleTime(), startedAt);
+        boolean dueAtEnqueue = !claimed.scheduleTime().isAfter(claimed.createdAt().plusMillis(1));
+        Duration startLatency = dueAtEnqueue ? Duration.between(claimed.createdAt(), startedAt) : null;
+        boolean missed = claimed.delayToleranceDeadline() != null && startedAt.isAfter(claimed.delayToleranceDeadline());
+        this.events.started(job.task(), queueWait, startLatency, missed);
     }
 
     private void finished(Slot slot, RunningJob job, long nanos) {
-        this.held.remove(job.jobId());
+        this.held.remove(job.jobId(), job);
         this.lock.lock();
         try {
             slot.running--;
@@ -469,6 +594,14 @@ final class WorkerPool {
 
         /** The last claim found fewer due jobs than it asked for; wait for a notification or the poll. */
         boolean exhausted;
+
+        /** When {@link #exhausted} was set (local clock). */
+        long exhaustedAt;
+
+        /** Wake-ups received; compared across a claim to spot notifications the claim may have missed. */
+        long wakes;
+
+        long wakesAtClaim;
 
         Slot(WorkerTask task, JavaType payloadType, AdaptivePrefetch prefetch) {
             this.task = task;

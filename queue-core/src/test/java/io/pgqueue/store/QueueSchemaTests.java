@@ -18,13 +18,13 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(2);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(3);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         List<String> tables = jdbc.queryForList(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
-        assertThat(tables).containsExactly("job", "job_finished", "node", "pgqueue_schema_history");
+        assertThat(tables).containsExactly("job", "job_finished", "node", "pgqueue_schema_history", "task_control");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
                 + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
             .contains("autovacuum_vacuum_scale_factor=0");
@@ -42,7 +42,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(2);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(3);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();

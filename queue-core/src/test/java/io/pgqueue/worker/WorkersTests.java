@@ -203,7 +203,9 @@ class WorkersTests {
             running.countDown();
             Thread.sleep(60_000);
         };
-        WorkerTask task = task("copy", stubborn, Push.class, 1, Duration.ofMinutes(5));
+        // Its only attempt: an interrupted shutdown must not use it up.
+        WorkerTask task = new WorkerTask(TaskDefinition.builder("copy").maxAttempts(1).build(), cast(stubborn), Push.class,
+                1, Duration.ofMinutes(5), "default");
         QueueClient client = client(task);
         long id = client.enqueue("copy", new Push("u", 1)).jobId();
         QueueWorkers workers = start(settings("node-a").shutdownTimeout(Duration.ofMillis(300)).build(), task);
@@ -213,7 +215,61 @@ class WorkersTests {
 
         JobSnapshot job = client.find(id).orElseThrow();
         assertThat(job.state()).isEqualTo(JobState.READY);
+        assertThat(job.attempt()).isZero();
         assertThat(job.lastError()).contains("Interrupted by the shutdown of node node-a");
+        // Another node picks it up and runs it.
+        AtomicInteger ranAgain = new AtomicInteger();
+        start(settings("node-b").build(), new WorkerTask(task.definition(),
+                cast((TaskHandler<Push>) (payload, context) -> ranAgain.incrementAndGet()), Push.class, 1,
+                Duration.ofMinutes(1), "default"));
+        await().atMost(Duration.ofSeconds(20)).until(() -> state(client, id) == JobState.COMPLETED);
+        assertThat(ranAgain.get()).isEqualTo(1);
+    }
+
+    @Test
+    void aFailureAroundTheHandlerFailsTheAttemptAndFreesTheSlot() {
+        TaskHandler<Push> failing = (payload, context) -> {
+            throw new IllegalStateException("bad\u0000byte");
+        };
+        // A custom retry policy that itself throws, on a task with a single slot.
+        WorkerTask task = new WorkerTask(TaskDefinition.builder("broken").retryPolicy(attempt -> {
+            throw new ArrayIndexOutOfBoundsException(attempt);
+        }).build(), cast(failing), Push.class, 1, Duration.ofMinutes(1), "default");
+        QueueClient client = client(task);
+        long first = client.enqueue("broken", new Push("u", 1)).jobId();
+        long second = client.enqueue("broken", new Push("u", 2)).jobId();
+
+        start(settings("node-a").build(), task);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> state(client, first) == JobState.FAILED
+                && state(client, second) == JobState.FAILED);
+        assertThat(client.find(first).orElseThrow().lastError()).contains("ArrayIndexOutOfBoundsException");
+    }
+
+    @Test
+    void aBusyTaskDoesNotStarveScheduledJobsOfAnother() {
+        AtomicInteger busyRuns = new AtomicInteger();
+        WorkerTask busy = task("busy", (TaskHandler<Long>) (payload, context) -> {
+            busyRuns.incrementAndGet();
+            Thread.sleep(2);
+        }, Long.class, 1, Duration.ofMinutes(1));
+        AtomicInteger quietRuns = new AtomicInteger();
+        WorkerTask quiet = task("quiet", (TaskHandler<Long>) (payload, context) -> quietRuns.incrementAndGet(), Long.class,
+                1, Duration.ofMinutes(1));
+        QueueClient client = client(busy, quiet);
+        List<JobRequest> jobs = new ArrayList<>();
+        for (int i = 0; i < 4000; i++) {
+            jobs.add(JobRequest.of("busy", (long) i));
+        }
+        client.enqueueAll(jobs);
+        start(settings("node-a").pollInterval(Duration.ofMillis(500)).build(), busy, quiet);
+        await().atMost(Duration.ofSeconds(10)).until(() -> busyRuns.get() > 50);
+
+        // Scheduled: no notification announces it when it becomes due.
+        client.enqueue("quiet", 1L, EnqueueOptions.defaults().withDelay(Duration.ofMillis(300)));
+
+        await().atMost(Duration.ofSeconds(3)).until(() -> quietRuns.get() == 1);
+        assertThat(count("job", "READY")).as("the busy backlog is still there").isPositive();
     }
 
     @Test

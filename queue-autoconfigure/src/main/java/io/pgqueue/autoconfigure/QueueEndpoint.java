@@ -1,0 +1,227 @@
+package io.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import io.pgqueue.QueueAdmin;
+import io.pgqueue.QueueAdminException;
+import io.pgqueue.observe.QueueStats;
+import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.observe.TaskStats;
+import io.pgqueue.worker.PoolState;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.lang.Nullable;
+
+/**
+ * The {@code queues} Actuator endpoint: what is queued, running, stuck and failing, per task, pool
+ * and node — read from the cached statistics, never a query per request — and the operator's
+ * controls. Write operations change the queue: protect them like any Actuator write access.
+ * <ul>
+ * <li>{@code GET /actuator/queues}: tasks, pools, nodes;</li>
+ * <li>{@code GET /actuator/queues/{task}}: one task with its most recent failures;</li>
+ * <li>{@code POST /actuator/queues/{task}} with {@code {"action": "pause" | "resume" | "rerun-failed" | "rescue"}};</li>
+ * <li>{@code POST /actuator/queues/{task}/{jobId}} with {@code {"action": "rerun" | "cancel"}}.</li>
+ * </ul>
+ */
+@Endpoint(id = "queues")
+public class QueueEndpoint {
+
+    private static final int RECENT_FAILURES = 20;
+
+    private final QueueAdmin admin;
+
+    private final QueueStatsPoller stats;
+
+    private final QueueTaskBindings tasks;
+
+    private final ObjectProvider<QueueWorkersLifecycle> workers;
+
+    private final LocalDeadlineMisses misses;
+
+    QueueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
+            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses) {
+        this.admin = admin;
+        this.stats = stats;
+        this.tasks = tasks;
+        this.workers = workers;
+        this.misses = misses;
+    }
+
+    /**
+     * Describes every task, the pools of this node and the registered nodes.
+     * @return the description
+     */
+    @ReadOperation
+    public Map<String, Object> queues() {
+        QueueStats latest = this.stats.latest();
+        Map<String, Object> tasks = new LinkedHashMap<>();
+        for (String task : this.admin.knownTasks()) {
+            tasks.put(task, describe(task, latest.task(task)));
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("statsTakenAt", latest.takenAt());
+        if (latest.error() != null) {
+            body.put("statsError", latest.error().toString());
+        }
+        body.put("tasks", tasks);
+        body.put("pools", pools());
+        body.put("nodes", this.admin.nodes());
+        return body;
+    }
+
+    /**
+     * Describes one task, with its most recent failures.
+     * @param task the task
+     * @return the description
+     */
+    @ReadOperation
+    public Map<String, Object> task(@Selector String task) {
+        requireKnown(task);
+        Map<String, Object> body = describe(task, this.stats.latest().task(task));
+        body.put("recentFailures", this.admin.recentFailures(task, RECENT_FAILURES));
+        return body;
+    }
+
+    /**
+     * Acts on a task: {@code pause}, {@code resume}, {@code rerun-failed} (all its failed jobs) or
+     * {@code rescue} (every expired lease, now).
+     * @param task the task
+     * @param action the action
+     * @return what changed
+     */
+    @WriteOperation
+    public Map<String, Object> taskAction(@Selector String task, String action) {
+        requireKnown(task);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("task", task);
+        body.put("action", action);
+        switch (normalize(action)) {
+            case "pause" -> body.put("changed", this.admin.pause(task));
+            case "resume" -> body.put("changed", this.admin.resume(task));
+            case "rerun-failed" -> body.put("rerun", call(() -> this.admin.rerunFailed(task)));
+            case "rescue" -> body.put("rescued", this.admin.rescueNow());
+            default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "' for a task; use "
+                    + "pause, resume, rerun-failed or rescue", "Unknown action");
+        }
+        this.stats.refresh();
+        return body;
+    }
+
+    /**
+     * Acts on one job: {@code rerun} (a FAILED job) or {@code cancel}.
+     * @param task the job's task
+     * @param jobId the job
+     * @param action the action
+     * @return what changed
+     */
+    @WriteOperation
+    public Map<String, Object> jobAction(@Selector String task, @Selector long jobId, String action) {
+        requireKnown(task);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("jobId", jobId);
+        body.put("action", action);
+        switch (normalize(action)) {
+            case "rerun" -> {
+                call(() -> {
+                    this.admin.rerun(jobId);
+                    return null;
+                });
+                body.put("state", "READY");
+            }
+            case "cancel" -> body.put("result", call(() -> this.admin.cancel(jobId)));
+            default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "' for a job; use rerun "
+                    + "or cancel", "Unknown action");
+        }
+        this.stats.refresh();
+        return body;
+    }
+
+    private Map<String, Object> describe(String task, TaskStats stats) {
+        Map<String, Object> counts = new LinkedHashMap<>();
+        counts.put("ready", stats.ready());
+        counts.put("scheduled", stats.scheduled());
+        counts.put("starting", stats.starting());
+        counts.put("running", stats.running());
+        counts.put("failed", stats.failed());
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("counts", counts);
+        body.put("oldestDueAgeSeconds", stats.lagSeconds());
+        body.put("stuckLeases", stats.stuck());
+        body.put("completedLastMinute", stats.completedLastMinute());
+        body.put("failedLastMinute", stats.failedLastMinute());
+        body.put("deadlineMisses", this.misses.count(task));
+        body.put("paused", stats.paused());
+        QueueTaskBindings.Binding binding = this.tasks.all().get(task);
+        if (binding != null) {
+            body.put("settings", settings(binding));
+        }
+        return body;
+    }
+
+    private static Map<String, Object> settings(QueueTaskBindings.Binding binding) {
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("handler", binding.beanName());
+        settings.put("pool", binding.pool());
+        settings.put("concurrency", binding.concurrency());
+        settings.put("timeout", binding.timeout().toString());
+        settings.put("maxAttempts", binding.definition().maxAttempts());
+        settings.put("priority", binding.definition().priority());
+        Duration tolerance = binding.definition().delayTolerance();
+        settings.put("delayTolerance", tolerance == null ? null : tolerance.toString());
+        settings.put("dedupPolicy", binding.definition().dedupPolicy().toString());
+        return settings;
+    }
+
+    private Map<String, Object> pools() {
+        QueueWorkersLifecycle lifecycle = this.workers.getIfAvailable();
+        Map<String, Object> pools = new LinkedHashMap<>();
+        if (lifecycle == null) {
+            return pools;
+        }
+        for (PoolState pool : lifecycle.pools()) {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("capacity", pool.capacity());
+            body.put("busy", pool.busy());
+            body.put("buffered", pool.buffered());
+            body.put("tasks", pool.tasks());
+            pools.put(pool.name(), body);
+        }
+        return pools;
+    }
+
+    private void requireKnown(String task) {
+        call(() -> {
+            if (!this.admin.knownTasks().contains(task)) {
+                throw new QueueAdminException("Unknown task '" + task + "'; known tasks are " + this.admin.knownTasks());
+            }
+            return null;
+        });
+    }
+
+    private static String normalize(@Nullable String action) {
+        if (action == null || action.isBlank()) {
+            throw new InvalidEndpointRequestException("Missing 'action' in the request body", "Missing action");
+        }
+        return action.trim().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /** Turns the admin's "bad request" into Actuator's 400 answer, with its message. */
+    private static <T> T call(java.util.function.Supplier<T> action) {
+        try {
+            return action.get();
+        }
+        catch (QueueAdminException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+        }
+    }
+
+}

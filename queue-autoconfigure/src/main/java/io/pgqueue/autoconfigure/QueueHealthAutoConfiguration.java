@@ -1,0 +1,40 @@
+package io.pgqueue.autoconfigure;
+
+import java.time.Duration;
+
+import io.pgqueue.observe.QueueStatsPoller;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code queue} health indicator ({@code management.health.queue.enabled}).
+ */
+@AutoConfiguration(after = QueueAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(QueueStatsPoller.class)
+@ConditionalOnEnabledHealthIndicator("queue")
+public final class QueueHealthAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(name = "queueHealthIndicator")
+    QueueHealthIndicator queueHealthIndicator(QueueStatsPoller stats, QueueProperties properties) {
+        QueueProperties.Health health = properties.getHealth();
+        QueueSettingsMapper.require(health.getMaxStuckLeases() >= 0, "pgqueue.health.max-stuck-leases",
+                health.getMaxStuckLeases(), "must not be negative");
+        QueueSettingsMapper.positive(health.getMaxLag(), "pgqueue.health.max-lag");
+        QueueSettingsMapper.require(health.getStatus() != null && !health.getStatus().isBlank(), "pgqueue.health.status",
+                health.getStatus(), "must name a health status such as DOWN or OUT_OF_SERVICE");
+        return new QueueHealthIndicator(stats, health.getMaxStuckLeases(), properties.getRescue().getInterval(),
+                task -> {
+                    QueueProperties.Task override = properties.getTasks().get(task);
+                    Duration lag = override == null ? null : override.getMaxLag();
+                    return lag != null ? lag : health.getMaxLag();
+                }, new Status(health.getStatus().trim().toUpperCase(java.util.Locale.ROOT)));
+    }
+}

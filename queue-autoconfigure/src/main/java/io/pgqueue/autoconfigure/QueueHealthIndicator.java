@@ -1,0 +1,109 @@
+package io.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Function;
+
+import io.pgqueue.observe.QueueStats;
+import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.observe.TaskStats;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+
+/**
+ * The {@code queue} health: reads the cached aggregate statistics, never the database itself.
+ * DOWN when the statistics cannot be read (database unreachable, schema missing) or are stale; the
+ * configured status when stuck leases exceed their limit for longer than one rescue interval, or a
+ * task's oldest due job is older than its maximum lag. Details name the offending tasks.
+ */
+public class QueueHealthIndicator extends AbstractHealthIndicator {
+
+    private final QueueStatsPoller stats;
+
+    private final int maxStuckLeases;
+
+    private final Duration rescueInterval;
+
+    private final Function<String, Duration> maxLag;
+
+    private final Status problem;
+
+    private Instant stuckSince;
+
+    /**
+     * Creates the indicator.
+     * @param stats the statistics cache
+     * @param maxStuckLeases stuck leases tolerated
+     * @param rescueInterval how long stuck leases may exceed the limit before it counts
+     * @param maxLag the maximum lag of each task
+     * @param problem the status to report when limits are exceeded
+     */
+    public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
+            Function<String, Duration> maxLag, Status problem) {
+        super("Queue health check failed");
+        this.stats = stats;
+        this.maxStuckLeases = maxStuckLeases;
+        this.rescueInterval = rescueInterval;
+        this.maxLag = maxLag;
+        this.problem = problem;
+    }
+
+    @Override
+    protected void doHealthCheck(Health.Builder builder) {
+        QueueStats latest = this.stats.latest();
+        if (latest.error() != null) {
+            builder.down().withDetail("error", latest.error().getMessage() == null ? latest.error().toString()
+                    : latest.error().getMessage());
+            if (latest.takenAt() != null) {
+                builder.withDetail("statsTakenAt", latest.takenAt());
+            }
+            return;
+        }
+        if (latest.takenAt() == null) {
+            builder.unknown().withDetail("reason", "Queue statistics not read yet");
+            return;
+        }
+        Duration age = Duration.between(latest.takenAt(), Instant.now());
+        if (age.compareTo(this.stats.interval().multipliedBy(3).plusSeconds(5)) > 0) {
+            builder.down().withDetail("reason", "Queue statistics are " + age.toSeconds() + " s old")
+                .withDetail("statsTakenAt", latest.takenAt());
+            return;
+        }
+        Map<String, Long> stuck = new LinkedHashMap<>();
+        Map<String, Double> lagging = new LinkedHashMap<>();
+        long totalStuck = 0;
+        for (Map.Entry<String, TaskStats> entry : latest.tasks().entrySet()) {
+            TaskStats task = entry.getValue();
+            if (task.stuck() > 0) {
+                stuck.put(entry.getKey(), task.stuck());
+                totalStuck += task.stuck();
+            }
+            if (task.lagSeconds() > this.maxLag.apply(entry.getKey()).toMillis() / 1000.0) {
+                lagging.put(entry.getKey(), task.lagSeconds());
+            }
+        }
+        boolean stuckTooLong = stuckTooLong(totalStuck, latest.takenAt());
+        builder.withDetail("statsTakenAt", latest.takenAt());
+        if (stuckTooLong) {
+            builder.withDetail("stuckLeases", stuck);
+        }
+        if (!lagging.isEmpty()) {
+            builder.withDetail("lagSeconds", lagging);
+        }
+        builder.status(stuckTooLong || !lagging.isEmpty() ? this.problem : Status.UP);
+    }
+
+    private synchronized boolean stuckTooLong(long totalStuck, Instant takenAt) {
+        if (totalStuck <= this.maxStuckLeases) {
+            this.stuckSince = null;
+            return false;
+        }
+        if (this.stuckSince == null) {
+            this.stuckSince = takenAt;
+        }
+        return Duration.between(this.stuckSince, takenAt).compareTo(this.rescueInterval) >= 0;
+    }
+}

@@ -1,0 +1,168 @@
+package io.pgqueue;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.store.ControlStore;
+import io.pgqueue.store.FencedResult;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.NodeStore;
+
+/**
+ * What operators do to a running queue: pause and resume task types, re-run failed jobs, cancel
+ * jobs, rescue stuck leases now, and look at recent failures and the nodes. Every action checks its
+ * input first and throws {@link QueueAdminException} without changing anything when the task or job
+ * is unknown or in the wrong state; otherwise it returns what it changed.
+ */
+public final class QueueAdmin {
+
+    private static final int RESCUE_BATCH = 1000;
+
+    private final JobStore jobs;
+
+    private final ControlStore controls;
+
+    private final NodeStore nodes;
+
+    private final TaskRegistry tasks;
+
+    private final QueueStatsPoller stats;
+
+    private final QueueClient client;
+
+    /**
+     * Creates the admin.
+     * @param jobs the job store
+     * @param controls the control store
+     * @param nodes the node registry
+     * @param tasks the task types declared on this node
+     * @param stats the statistics cache (tasks that have jobs count as known, too)
+     * @param client the client, for cancellation
+     */
+    public QueueAdmin(JobStore jobs, ControlStore controls, NodeStore nodes, TaskRegistry tasks, QueueStatsPoller stats,
+            QueueClient client) {
+        this.jobs = jobs;
+        this.controls = controls;
+        this.nodes = nodes;
+        this.tasks = tasks;
+        this.stats = stats;
+        this.client = client;
+    }
+
+    /**
+     * Returns the task types this node knows: declared here, or with jobs in the database.
+     * @return the task names, sorted
+     */
+    public Set<String> knownTasks() {
+        Set<String> known = new TreeSet<>(this.stats.latest().tasks().keySet());
+        this.tasks.all().forEach(task -> known.add(task.name()));
+        return known;
+    }
+
+    /**
+     * Pauses a task type: no node claims its jobs until it is resumed (each honours it within one
+     * poll interval); running jobs finish.
+     * @param task the task
+     * @return whether it was running before
+     */
+    public boolean pause(String task) {
+        return this.controls.setPaused(requireTask(task), true);
+    }
+
+    /**
+     * Resumes a paused task type.
+     * @param task the task
+     * @return whether it was paused before
+     */
+    public boolean resume(String task) {
+        return this.controls.setPaused(requireTask(task), false);
+    }
+
+    /**
+     * Puts a FAILED job back into the queue with a fresh attempt budget.
+     * @param jobId the job
+     * @throws QueueAdminException if the job does not exist, is not FAILED, or an active job holds its dedup key
+     */
+    public void rerun(long jobId) {
+        JobSnapshot job = this.jobs.find(jobId)
+            .orElseThrow(() -> new QueueAdminException("No job has id " + jobId));
+        if (job.state() != JobState.FAILED) {
+            throw new QueueAdminException("Job " + jobId + " is " + job.state() + "; only FAILED jobs can be re-run");
+        }
+        if (!this.jobs.rerunFailed(jobId)) {
+            throw new QueueAdminException("Job " + jobId + " was not re-run: an active job holds its dedup key '"
+                    + job.dedupKey() + "' (or it changed meanwhile)");
+        }
+    }
+
+    /**
+     * Puts every FAILED job of a task back into the queue (except those whose dedup key an active job holds).
+     * @param task the task
+     * @return the ids of the re-run jobs
+     */
+    public List<Long> rerunFailed(String task) {
+        return this.jobs.rerunAllFailed(requireTask(task));
+    }
+
+    /**
+     * Cancels a job: at once if it waits, at its worker's next heartbeat if it runs.
+     * @param jobId the job
+     * @return what happened
+     * @throws QueueAdminException if the job does not exist or has finished
+     */
+    public CancelResult cancel(long jobId) {
+        CancelResult result = this.client.cancel(jobId);
+        if (result == CancelResult.NOT_FOUND) {
+            throw new QueueAdminException("No job has id " + jobId);
+        }
+        if (result == CancelResult.ALREADY_FINISHED) {
+            throw new QueueAdminException("Job " + jobId + " has already finished");
+        }
+        return result;
+    }
+
+    /**
+     * Rescues every claimed job whose lease expired, now, instead of at the next rescue interval.
+     * @return the number of jobs moved to each state
+     */
+    public Map<JobState, Long> rescueNow() {
+        Map<JobState, Long> counts = new LinkedHashMap<>();
+        FencedResult result;
+        do {
+            result = this.jobs.rescueExpiredLeases(RESCUE_BATCH);
+            result.applied().values().forEach(state -> counts.merge(state, 1L, Long::sum));
+        }
+        while (result.applied().size() == RESCUE_BATCH);
+        this.stats.refresh();
+        return counts;
+    }
+
+    /**
+     * Lists a task's most recent failures.
+     * @param task the task
+     * @param limit how many
+     * @return the failures, newest first
+     */
+    public List<JobStore.Failure> recentFailures(String task, int limit) {
+        return this.jobs.recentFailures(requireTask(task), limit);
+    }
+
+    /**
+     * Lists the registered worker nodes.
+     * @return the nodes, oldest first
+     */
+    public List<NodeStore.Node> nodes() {
+        return this.nodes.list();
+    }
+
+    private String requireTask(String task) {
+        if (task == null || !knownTasks().contains(task)) {
+            throw new QueueAdminException("Unknown task '" + task + "'; known tasks are " + knownTasks());
+        }
+        return task;
+    }
+}

@@ -1,0 +1,96 @@
+package io.pgqueue.observe;
+
+/**
+ * Names of every meter and observation pgqueue publishes, and their tags. Documented in one table
+ * in {@code docs/monitoring.md}. Tags are bounded: task, pool, state, outcome — never job ids or
+ * payload values.
+ */
+public final class QueueMeterNames {
+
+    /** Gauge: jobs per task and state (ready, scheduled, starting, running, failed). Tags: task, state. */
+    public static final String JOBS = "pgqueue.jobs";
+
+    /** Gauge: seconds since the oldest due READY job of a task became due (queue lag). Tag: task. */
+    public static final String LAG = "pgqueue.jobs.lag";
+
+    /** Gauge: claimed jobs past their lease deadline, not yet rescued. Tag: task. */
+    public static final String STUCK = "pgqueue.jobs.stuck";
+
+    /** Counter: jobs enqueued, by what the enqueue did (created, kept_existing, replaced, merged, rerun_scheduled). Tags: task, outcome. */
+    public static final String ENQUEUED = "pgqueue.jobs.enqueued";
+
+    /** Counter: jobs claimed by this node. Tags: task, pool. */
+    public static final String CLAIMED = "pgqueue.jobs.claimed";
+
+    /** Counter: jobs that completed on this node. Tag: task. */
+    public static final String COMPLETED = "pgqueue.jobs.completed";
+
+    /** Counter: jobs that failed for good on this node (terminal error or no attempts left). Tag: task. */
+    public static final String FAILED = "pgqueue.jobs.failed";
+
+    /** Counter: failed attempts that will be retried. Tag: task. */
+    public static final String RETRIED = "pgqueue.jobs.retried";
+
+    /** Counter: jobs taken back by this node's rescuer after their lease expired, by new state. Tags: task, state. */
+    public static final String RESCUED = "pgqueue.jobs.rescued";
+
+    /** Counter: jobs cancelled (by request, or while running). Tag: task. */
+    public static final String CANCELLED = "pgqueue.jobs.cancelled";
+
+    /** Counter: enqueues that met an active job with the same dedup key. Tags: task, outcome. */
+    public static final String DEDUPLICATED = "pgqueue.jobs.deduplicated";
+
+    /** Counter: fenced writes of this node that changed nothing because the lease was lost. Tag: task. */
+    public static final String LEASES_LOST = "pgqueue.leases.lost";
+
+    /** Counter: jobs that started after their delay-tolerance deadline (an SLO miss). Tag: task. */
+    public static final String DEADLINE_MISSED = "pgqueue.jobs.deadline.missed";
+
+    /** Timer: handler execution time. Tags: task, outcome (completed, retry, failed, cancelled). */
+    public static final String EXECUTION = "pgqueue.job.execution";
+
+    /** Timer: time from a job becoming due (schedule time) to its handler starting. Tag: task. */
+    public static final String QUEUE_WAIT = "pgqueue.job.queue.wait";
+
+    /** Timer: time from enqueue to handler start, for jobs due at once (the NOTIFY path). Tag: task. */
+    public static final String START_LATENCY = "pgqueue.job.start.latency";
+
+    /** Gauge: handler slots of a pool (sum of its tasks' concurrency). Tag: pool. */
+    public static final String POOL_CAPACITY = "pgqueue.pool.capacity";
+
+    /** Gauge: handlers running in a pool. Tag: pool. */
+    public static final String POOL_BUSY = "pgqueue.pool.busy";
+
+    /** Gauge: jobs claimed into a pool's buffer, not yet running. Tag: pool. */
+    public static final String POOL_BUFFERED = "pgqueue.pool.buffered";
+
+    /** Gauge: prefetch depth the adaptive logic chose for a task. Tags: pool, task. */
+    public static final String POOL_PREFETCH = "pgqueue.pool.prefetch";
+
+    /** Distribution summary: jobs per claim statement. Tag: pool. */
+    public static final String CLAIM_BATCH = "pgqueue.claim.batch";
+
+    /** Timer: latency of a claim statement. Tag: pool. */
+    public static final String CLAIM_LATENCY = "pgqueue.claim.latency";
+
+    /** Observation: one enqueue call (one job or a batch). Low-cardinality key: task. */
+    public static final String ENQUEUE_OBSERVATION = "pgqueue.enqueue";
+
+    /** Observation: one job execution, continuing the trace of its enqueue. Low-cardinality keys: task, outcome. */
+    public static final String EXECUTE_OBSERVATION = "pgqueue.execute";
+
+    /** Tag name of the task. */
+    public static final String TAG_TASK = "task";
+
+    /** Tag name of the pool. */
+    public static final String TAG_POOL = "pool";
+
+    /** Tag name of the state. */
+    public static final String TAG_STATE = "state";
+
+    /** Tag name of the outcome. */
+    public static final String TAG_OUTCOME = "outcome";
+
+    private QueueMeterNames() {
+    }
+}

@@ -1,0 +1,65 @@
+package io.pgqueue.store;
+
+import java.util.Set;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.QueueConfig;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+
+/**
+ * Operator controls per task type: pause and resume. Internal API.
+ */
+public final class ControlStore {
+
+    private static final String SET_PAUSED = """
+            INSERT INTO ${schema}.task_control (task, paused) VALUES (:task, :paused)
+            ON CONFLICT (task) DO UPDATE SET paused = excluded.paused, updated_at = now()
+            RETURNING coalesce((SELECT paused FROM ${schema}.task_control WHERE task = :task), false) <> :paused AS changed
+            """;
+
+    private static final String PAUSED = """
+            SELECT task FROM ${schema}.task_control WHERE paused
+            """;
+
+    private final NamedParameterJdbcTemplate jdbc;
+
+    private final String setPaused;
+
+    private final String paused;
+
+    /**
+     * Creates a store.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     */
+    public ControlStore(DataSource dataSource, QueueConfig config) {
+        JdbcTemplate template = new JdbcTemplate(dataSource);
+        template.setQueryTimeout(config.statementTimeoutSeconds());
+        this.jdbc = new NamedParameterJdbcTemplate(template);
+        this.setPaused = SET_PAUSED.replace("${schema}", config.schema());
+        this.paused = PAUSED.replace("${schema}", config.schema());
+    }
+
+    /**
+     * Pauses or resumes a task on every node.
+     * @param task the task
+     * @param paused whether to pause
+     * @return whether the state changed
+     */
+    public boolean setPaused(String task, boolean paused) {
+        Boolean changed = this.jdbc.queryForObject(this.setPaused,
+                new MapSqlParameterSource("task", task).addValue("paused", paused), Boolean.class);
+        return Boolean.TRUE.equals(changed);
+    }
+
+    /**
+     * Returns the paused tasks.
+     * @return their names
+     */
+    public Set<String> pausedTasks() {
+        return Set.copyOf(this.jdbc.getJdbcTemplate().queryForList(this.paused, String.class));
+    }
+}
