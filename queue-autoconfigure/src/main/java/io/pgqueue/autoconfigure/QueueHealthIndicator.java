@@ -10,6 +10,7 @@ import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
@@ -55,8 +56,8 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
     protected void doHealthCheck(Health.Builder builder) {
         QueueStats latest = this.stats.latest();
         if (latest.error() != null) {
-            builder.down().withDetail("error", latest.error().getMessage() == null ? latest.error().toString()
-                    : latest.error().getMessage());
+            Throwable cause = NestedExceptionUtils.getMostSpecificCause(latest.error());
+            builder.down().withDetail("error", cause.getMessage() == null ? cause.toString() : cause.getMessage());
             if (latest.takenAt() != null) {
                 builder.withDetail("statsTakenAt", latest.takenAt());
             }

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import io.pgqueue.store.StatsStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.core.NestedExceptionUtils;
 
 /**
  * Runs the aggregate query once per interval and caches the result, so metric scrapes, health
@@ -70,7 +71,7 @@ public final class QueueStatsPoller {
         }
         catch (RuntimeException ex) {
             if (previous.error() == null) {
-                log.warn("Could not read queue statistics: {}", ex.toString());
+                log.warn("Could not read queue statistics: {}", NestedExceptionUtils.getMostSpecificCause(ex).toString());
             }
             this.latest = new QueueStats(previous.tasks(), previous.takenAt(), ex);
         }

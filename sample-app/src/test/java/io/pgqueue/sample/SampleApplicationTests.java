@@ -101,10 +101,51 @@ class SampleApplicationTests {
     }
 
     @Test
-    void actuatorEndpointsAreExposed() {
-        this.http.get().uri("/actuator/health").exchange().expectStatus().isOk();
-        this.http.get().uri("/actuator/prometheus").exchange().expectStatus().isOk();
+    void queuesEndpointOverHttp() {
+        Map<String, Object> created = post("/files", Map.of("owner", "fay", "folder", "inbox", "name", "dog.jpg",
+                "sizeBytes", 10));
+        long push = jobOf(map(created.get("jobs")), "push");
+        await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(push)));
+
+        Map<String, Object> queues = get("/actuator/queues");
+        assertThat(map(queues.get("tasks"))).containsKeys("send-push", "copy-folder", "generate-thumbnail", "sync-devices",
+                "publish-memory");
+        assertThat(map(map(map(queues.get("tasks")).get("send-push")).get("settings"))).containsEntry("concurrency", 8)
+            .containsEntry("delayTolerance", "PT1S");
+        assertThat(map(queues.get("pools"))).containsKeys("default", "slow");
+        assertThat(queues.get("nodes")).asString().contains("host");
+        assertThat(get("/actuator/queues/send-push")).containsKeys("counts", "recentFailures", "stuckLeases");
+
+        Map<String, Object> paused = this.http.post().uri("/actuator/queues/copy-folder")
+            .contentType(MediaType.APPLICATION_JSON).body(Map.of("action", "pause"))
+            .exchange().expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
+        assertThat(paused).containsEntry("changed", true);
+        this.http.post().uri("/actuator/queues/copy-folder").contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("action", "resume")).exchange().expectStatus().isOk();
+        this.http.post().uri("/actuator/queues/no-such-task").contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("action", "pause")).exchange().expectStatus().isBadRequest();
+        this.http.post().uri("/actuator/queues/send-push/" + push).contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("action", "rerun")).exchange().expectStatus().isBadRequest();
+    }
+
+    @Test
+    void queueHealthAndPrometheusNames() {
+        await().atMost(Duration.ofSeconds(20)).until(() -> "UP".equals(get("/actuator/health/queue").get("status")));
+        long id = ((Number) post("/users/gus/changes?change=c1", null).get("jobId")).longValue();
+        await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(id)));
+
+        String prometheus = this.http.get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
+            .expectBody(String.class).returnResult().getResponseBody();
+        assertThat(prometheus).contains("pgqueue_jobs{", "pgqueue_jobs_lag_seconds{", "pgqueue_jobs_stuck{",
+                "pgqueue_pool_capacity{", "pgqueue_pool_busy{", "pgqueue_pool_buffered{", "pgqueue_pool_prefetch{",
+                "pgqueue_jobs_enqueued_total{", "pgqueue_jobs_claimed_total{", "pgqueue_jobs_completed_total{",
+                "pgqueue_job_execution_seconds_count{", "pgqueue_job_queue_wait_seconds_count{",
+                "pgqueue_job_start_latency_seconds{", "pgqueue_claim_batch_count{", "pgqueue_claim_latency_seconds_count{");
         this.http.get().uri("/jobs/123456789").exchange().expectStatus().isEqualTo(HttpStatus.NOT_FOUND);
+    }
+
+    private Map<String, Object> get(String uri) {
+        return this.http.get().uri(uri).exchange().expectStatus().isOk().expectBody(JSON).returnResult().getResponseBody();
     }
 
     private Map<String, Object> post(String uri, Object body) {

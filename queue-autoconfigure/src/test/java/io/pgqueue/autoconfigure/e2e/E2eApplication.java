@@ -25,7 +25,7 @@ import org.springframework.transaction.annotation.Transactional;
 @SpringBootConfiguration
 @EnableAutoConfiguration
 @Import({ E2eApplication.SendPush.class, E2eApplication.Flaky.class, E2eApplication.Slow.class,
-        E2eApplication.SyncFolder.class, E2eApplication.Ping.class, E2eApplication.CopyFile.class,
+        E2eApplication.SyncFolder.class, E2eApplication.Ping.class, E2eApplication.CopyFile.class, E2eApplication.Report.class,
         E2eApplication.UploadService.class })
 public class E2eApplication {
 
@@ -157,6 +157,17 @@ public class E2eApplication {
         public void handle(Integer file, TaskContext context) throws InterruptedException {
             Thread.sleep(100);
             this.recorder.record("copy-file", file);
+        }
+    }
+
+    @QueueTask(name = "report", concurrency = 4, maxAttempts = 1)
+    static class Report implements TaskHandler<Integer> {
+
+        @Override
+        public void handle(Integer n, TaskContext context) {
+            if (n % 10 == 0) {
+                throw new IllegalStateException("report " + n + " cannot be built");
+            }
         }
     }
 

@@ -50,6 +50,12 @@ class QueueEndToEndTests {
     @Autowired
     JdbcTemplate jdbc;
 
+    @Autowired
+    io.micrometer.core.instrument.MeterRegistry meters;
+
+    @Autowired
+    io.pgqueue.observe.QueueStatsPoller stats;
+
     @BeforeEach
     void clear() {
         this.recorder.clear();
@@ -141,6 +147,37 @@ class QueueEndToEndTests {
                 String.format("%.2f", p50), String.format("%.2f", p99), String.format("%.2f", sorted.get(99) / 1e6));
         // The poll interval is a minute: every job here was started by a notification.
         assertThat(sorted.get(99)).isLessThan(TimeUnit.SECONDS.toNanos(5));
+    }
+
+    @Test
+    void metricsAddUpAfterAKnownWorkload() {
+        List<io.pgqueue.JobRequest> jobs = new ArrayList<>();
+        for (int n = 1; n <= 100; n++) {
+            jobs.add(io.pgqueue.JobRequest.of("report", n));
+        }
+        this.queue.enqueueAll(jobs);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> this.jdbc.queryForObject(
+                "SELECT count(*) FROM pgqueue.job_finished WHERE task = 'report'", Long.class) == 100);
+        await().atMost(Duration.ofSeconds(10)).until(() -> counter("pgqueue.jobs.completed") == 90
+                && counter("pgqueue.jobs.failed") == 10);
+        assertThat(this.meters.get("pgqueue.jobs.enqueued").tags("task", "report", "outcome", "created").counter().count())
+            .isEqualTo(100);
+        assertThat(this.meters.get("pgqueue.jobs.claimed").tags("task", "report").counter().count()).isEqualTo(100);
+        assertThat(this.meters.get("pgqueue.job.execution").tags("task", "report", "outcome", "completed").timer().count())
+            .isEqualTo(90);
+        assertThat(this.meters.get("pgqueue.job.execution").tags("task", "report", "outcome", "failed").timer().count())
+            .isEqualTo(10);
+        assertThat(this.meters.get("pgqueue.job.start.latency").tags("task", "report").timer().count()).isEqualTo(100);
+        this.stats.refresh();
+        assertThat(this.meters.get("pgqueue.jobs").tags("task", "report", "state", "failed").gauge().value()).isEqualTo(10);
+        assertThat(this.meters.get("pgqueue.jobs").tags("task", "report", "state", "ready").gauge().value()).isZero();
+        assertThat(this.meters.get("pgqueue.pool.capacity").tags("pool", "default").gauge().value()).isPositive();
+    }
+
+    private double counter(String name) {
+        var counter = this.meters.find(name).tags("task", "report").counter();
+        return counter == null ? 0 : counter.count();
     }
 
     private void ping() {

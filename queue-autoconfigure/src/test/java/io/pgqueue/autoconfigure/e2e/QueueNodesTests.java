@@ -75,6 +75,28 @@ class QueueNodesTests {
     }
 
     @Test
+    void everyNodeHonoursAPauseWithinAPollInterval() {
+        ConfigurableApplicationContext a = node("node-a", "pgqueue.poll-interval=200ms");
+        ConfigurableApplicationContext b = node("node-b", "pgqueue.poll-interval=200ms");
+        a.getBean(io.pgqueue.QueueAdmin.class).pause("send-push");
+        // Both nodes read the pause within one poll interval.
+        await().atMost(Duration.ofSeconds(5)).until(() -> paused(a) && paused(b));
+
+        long id = b.getBean(QueueClient.class).enqueue(E2eApplication.SendPush.class,
+                new E2eApplication.Push("u", "paused")).jobId();
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> completed("send-push") == 0);
+
+        a.getBean(io.pgqueue.QueueAdmin.class).resume("send-push");
+        await().atMost(Duration.ofSeconds(10)).until(() -> completed("send-push") == 1);
+        assertThat(a.getBean(QueueClient.class).find(id).orElseThrow().state()).isEqualTo(io.pgqueue.JobState.COMPLETED);
+    }
+
+    private static boolean paused(ConfigurableApplicationContext node) {
+        return node.getBean(io.pgqueue.autoconfigure.QueueWorkersLifecycle.class).pools().stream()
+            .anyMatch(pool -> pool.tasks().containsKey("send-push") && pool.tasks().get("send-push").paused());
+    }
+
+    @Test
     void gracefulShutdownWithJobsInFlightLosesNothing() {
         ConfigurableApplicationContext a = node("node-a");
         List<JobRequest> jobs = new ArrayList<>();

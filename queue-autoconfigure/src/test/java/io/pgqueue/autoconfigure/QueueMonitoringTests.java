@@ -1,0 +1,176 @@
+package io.pgqueue.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.JobRequest;
+import io.pgqueue.JobState;
+import io.pgqueue.QueueClient;
+import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.store.ClaimLimit;
+import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Outcome;
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The queues endpoint, the queue health and the metrics on a real PostgreSQL, with jobs in every
+ * state. Workers are off here so that jobs stay where the test puts them; a "worker" that claims
+ * and then stops heartbeating produces the stuck leases.
+ */
+class QueueMonitoringTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withInitializer(new TestDatabaseInitializer())
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
+                QueueAutoConfiguration.class, QueueMetricsAutoConfiguration.class, QueueEndpointAutoConfiguration.class,
+                QueueHealthAutoConfiguration.class, MetricsAutoConfiguration.class))
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withPropertyValues("pgqueue.workers.enabled=false", "pgqueue.tasks.push.max-attempts=3",
+                "pgqueue.tasks.copy.max-attempts=1", "pgqueue.rescue.interval=500ms", "pgqueue.stats.interval=1h",
+                "management.endpoints.web.exposure.include=queues,health");
+
+    @Test
+    void endpointHealthAndGaugesSeeEveryState() {
+        this.runner.run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(QueueEndpoint.class).hasSingleBean(QueueHealthIndicator.class);
+            QueueClient client = context.getBean(QueueClient.class);
+            JobStore store = context.getBean(JobStore.class);
+            QueueStatsPoller stats = context.getBean(QueueStatsPoller.class);
+            QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+            QueueHealthIndicator health = context.getBean(QueueHealthIndicator.class);
+
+            client.enqueueAll(List.of(JobRequest.of("push", 1), JobRequest.of("push", 2), JobRequest.of("push", 3),
+                    JobRequest.of("push", 4, EnqueueOptions.defaults().withDelay(Duration.ofHours(1)))));
+            for (int i = 0; i < 3; i++) {
+                client.enqueue("copy", i);
+            }
+            // copy: one running, one failed (its only attempt), one stuck (claimed, then silence).
+            List<ClaimedJob> running = store.claim(List.of(new ClaimLimit("copy", 1)), "worker-1", JobState.RUNNING,
+                    Duration.ofHours(1));
+            List<ClaimedJob> failing = store.claim(List.of(new ClaimLimit("copy", 1)), "worker-1", JobState.RUNNING,
+                    Duration.ofHours(1));
+            store.record(List.of(Outcome.failed(failing.get(0).lease(), "disk full")));
+            store.claim(List.of(new ClaimLimit("copy", 1)), "worker-2", JobState.STARTING, Duration.ofMillis(1));
+            await().atMost(Duration.ofSeconds(5)).until(() -> stats.refresh().task("copy").stuck() == 1);
+
+            Map<String, Object> all = endpoint.queues();
+            Map<String, Object> push = map(map(all.get("tasks")).get("push"));
+            assertThat(map(push.get("counts"))).containsEntry("ready", 3L).containsEntry("scheduled", 1L);
+            assertThat((double) push.get("oldestDueAgeSeconds")).isGreaterThanOrEqualTo(0.0);
+            Map<String, Object> copy = map(map(all.get("tasks")).get("copy"));
+            assertThat(map(copy.get("counts"))).containsEntry("running", 1L).containsEntry("starting", 1L)
+                .containsEntry("failed", 1L).containsEntry("ready", 0L);
+            assertThat(copy.get("stuckLeases")).isEqualTo(1L);
+            assertThat(copy.get("paused")).isEqualTo(false);
+            Map<String, Object> copyDetail = endpoint.task("copy");
+            assertThat(copyDetail.get("recentFailures")).asString().contains("disk full");
+
+            // Gauges read the same cached numbers.
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            assertThat(meters.get("pgqueue.jobs").tags("task", "push", "state", "ready").gauge().value()).isEqualTo(3);
+            assertThat(meters.get("pgqueue.jobs").tags("task", "copy", "state", "failed").gauge().value()).isEqualTo(1);
+            assertThat(meters.get("pgqueue.jobs.stuck").tags("task", "copy").gauge().value()).isEqualTo(1);
+
+            // The stuck lease outlives one rescue interval: the health turns DOWN and says why.
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                stats.refresh();
+                return health.health().getStatus().equals(Status.DOWN);
+            });
+            Health down = health.health();
+            assertThat(down.getDetails()).containsKey("stuckLeases");
+            assertThat(down.getDetails().get("stuckLeases")).isEqualTo(Map.of("copy", 1L));
+
+            // Rescue now: the stuck job goes back (its only attempt spent: FAILED), health is UP again.
+            Map<String, Object> rescued = endpoint.taskAction("copy", "rescue");
+            assertThat(rescued.get("rescued")).isEqualTo(Map.of(JobState.FAILED, 1L));
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+
+            // Re-run every failed copy job; then one by id is no longer FAILED.
+            Map<String, Object> rerun = endpoint.taskAction("copy", "rerun-failed");
+            assertThat((List<?>) rerun.get("rerun")).hasSize(2);
+            assertThat(client.find(failing.get(0).id()).orElseThrow().state()).isEqualTo(JobState.READY);
+            assertThatThrownBy(() -> endpoint.jobAction("copy", failing.get(0).id(), "rerun"))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("only FAILED jobs can be re-run");
+
+            // Cancel a waiting job; cancelling it again is a bad request.
+            long waiting = failing.get(0).id();
+            assertThat(endpoint.jobAction("copy", waiting, "cancel")).containsEntry("result",
+                    io.pgqueue.CancelResult.CANCELLED);
+            assertThatThrownBy(() -> endpoint.jobAction("copy", waiting, "cancel"))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("already finished");
+            assertThat(running).hasSize(1);
+        });
+    }
+
+    @Test
+    void pauseResumeAndBadInputChangeNothingElse() {
+        this.runner.run(context -> {
+            QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+            context.getBean(QueueClient.class).enqueue("push", 1);
+
+            assertThat(endpoint.taskAction("push", "pause")).containsEntry("changed", true);
+            assertThat(endpoint.taskAction("push", "pause")).containsEntry("changed", false);
+            assertThat(map(map(endpoint.queues().get("tasks")).get("push")).get("paused")).isEqualTo(true);
+            assertThat(endpoint.taskAction("push", "resume")).containsEntry("changed", true);
+
+            assertThatThrownBy(() -> endpoint.taskAction("no-such-task", "pause"))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("Unknown task 'no-such-task'");
+            assertThatThrownBy(() -> endpoint.taskAction("push", "explode"))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("Unknown action 'explode'");
+            assertThatThrownBy(() -> endpoint.taskAction("push", null))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("Missing 'action'");
+            assertThatThrownBy(() -> endpoint.jobAction("push", 987654L, "rerun"))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("No job has id 987654");
+            assertThatThrownBy(() -> endpoint.task("nope")).isInstanceOf(InvalidEndpointRequestException.class);
+            assertThat(map(map(endpoint.queues().get("tasks")).get("push")).get("paused")).isEqualTo(false);
+        });
+    }
+
+    @Test
+    void healthIsDownWithoutTheSchema() {
+        this.runner.withPropertyValues("pgqueue.flyway.enabled=false").run(context -> {
+            context.getBean(QueueStatsPoller.class).refresh();
+            Health health = context.getBean(QueueHealthIndicator.class).health();
+            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(health.getDetails().get("error")).asString().contains("does not exist");
+        });
+    }
+
+    @Test
+    void healthReportsLagPerTaskWithTheConfiguredStatus() {
+        this.runner.withPropertyValues("pgqueue.health.status=out_of_service", "pgqueue.tasks.push.max-lag=1s")
+            .run(context -> {
+                context.getBean(QueueClient.class).enqueue("push", 1,
+                        EnqueueOptions.defaults().withRunAt(java.time.Instant.now().minusSeconds(60)));
+                context.getBean(QueueClient.class).enqueue("copy", 1,
+                        EnqueueOptions.defaults().withRunAt(java.time.Instant.now().minusSeconds(60)));
+                context.getBean(QueueStatsPoller.class).refresh();
+                Health health = context.getBean(QueueHealthIndicator.class).health();
+                assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+                assertThat(map(health.getDetails().get("lagSeconds"))).containsOnlyKeys("push");
+            });
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object value) {
+        return (Map<String, Object>) value;
+    }
+}
