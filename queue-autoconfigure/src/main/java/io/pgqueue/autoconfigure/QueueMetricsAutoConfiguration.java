@@ -6,6 +6,8 @@ import java.util.function.ToDoubleFunction;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.pgqueue.EnqueueOutcome;
+import io.pgqueue.JobState;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.MicrometerQueueEvents;
@@ -55,7 +57,31 @@ public final class QueueMetricsAutoConfiguration {
         };
     }
 
+    /**
+     * Registers every counter of a task at zero, so dashboards and alerts see the series from the
+     * start rather than after the first event.
+     */
+    private static void counters(MeterRegistry registry, String task) {
+        for (String name : new String[] { QueueMeterNames.COMPLETED, QueueMeterNames.FAILED, QueueMeterNames.RETRIED,
+                QueueMeterNames.CANCELLED, QueueMeterNames.LEASES_LOST, QueueMeterNames.DEADLINE_MISSED }) {
+            registry.counter(name, QueueMeterNames.TAG_TASK, task);
+        }
+        for (EnqueueOutcome outcome : EnqueueOutcome.values()) {
+            String tag = outcome.name().toLowerCase(Locale.ROOT);
+            registry.counter(QueueMeterNames.ENQUEUED, QueueMeterNames.TAG_TASK, task, QueueMeterNames.TAG_OUTCOME, tag);
+            if (outcome != EnqueueOutcome.CREATED) {
+                registry.counter(QueueMeterNames.DEDUPLICATED, QueueMeterNames.TAG_TASK, task, QueueMeterNames.TAG_OUTCOME,
+                        tag);
+            }
+        }
+        for (JobState state : new JobState[] { JobState.READY, JobState.FAILED, JobState.CANCELLED }) {
+            registry.counter(QueueMeterNames.RESCUED, QueueMeterNames.TAG_TASK, task, QueueMeterNames.TAG_STATE,
+                    state.name().toLowerCase(Locale.ROOT));
+        }
+    }
+
     private static void bindTask(MeterRegistry registry, QueueStatsPoller poller, String task) {
+        counters(registry, task);
         jobs(registry, poller, task, "ready", TaskStats::ready);
         jobs(registry, poller, task, "scheduled", TaskStats::scheduled);
         jobs(registry, poller, task, "starting", TaskStats::starting);
@@ -96,6 +122,7 @@ public final class QueueMetricsAutoConfiguration {
                 .tag(QueueMeterNames.TAG_POOL, pool)
                 .register(registry);
             for (String task : entry.getValue()) {
+                registry.counter(QueueMeterNames.CLAIMED, QueueMeterNames.TAG_TASK, task, QueueMeterNames.TAG_POOL, pool);
                 Gauge.builder(QueueMeterNames.POOL_PREFETCH, lifecycle, l -> {
                     PoolState.Task state = pool(l, pool).tasks().get(task);
                     return state == null ? 0 : state.prefetchDepth();

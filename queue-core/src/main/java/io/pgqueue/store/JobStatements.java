@@ -29,9 +29,10 @@ final class JobStatements {
                                           max_attempts, dedup_key, ord)
             ), inserted AS (
                 INSERT INTO ${schema}.job (id, task, payload, headers, priority, schedule_time,
-                                           delay_tolerance_deadline, max_attempts, dedup_key)
+                                           delay_tolerance_deadline, max_attempts, dedup_key, created_at)
                 SELECT id, task, CAST(payload AS jsonb), CAST(headers AS jsonb), priority, schedule_time,
-                       schedule_time + tolerance_ms * interval '1 millisecond', max_attempts, dedup_key
+                       schedule_time + tolerance_ms * interval '1 millisecond', max_attempts, dedup_key,
+                       statement_timestamp()
                 FROM input
                 -- One global order of dedup keys, so two batches that share keys wait for each
                 -- other instead of deadlocking.

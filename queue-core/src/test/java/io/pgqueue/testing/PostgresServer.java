@@ -2,6 +2,7 @@ package io.pgqueue.testing;
 
 import java.io.File;
 import java.sql.Connection;
+import java.time.Duration;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.Properties;
@@ -78,8 +79,12 @@ public final class PostgresServer {
             EmbeddedPostgres embedded = EmbeddedPostgres.builder()
                 .setServerConfig("max_connections", "300")
                 .setServerConfig("fsync", "off")
+                .setRegisterShutdownHook(false)
                 .start();
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                // Spring's own shutdown hook closes cached test contexts at the same time: let them
+                // stop their queues and drop their databases before the server goes away.
+                TestDatabase.awaitAllClosed(Duration.ofSeconds(15));
                 try {
                     embedded.close();
                 }

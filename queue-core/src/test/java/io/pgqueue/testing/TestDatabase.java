@@ -23,6 +23,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
 
+    private static final Object OPEN_LOCK = new Object();
+
+    private static int open;
+
     private final String prefix;
 
     private String name;
@@ -66,6 +70,32 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
         this.name = (this.prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12))
             .toLowerCase(Locale.ROOT);
         execute("CREATE DATABASE \"" + this.name + "\"");
+        synchronized (OPEN_LOCK) {
+            open++;
+        }
+    }
+
+    /**
+     * Waits until every database created in this JVM has been closed, or the timeout passes.
+     * @param timeout the longest wait
+     */
+    static void awaitAllClosed(java.time.Duration timeout) {
+        long deadline = System.currentTimeMillis() + timeout.toMillis();
+        synchronized (OPEN_LOCK) {
+            while (open > 0) {
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    OPEN_LOCK.wait(left);
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
     }
 
     /**
@@ -127,8 +157,16 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
             this.dataSource = null;
         }
         if (this.name != null) {
-            execute("DROP DATABASE IF EXISTS \"" + this.name + "\" WITH (FORCE)");
-            this.name = null;
+            try {
+                execute("DROP DATABASE IF EXISTS \"" + this.name + "\" WITH (FORCE)");
+            }
+            finally {
+                this.name = null;
+                synchronized (OPEN_LOCK) {
+                    open--;
+                    OPEN_LOCK.notifyAll();
+                }
+            }
         }
     }
 

@@ -1,8 +1,12 @@
 package io.pgqueue.sample;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
@@ -129,7 +133,7 @@ class SampleApplicationTests {
     }
 
     @Test
-    void queueHealthAndPrometheusNames() {
+    void queueHealthAndPrometheusNames() throws Exception {
         await().atMost(Duration.ofSeconds(20)).until(() -> "UP".equals(get("/actuator/health/queue").get("status")));
         long id = ((Number) post("/users/gus/changes?change=c1", null).get("jobId")).longValue();
         await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(id)));
@@ -142,6 +146,16 @@ class SampleApplicationTests {
                 "pgqueue_job_execution_seconds_count{", "pgqueue_job_queue_wait_seconds_count{",
                 "pgqueue_job_start_latency_seconds{", "pgqueue_claim_batch_count{", "pgqueue_claim_latency_seconds_count{");
         this.http.get().uri("/jobs/123456789").exchange().expectStatus().isEqualTo(HttpStatus.NOT_FOUND);
+
+        // Every metric the Grafana dashboard in docs/ queries is one the application publishes.
+        String dashboard = Files.readString(Path.of("../docs/grafana/pgqueue-dashboard.json"));
+        Matcher names = Pattern.compile("pgqueue_[a-z_]+").matcher(dashboard);
+        int checked = 0;
+        while (names.find()) {
+            assertThat(prometheus).as("dashboard metric %s", names.group()).contains(names.group());
+            checked++;
+        }
+        assertThat(checked).isGreaterThan(20);
     }
 
     private Map<String, Object> get(String uri) {
