@@ -19,6 +19,7 @@ import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.ActiveDuplicate;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
@@ -29,13 +30,20 @@ import tools.jackson.databind.ObjectMapper;
  * <strong>Enqueue is transactional:</strong> called inside a Spring-managed transaction on the
  * queue's DataSource, the job is written in that transaction, so it exists if and only if the
  * caller's business change commits; workers are notified on commit. Called outside a transaction,
- * the job is committed before the call returns.
+ * the job is committed before the call returns; concurrent calls of this kind share one INSERT
+ * (group commit), each returning once its own job is committed.
  * <p>
  * Every job is validated before anything is written: a blank or unknown task, a payload that
  * cannot be serialized or exceeds the size limit, and invalid options throw an
  * {@link InvalidJobException} and leave the database untouched. A batch is all or nothing.
  */
-public final class QueueClient {
+public final class QueueClient implements AutoCloseable {
+
+    /** Transactions in flight at most for grouped enqueues. */
+    private static final int GROUP_WRITERS = 4;
+
+    /** Jobs in one grouped INSERT at most. */
+    private static final int GROUP_MAX = 500;
 
     private final JobStore store;
 
@@ -48,6 +56,8 @@ public final class QueueClient {
     private final QueueEvents events;
 
     private final ObservationRegistry observations;
+
+    private final GroupCommitter groupCommitter;
 
     /**
      * Creates a client that reports no telemetry.
@@ -73,6 +83,7 @@ public final class QueueClient {
         this.events = telemetry.events();
         this.observations = telemetry.observations();
         this.store = Objects.requireNonNull(store, "store");
+        this.groupCommitter = new GroupCommitter(store, GROUP_WRITERS, GROUP_MAX);
         this.config = Objects.requireNonNull(config, "config");
         this.tasks = Objects.requireNonNull(tasks, "tasks");
         this.mapper = Objects.requireNonNull(mapper, "mapper");
@@ -205,6 +216,10 @@ public final class QueueClient {
             dedup |= job.dedupKey() != null;
         }
         if (!dedup) {
+            if (jobs.size() == 1 && !TransactionSynchronizationManager.isActualTransactionActive()) {
+                // A single job outside any transaction: share one INSERT with concurrent callers.
+                return created(java.util.Collections.singletonList(this.groupCommitter.insert(jobs.get(0))));
+            }
             return created(this.store.insert(jobs));
         }
         // Resolving a duplicate takes several statements: keep them in one transaction.
@@ -227,6 +242,14 @@ public final class QueueClient {
             }
             return List.of(results);
         });
+    }
+
+    /**
+     * Stops the group-commit writers; enqueues after this are written one by one.
+     */
+    @Override
+    public void close() {
+        this.groupCommitter.close();
     }
 
     /**

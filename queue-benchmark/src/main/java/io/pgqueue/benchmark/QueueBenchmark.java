@@ -1,0 +1,379 @@
+package io.pgqueue.benchmark;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.pgqueue.JobRequest;
+import io.pgqueue.QueueClient;
+import io.pgqueue.QueueConfig;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskHandler;
+import io.pgqueue.TaskRegistry;
+import io.pgqueue.store.QueueSchema;
+import io.pgqueue.worker.PoolSettings;
+import io.pgqueue.worker.QueueWorkers;
+import io.pgqueue.worker.WorkerExecutors;
+import io.pgqueue.worker.WorkerSettings;
+import io.pgqueue.worker.WorkerTask;
+import org.springframework.jdbc.core.JdbcTemplate;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The benchmark command. Uses the queue through its public core API, as an application would,
+ * against the database given by {@code url=} (default: an embedded PostgreSQL). Prints one
+ * machine-readable line per workload, e.g. {@code workload=drain n=100000 enqueue_per_s=...}.
+ * <p>
+ * Arguments ({@code key=value}): {@code workload} = drain | latency | mixed | backlog | tasks | all
+ * (default all), {@code n} (jobs for drain/tasks, default 100000), {@code url}, {@code concurrency}
+ * (handler threads of the no-op task, default 8), {@code backlog} (queued jobs for the backlog
+ * workload, default 1000000), {@code seconds} (duration of latency/mixed runs, default 20),
+ * {@code retention} (completed retention, default PT1H; PT0S deletes completed jobs).
+ */
+public final class QueueBenchmark {
+
+    private static final JsonMapper MAPPER = JsonMapper.builder().build();
+
+    private static final String SCHEMA = "pgqueue_bench";
+
+    private final Map<String, String> args;
+
+    private final BenchmarkDatabase database;
+
+    private final HikariDataSource workerPool;
+
+    private final HikariDataSource producerPool;
+
+    private final List<String> results = new ArrayList<>();
+
+    private QueueBenchmark(Map<String, String> args) {
+        this.args = args;
+        this.database = new BenchmarkDatabase(args.get("url"));
+        this.workerPool = this.database.pool("workers", 8);
+        // Producers use their own connections, as another application instance would.
+        this.producerPool = this.database.pool("producers", 16);
+    }
+
+    /**
+     * Runs the benchmark.
+     * @param argv {@code key=value} arguments
+     * @throws Exception on failure
+     */
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = new LinkedHashMap<>();
+        for (String arg : argv) {
+            int eq = arg.indexOf('=');
+            if (eq < 0) {
+                args.put("workload", arg);
+            }
+            else {
+                args.put(arg.substring(0, eq).replaceFirst("^--", ""), arg.substring(eq + 1));
+            }
+        }
+        execute(args);
+        System.exit(0);
+    }
+
+    private void run(String workload) throws Exception {
+        switch (workload) {
+            case "drain" -> drain("drain", 1, intArg("n", 100_000), 0);
+            case "tasks" -> {
+                drain("tasks", 1, intArg("n", 100_000), 0);
+                drain("tasks", 20, intArg("n", 100_000), 0);
+            }
+            case "latency" -> {
+                latency(200);
+                latency(2000);
+            }
+            case "mixed" -> mixed();
+            case "backlog" -> {
+                drain("backlog", 1, 100_000, 0);
+                drain("backlog", 1, 100_000, intArg("backlog", 1_000_000));
+            }
+            default -> throw new IllegalArgumentException("Unknown workload '" + workload
+                    + "'; use drain, latency, mixed, backlog, tasks or all");
+        }
+    }
+
+    /**
+     * Enqueues n jobs in bulk over the given number of task types (plus an optional backlog of
+     * queued jobs of the same types, inserted directly), then drains n of them.
+     */
+    private void drain(String workload, int taskTypes, int n, int backlog) throws Exception {
+        QueueConfig config = config();
+        reset(config);
+        List<String> names = new ArrayList<>();
+        for (int t = 0; t < taskTypes; t++) {
+            names.add("noop-" + t);
+        }
+        AtomicIntegerArray runs = new AtomicIntegerArray(n + backlog);
+        AtomicInteger done = new AtomicInteger();
+        TaskHandler<Integer> handler = (i, context) -> {
+            runs.incrementAndGet(i);
+            done.incrementAndGet();
+        };
+        int perTask = Math.max(1, intArg("concurrency", 8) / taskTypes);
+        List<WorkerTask> tasks = names.stream().map(name -> task(name, handler, Integer.class,
+                taskTypes == 1 ? intArg("concurrency", 8) : perTask)).toList();
+        QueueClient client = client(config, tasks, this.producerPool);
+
+        if (backlog > 0) {
+            fillBacklog(config, names, n, backlog);
+        }
+        long start = System.nanoTime();
+        List<JobRequest> batch = new ArrayList<>(1000);
+        for (int i = 0; i < n; i++) {
+            batch.add(JobRequest.of(names.get(i % taskTypes), i));
+            if (batch.size() == 1000) {
+                client.enqueueAll(batch);
+                batch.clear();
+            }
+        }
+        if (!batch.isEmpty()) {
+            client.enqueueAll(batch);
+        }
+        double enqueueSeconds = seconds(start);
+
+        QueueWorkers workers = workers(config, tasks);
+        long drainStart = System.nanoTime();
+        workers.start();
+        awaitCount(done, n, Duration.ofMinutes(10));
+        double drainSeconds = seconds(drainStart);
+        workers.stop();
+
+        boolean exactlyOnce = true;
+        if (backlog == 0) {
+            for (int i = 0; i < n; i++) {
+                exactlyOnce &= runs.get(i) == 1;
+            }
+            exactlyOnce &= activeJobs(config) == 0;
+        }
+        else {
+            for (int i = 0; i < n + backlog; i++) {
+                exactlyOnce &= runs.get(i) <= 1;
+            }
+        }
+        report("workload=%s task_types=%d n=%d backlog=%d enqueue_per_s=%.0f drain_per_s=%.0f "
+                + "exactly_once=%s%n", workload, taskTypes, n, backlog, n / enqueueSeconds, n / drainSeconds, exactlyOnce);
+    }
+
+    /** Jobs enqueued one at a time at a steady rate by another connection pool; enqueue → start. */
+    private void latency(int rate) throws Exception {
+        QueueConfig config = config();
+        reset(config);
+        int seconds = intArg("seconds", 20);
+        int total = rate * seconds;
+        long[] latencies = new long[total];
+        AtomicInteger done = new AtomicInteger();
+        TaskHandler<long[]> handler = (payload, context) -> {
+            latencies[(int) payload[0]] = System.nanoTime() - payload[1];
+            done.incrementAndGet();
+        };
+        WorkerTask task = task("ping", handler, long[].class, 8);
+        QueueClient producer = client(config, List.of(task), this.producerPool);
+        QueueWorkers workers = workers(config, List.of(task));
+        workers.start();
+        long interval = 1_000_000_000L / rate;
+        long start = System.nanoTime();
+        for (int i = 0; i < total; i++) {
+            long due = start + i * interval;
+            while (System.nanoTime() < due) {
+                LockSupport.parkNanos(Math.max(1000, due - System.nanoTime() - 50_000));
+            }
+            producer.enqueue("ping", new long[] { i, System.nanoTime() });
+        }
+        double achieved = total / seconds(start);
+        awaitCount(done, total, Duration.ofMinutes(2));
+        workers.stop();
+        long[] sorted = latencies.clone();
+        Arrays.sort(sorted);
+        report("workload=latency rate=%d achieved_per_s=%.0f n=%d p50_ms=%.2f p95_ms=%.2f "
+                + "p99_ms=%.2f max_ms=%.2f%n", rate, achieved, total, ms(sorted, 0.50), ms(sorted, 0.95),
+                ms(sorted, 0.99), sorted[total - 1] / 1e6);
+    }
+
+    /** 8 producers making single enqueue calls at fixed rates while workers drain; finds the highest sustainable rate. */
+    private void mixed() throws Exception {
+        int seconds = Math.max(5, intArg("seconds", 20) / 2);
+        int best = 0;
+        for (int rate : new int[] { 1000, 2000, 4000, 6000, 8000, 12000 }) {
+            QueueConfig config = config();
+            reset(config);
+            AtomicInteger done = new AtomicInteger();
+            WorkerTask task = task("noop-0", (TaskHandler<Integer>) (i, context) -> done.incrementAndGet(), Integer.class,
+                    intArg("concurrency", 8));
+            QueueClient producer = client(config, List.of(task), this.producerPool);
+            QueueWorkers workers = workers(config, List.of(task));
+            workers.start();
+            int producers = 8;
+            AtomicLong enqueued = new AtomicLong();
+            ExecutorService threads = Executors.newFixedThreadPool(producers);
+            CountDownLatch finished = new CountDownLatch(producers);
+            long start = System.nanoTime();
+            long end = start + TimeUnit.SECONDS.toNanos(seconds);
+            long interval = 1_000_000_000L * producers / rate;
+            for (int p = 0; p < producers; p++) {
+                long offset = interval * p / producers;
+                threads.submit(() -> {
+                    try {
+                        long due = start + offset;
+                        while (due < end) {
+                            while (System.nanoTime() < due) {
+                                LockSupport.parkNanos(Math.max(1000, due - System.nanoTime() - 50_000));
+                            }
+                            producer.enqueue("noop-0", (int) enqueued.incrementAndGet());
+                            due += interval;
+                        }
+                    }
+                    finally {
+                        finished.countDown();
+                    }
+                    return null;
+                });
+            }
+            finished.await();
+            double achieved = enqueued.get() / seconds(start);
+            long backlogAtEnd = enqueued.get() - done.get();
+            threads.shutdown();
+            awaitCount(done, (int) enqueued.get(), Duration.ofMinutes(2));
+            workers.stop();
+            boolean sustained = achieved >= rate * 0.95 && backlogAtEnd < rate;
+            report("workload=mixed producers=%d target_per_s=%d achieved_per_s=%.0f "
+                    + "backlog_at_end=%d sustained=%s%n", producers, rate, achieved, backlogAtEnd, sustained);
+            if (!sustained) {
+                break;
+            }
+            best = rate;
+        }
+        report("workload=mixed highest_sustained_per_s=%d%n", best);
+    }
+
+    private void fillBacklog(QueueConfig config, List<String> names, int offset, int backlog) {
+        JdbcTemplate jdbc = new JdbcTemplate(this.workerPool);
+        String tasks = "ARRAY[" + String.join(",", names.stream().map(name -> "'" + name + "'").toList()) + "]";
+        for (int from = 0; from < backlog; from += 1_000_000) {
+            int to = Math.min(backlog, from + 1_000_000);
+            // Queued behind the measured jobs (later schedule time), in the same task types.
+            jdbc.update("INSERT INTO " + config.schema() + ".job (task, payload, max_attempts, schedule_time) "
+                    + "SELECT (" + tasks + ")[1 + n % " + names.size() + "], to_jsonb(n + " + offset + "), 5, "
+                    + "now() + interval '1 second' + n * interval '1 microsecond' FROM generate_series(?, ?) n", from, to - 1);
+        }
+        // Finished rows not yet cleaned up, too.
+        jdbc.update("INSERT INTO " + config.schema() + ".job_finished (id, task, state, priority, payload, headers, "
+                + "schedule_time, attempt, max_attempts, created_at, started_at, finished_at) "
+                + "SELECT 1000000000 + n, 'noop-0', 'COMPLETED', 0, '0', '{}', now(), 1, 5, now(), now(), now() "
+                + "FROM generate_series(1, ?) n", backlog / 2);
+        jdbc.execute("VACUUM ANALYZE " + config.schema() + ".job");
+        jdbc.execute("ANALYZE " + config.schema() + ".job_finished");
+        // The measured jobs are enqueued next; make the backlog due by then.
+        jdbc.update("UPDATE " + config.schema() + ".job SET schedule_time = schedule_time - interval '1 second'");
+        jdbc.execute("VACUUM ANALYZE " + config.schema() + ".job");
+    }
+
+    private void report(String format, Object... values) {
+        String line = String.format(Locale.ROOT, format, values).strip();
+        System.out.println(line);
+        this.results.add(line);
+    }
+
+    /**
+     * Runs the given workloads and returns their result lines.
+     * @param args the arguments (see the class description)
+     * @return one line per workload
+     * @throws Exception on failure
+     */
+    static List<String> execute(Map<String, String> args) throws Exception {
+        QueueBenchmark benchmark = new QueueBenchmark(args);
+        try {
+            System.out.println("# pgqueue benchmark on " + benchmark.database.description() + ", "
+                    + Runtime.getRuntime().availableProcessors() + " cores, Java " + Runtime.version());
+            String workload = args.getOrDefault("workload", "all");
+            for (String name : workload.equals("all") ? List.of("drain", "tasks", "latency", "mixed", "backlog")
+                    : Arrays.asList(workload.split(","))) {
+                benchmark.run(name);
+            }
+            return List.copyOf(benchmark.results);
+        }
+        finally {
+            benchmark.close();
+        }
+    }
+
+    private QueueConfig config() {
+        return QueueConfig.defaults()
+            .withSchema(SCHEMA)
+            .withCompletedRetention(Duration.parse(this.args.getOrDefault("retention", "PT1H")));
+    }
+
+    private void reset(QueueConfig config) {
+        new JdbcTemplate(this.workerPool).execute("DROP SCHEMA IF EXISTS " + config.schema() + " CASCADE");
+        QueueSchema.migrate(this.workerPool, config.schema());
+    }
+
+    private QueueWorkers workers(QueueConfig config, List<WorkerTask> tasks) {
+        WorkerSettings settings = WorkerSettings.builder("bench-" + ProcessHandle.current().pid())
+            .pollInterval(Duration.ofMillis(500))
+            .retention(config.completedRetention(), Duration.ofDays(7), Duration.ofDays(7))
+            .pools(Map.of("default", new PoolSettings(intArg("prefetch", 1000), Duration.ofMillis(200))))
+            .build();
+        return new QueueWorkers(this.workerPool, config, settings, tasks, MAPPER, WorkerExecutors.platformThreads());
+    }
+
+    private static QueueClient client(QueueConfig config, List<WorkerTask> tasks, HikariDataSource pool) {
+        return QueueClient.create(pool, config, TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()),
+                MAPPER);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static WorkerTask task(String name, TaskHandler<?> handler, Class<?> payloadType, int concurrency) {
+        return new WorkerTask(TaskDefinition.builder(name).build(), (TaskHandler<Object>) handler, payloadType,
+                concurrency, Duration.ofMinutes(1), "default");
+    }
+
+    private int intArg(String name, int fallback) {
+        String value = this.args.get(name);
+        return value == null ? fallback : Integer.parseInt(value.replace("_", ""));
+    }
+
+    private long activeJobs(QueueConfig config) {
+        return new JdbcTemplate(this.workerPool).queryForObject("SELECT count(*) FROM " + config.schema() + ".job",
+                Long.class);
+    }
+
+    private static void awaitCount(AtomicInteger counter, int expected, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (counter.get() < expected) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("Only " + counter.get() + " of " + expected + " jobs ran within " + timeout);
+            }
+            Thread.sleep(2);
+        }
+    }
+
+    private static double seconds(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1e9;
+    }
+
+    private static double ms(long[] sorted, double quantile) {
+        return sorted[(int) Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] / 1e6;
+    }
+
+    private void close() throws Exception {
+        this.producerPool.close();
+        this.workerPool.close();
+        this.database.close();
+    }
+}

@@ -1,0 +1,138 @@
+package io.pgqueue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.NewJob;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Group commit for enqueues made outside any transaction: concurrent single-job calls are
+ * coalesced into one INSERT statement (one transaction, one NOTIFY per task), like Nagle's
+ * algorithm — a lone call is written at once, and while a write is in flight the calls that arrive
+ * meanwhile gather into the next one. At most {@code writers} transactions are in flight and at
+ * most {@code maxBatch} jobs go into one. Each caller returns only after its own job is committed,
+ * and gets its own error: if a group fails, its jobs are retried one by one so that only the
+ * offending call fails.
+ */
+final class GroupCommitter implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(GroupCommitter.class);
+
+    private final JobStore store;
+
+    private final int maxBatch;
+
+    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+
+    private final List<Thread> writers = new ArrayList<>();
+
+    private volatile boolean open = true;
+
+    private record Pending(NewJob job, CompletableFuture<Long> result) {
+    }
+
+    GroupCommitter(JobStore store, int writers, int maxBatch) {
+        this.store = store;
+        this.maxBatch = maxBatch;
+        for (int i = 0; i < writers; i++) {
+            Thread thread = new Thread(this::write, "pgqueue-group-commit-" + (i + 1));
+            thread.setDaemon(true);
+            thread.start();
+            this.writers.add(thread);
+        }
+    }
+
+    /**
+     * Inserts one job as part of the next group and waits until it is committed.
+     * @return the job id, or {@code null} if an active job holds its dedup key
+     */
+    Long insert(NewJob job) {
+        if (!this.open) {
+            return this.store.insert(List.of(job)).get(0);
+        }
+        CompletableFuture<Long> result = new CompletableFuture<>();
+        this.queue.add(new Pending(job, result));
+        try {
+            return result.get();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new QueueException("Interrupted while waiting for the enqueue to commit; the job may or may not "
+                    + "have been written", ex);
+        }
+        catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new QueueException("Enqueue failed", ex.getCause());
+        }
+    }
+
+    private void write() {
+        List<Pending> group = new ArrayList<>(this.maxBatch);
+        while (this.open || !this.queue.isEmpty()) {
+            try {
+                Pending first = this.queue.poll(100, TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    continue;
+                }
+                group.add(first);
+                this.queue.drainTo(group, this.maxBatch - 1);
+                write(group);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            finally {
+                group.clear();
+            }
+        }
+    }
+
+    private void write(List<Pending> group) {
+        try {
+            List<Long> ids = this.store.insert(group.stream().map(Pending::job).toList());
+            for (int i = 0; i < group.size(); i++) {
+                group.get(i).result().complete(ids.get(i));
+            }
+        }
+        catch (RuntimeException ex) {
+            if (group.size() == 1) {
+                group.get(0).result().completeExceptionally(ex);
+                return;
+            }
+            // Nothing of the group was written (one statement): find the offender by writing each alone.
+            log.debug("Group of {} enqueues failed, writing them one by one: {}", group.size(), ex.toString());
+            for (Pending pending : group) {
+                try {
+                    pending.result().complete(this.store.insert(List.of(pending.job())).get(0));
+                }
+                catch (RuntimeException single) {
+                    pending.result().completeExceptionally(single);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        this.open = false;
+        for (Thread writer : this.writers) {
+            try {
+                writer.join(2000);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}
