@@ -301,10 +301,20 @@ public final class QueueBenchmark {
             System.out.println("# pgqueue benchmark on " + benchmark.database.description() + ", "
                     + Runtime.getRuntime().availableProcessors() + " cores, Java " + Runtime.version());
             String workload = args.getOrDefault("workload", "all");
+            int repeat = benchmark.intArg("repeat", 3);
+            if (benchmark.intArg("warmup", 20_000) > 0) {
+                // JIT and connection warm-up; not reported.
+                benchmark.drain("warmup", 1, benchmark.intArg("warmup", 20_000), 0);
+                benchmark.results.clear();
+            }
             for (String name : workload.equals("all") ? List.of("drain", "tasks", "latency", "mixed", "backlog")
                     : Arrays.asList(workload.split(","))) {
-                benchmark.run(name);
+                for (int i = 0; i < repeat; i++) {
+                    benchmark.run(name);
+                }
             }
+            List<String> summary = Summary.of(benchmark.results);
+            summary.forEach(line -> System.out.println("summary " + line));
             return List.copyOf(benchmark.results);
         }
         finally {

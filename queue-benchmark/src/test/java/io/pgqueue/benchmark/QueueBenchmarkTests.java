@@ -20,11 +20,21 @@ class QueueBenchmarkTests {
 
     @Test
     void drainAndTaskTypesRunEveryJobExactlyOnce() throws Exception {
-        List<String> lines = QueueBenchmark.execute(Map.of("workload", "drain,tasks", "n", "3000", "url", url()));
+        List<String> lines = QueueBenchmark.execute(Map.of("workload", "drain,tasks", "n", "3000", "url", url(),
+                "repeat", "1", "warmup", "0"));
 
         assertThat(lines).hasSize(3).allMatch(line -> line.contains("exactly_once=true"));
         assertThat(lines.get(0)).startsWith("workload=drain task_types=1 n=3000");
         assertThat(lines.get(2)).startsWith("workload=tasks task_types=20 n=3000");
+    }
+
+    @Test
+    void summaryFoldsRepeatedRunsIntoMedianAndRange() {
+        List<String> summary = Summary.of(List.of("workload=drain n=10 drain_per_s=100 exactly_once=true",
+                "workload=drain n=10 drain_per_s=300 exactly_once=true",
+                "workload=drain n=10 drain_per_s=200 exactly_once=true"));
+
+        assertThat(summary).containsExactly("workload=drain n=10 drain_per_s=200(100-300) exactly_once=true runs=3");
     }
 
     private static String url() {
