@@ -23,6 +23,11 @@ import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.observe.MicrometerQueueEvents;
+import io.pgqueue.observe.QueueMeterNames;
+import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.QueueWorkers;
@@ -41,7 +46,10 @@ import tools.jackson.databind.json.JsonMapper;
  * (default all), {@code n} (jobs for drain/tasks, default 100000), {@code url}, {@code concurrency}
  * (handler threads of the no-op task, default 8), {@code backlog} (queued jobs for the backlog
  * workload, default 1000000), {@code seconds} (duration of latency/mixed runs, default 20),
- * {@code retention} (completed retention, default PT1H; PT0S deletes completed jobs).
+ * {@code retention} (completed retention, default PT1H; PT0S deletes completed jobs), {@code poll} (poll
+ * interval, default PT0.5S), {@code vacuum} (VACUUM interval, default PT10S), {@code prefetch} (maximum
+ * prefetch per task, default 1000), {@code repeat} (runs per workload, default 3), {@code warmup}
+ * (jobs of the discarded warm-up drain, default 20000).
  */
 public final class QueueBenchmark {
 
@@ -58,6 +66,9 @@ public final class QueueBenchmark {
     private final HikariDataSource producerPool;
 
     private final List<String> results = new ArrayList<>();
+
+    /** Meters of the current workers: claim statistics explain the figures. */
+    private SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
     private QueueBenchmark(Map<String, String> args) {
         this.args = args;
@@ -95,8 +106,9 @@ public final class QueueBenchmark {
                 drain("tasks", 20, intArg("n", 100_000), 0);
             }
             case "latency" -> {
-                latency(200);
-                latency(2000);
+                for (String rate : this.args.getOrDefault("rates", "200,2000").split(",")) {
+                    latency(Integer.parseInt(rate.trim()));
+                }
             }
             case "mixed" -> mixed();
             case "backlog" -> {
@@ -201,8 +213,8 @@ public final class QueueBenchmark {
         long[] sorted = latencies.clone();
         Arrays.sort(sorted);
         report("workload=latency rate=%d achieved_per_s=%.0f n=%d p50_ms=%.2f p95_ms=%.2f "
-                + "p99_ms=%.2f max_ms=%.2f%n", rate, achieved, total, ms(sorted, 0.50), ms(sorted, 0.95),
-                ms(sorted, 0.99), sorted[total - 1] / 1e6);
+                + "p99_ms=%.2f max_ms=%.2f %s%n", rate, achieved, total, ms(sorted, 0.50), ms(sorted, 0.95),
+                ms(sorted, 0.99), sorted[total - 1] / 1e6, claimStats());
     }
 
     /** 8 producers making single enqueue calls at fixed rates while workers drain; finds the highest sustainable rate. */
@@ -259,6 +271,17 @@ public final class QueueBenchmark {
             best = rate;
         }
         report("workload=mixed highest_sustained_per_s=%d%n", best);
+    }
+
+    /** Claims made, jobs per claim and mean claim latency of the last workers. */
+    private String claimStats() {
+        var batch = this.meters.find(QueueMeterNames.CLAIM_BATCH).summary();
+        var latency = this.meters.find(QueueMeterNames.CLAIM_LATENCY).timer();
+        if (batch == null || latency == null) {
+            return "claims=0";
+        }
+        return String.format(Locale.ROOT, "claims=%d jobs_per_claim=%.2f claim_ms=%.3f", batch.count(), batch.mean(),
+                latency.mean(TimeUnit.MILLISECONDS));
     }
 
     private void fillBacklog(QueueConfig config, List<String> names, int offset, int backlog) {
@@ -335,11 +358,14 @@ public final class QueueBenchmark {
 
     private QueueWorkers workers(QueueConfig config, List<WorkerTask> tasks) {
         WorkerSettings settings = WorkerSettings.builder("bench-" + ProcessHandle.current().pid())
-            .pollInterval(Duration.ofMillis(500))
+            .pollInterval(Duration.parse(this.args.getOrDefault("poll", "PT0.5S")))
+            .vacuumInterval(Duration.parse(this.args.getOrDefault("vacuum", "PT10S")))
             .retention(config.completedRetention(), Duration.ofDays(7), Duration.ofDays(7))
             .pools(Map.of("default", new PoolSettings(intArg("prefetch", 1000), Duration.ofMillis(200))))
             .build();
-        return new QueueWorkers(this.workerPool, config, settings, tasks, MAPPER, WorkerExecutors.platformThreads());
+        this.meters = new SimpleMeterRegistry();
+        return new QueueWorkers(this.workerPool, config, settings, tasks, MAPPER, WorkerExecutors.platformThreads(),
+                new QueueTelemetry(new MicrometerQueueEvents(this.meters), ObservationRegistry.NOOP));
     }
 
     private static QueueClient client(QueueConfig config, List<WorkerTask> tasks, HikariDataSource pool) {

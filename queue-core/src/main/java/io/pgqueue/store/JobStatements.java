@@ -11,6 +11,14 @@ final class JobStatements {
     }
 
     /**
+     * A one-time filter that turns off synchronous commit for the statement's own transaction.
+     * Used only on the workers' writes (claim, start, heartbeat, outcome, release), never on
+     * enqueue: losing such a commit in a crash leaves the job claimable or its lease expiring, so
+     * it runs again — at-least-once holds — while the worker never waits for the WAL flush.
+     */
+    static final String ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) = 'off'";
+
+    /**
      * Inserts a batch of jobs in one statement. Ids come from the sequence up front so that each
      * input row can be matched with its fate: inserted, or skipped because an active job holds its
      * dedup key (ON CONFLICT against the partial unique index job_dedup_idx; a concurrent
@@ -102,7 +110,7 @@ final class JobStatements {
                     LIMIT t.lim
                     FOR UPDATE SKIP LOCKED
                 ) j
-            ))
+            )) AND ${asyncCommit}
             RETURNING id, lease_epoch, task, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,
                       priority, attempt, max_attempts, schedule_time, delay_tolerance_deadline, created_at,
                       started_at, expected_status_change_time
@@ -113,7 +121,7 @@ final class JobStatements {
             UPDATE ${schema}.job
             SET state = 'RUNNING', expected_status_change_time = now() + :leaseMillis * interval '1 millisecond'
             FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) AS l(id, epoch)
-            WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state = 'STARTING'
+            WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state = 'STARTING' AND ${asyncCommit}
             RETURNING job.id, job.task, job.state, job.cancel_requested
             """;
 
@@ -125,6 +133,7 @@ final class JobStatements {
             FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:progress AS text[]))
                  AS l(id, epoch, progress)
             WHERE job.id = l.id AND job.lease_epoch = l.epoch AND job.state IN ('STARTING', 'RUNNING')
+              AND ${asyncCommit}
             RETURNING job.id, job.task, job.state, job.cancel_requested
             """;
 
@@ -161,7 +170,7 @@ final class JobStatements {
                             WHEN job.rerun_requested AND input.kind IN ('COMPLETED', 'FAILED') THEN 'RERUN'
                             ELSE input.kind END AS next_state
                 FROM ${schema}.job JOIN input ON job.id = input.id AND job.lease_epoch = input.epoch
-                WHERE job.state IN ('STARTING', 'RUNNING')
+                WHERE job.state IN ('STARTING', 'RUNNING') AND ${asyncCommit}
                 ORDER BY job.id
                 FOR UPDATE OF job
             ), requeued AS (

@@ -92,7 +92,7 @@ public final class JobStore {
     }
 
     private String sql(String statement) {
-        return statement.replace("${schema}", this.schema);
+        return statement.replace("${asyncCommit}", JobStatements.ASYNC_COMMIT).replace("${schema}", this.schema);
     }
 
     /**
