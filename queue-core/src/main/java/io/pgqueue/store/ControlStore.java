@@ -5,7 +5,6 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
@@ -36,11 +35,9 @@ public final class ControlStore {
      * @param config the queue's settings
      */
     public ControlStore(DataSource dataSource, QueueConfig config) {
-        JdbcTemplate template = new JdbcTemplate(dataSource);
-        template.setQueryTimeout(config.statementTimeoutSeconds());
-        this.jdbc = new NamedParameterJdbcTemplate(template);
-        this.setPaused = SET_PAUSED.replace("${schema}", config.schema());
-        this.paused = PAUSED.replace("${schema}", config.schema());
+        this.jdbc = StoreSupport.jdbc(dataSource, config);
+        this.setPaused = StoreSupport.sql(SET_PAUSED, config);
+        this.paused = StoreSupport.sql(PAUSED, config);
     }
 
     /**

@@ -40,6 +40,8 @@ public final class JobStore {
 
     private final boolean keepCompleted;
 
+    private final QueueConfig config;
+
     private final NamedParameterJdbcTemplate jdbc;
 
     private final TransactionTemplate transactions;
@@ -69,9 +71,8 @@ public final class JobStore {
     public JobStore(DataSource dataSource, QueueConfig config) {
         this.schema = config.schema();
         this.keepCompleted = !config.completedRetention().isZero();
-        JdbcTemplate template = new JdbcTemplate(dataSource);
-        template.setQueryTimeout(config.statementTimeoutSeconds());
-        this.jdbc = new NamedParameterJdbcTemplate(template);
+        this.config = config;
+        this.jdbc = StoreSupport.jdbc(dataSource, config);
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         this.insertJobs = sql(JobStatements.INSERT_JOBS);
         this.lockActiveByKey = sql(JobStatements.LOCK_ACTIVE_BY_KEY);
@@ -92,7 +93,7 @@ public final class JobStore {
     }
 
     private String sql(String statement) {
-        return statement.replace("${asyncCommit}", JobStatements.ASYNC_COMMIT).replace("${schema}", this.schema);
+        return StoreSupport.sql(statement, this.config);
     }
 
     /**

@@ -10,7 +10,6 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
@@ -59,14 +58,12 @@ public final class NodeStore {
      * @param config the queue's settings
      */
     public NodeStore(DataSource dataSource, QueueConfig config) {
-        JdbcTemplate template = new JdbcTemplate(dataSource);
-        template.setQueryTimeout(config.statementTimeoutSeconds());
-        this.jdbc = new NamedParameterJdbcTemplate(template);
-        this.register = REGISTER.replace("${schema}", config.schema());
-        this.heartbeat = HEARTBEAT.replace("${schema}", config.schema());
-        this.remove = REMOVE.replace("${schema}", config.schema());
-        this.removeSilent = REMOVE_SILENT.replace("${schema}", config.schema());
-        this.list = LIST.replace("${schema}", config.schema());
+        this.jdbc = StoreSupport.jdbc(dataSource, config);
+        this.register = StoreSupport.sql(REGISTER, config);
+        this.heartbeat = StoreSupport.sql(HEARTBEAT, config);
+        this.remove = StoreSupport.sql(REMOVE, config);
+        this.removeSilent = StoreSupport.sql(REMOVE_SILENT, config);
+        this.list = StoreSupport.sql(LIST, config);
     }
 
     /**

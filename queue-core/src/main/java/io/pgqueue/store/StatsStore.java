@@ -67,9 +67,8 @@ public final class StatsStore {
      * @param config the queue's settings
      */
     public StatsStore(DataSource dataSource, QueueConfig config) {
-        this.jdbc = new JdbcTemplate(dataSource);
-        this.jdbc.setQueryTimeout(config.statementTimeoutSeconds());
-        this.snapshot = SNAPSHOT.replace("${schema}", config.schema());
+        this.jdbc = StoreSupport.jdbc(dataSource, config).getJdbcTemplate();
+        this.snapshot = StoreSupport.sql(SNAPSHOT, config);
     }
 
     /**
