@@ -57,6 +57,13 @@ final class WorkerPool {
     /** Pause between claims while jobs keep arriving. */
     private static final Duration HOT_CLAIM_DELAY = Duration.ofMillis(2);
 
+    /**
+     * How long after a claim last found jobs a task keeps being claimed every
+     * {@link #HOT_CLAIM_DELAY}, even by claims that find nothing: producers pause for a few
+     * milliseconds all the time, and a notification would come much later.
+     */
+    private static final Duration HOT_WINDOW = Duration.ofMillis(100);
+
     private final String name;
 
     private final String owner;
@@ -333,7 +340,7 @@ final class WorkerPool {
     private enum Found {
         /** Nothing, or nothing worth a claim: wait for a notification or the poll. */
         NOTHING,
-        /** Jobs, but fewer than asked: claim again shortly. */
+        /** Jobs now or lately, but fewer than asked: claim again shortly. */
         SOME,
         /** As many as asked for some task: claim again at once. */
         ALL
@@ -385,6 +392,7 @@ final class WorkerPool {
         }
         counts.forEach((task, count) -> this.events.claimed(this.name, task, count));
         boolean full = false;
+        boolean hot = false;
         boolean stopped;
         this.lock.lock();
         try {
@@ -397,14 +405,19 @@ final class WorkerPool {
                 for (ClaimLimit limit : limits) {
                     Slot slot = this.slots.get(limit.task());
                     int got = counts.getOrDefault(limit.task(), 0);
-                    boolean gotAll = got >= limit.limit();
-                    // Found none: wait for a notification or the poll — unless one arrived during the
-                    // claim, announcing a job the claim may have missed.
-                    if (got == 0 && slot.wakes == slot.wakesAtClaim) {
+                    if (got > 0) {
+                        slot.lastFoundAt = now;
+                    }
+                    boolean recentlyBusy = now - slot.lastFoundAt <= HOT_WINDOW.toNanos();
+                    // Found none and none found lately: wait for a notification or the poll — unless
+                    // one arrived during the claim, announcing a job the claim may have missed.
+                    if (got == 0 && !recentlyBusy && slot.wakes == slot.wakesAtClaim) {
                         slot.exhausted = true;
                         slot.exhaustedAt = now;
                     }
-                    full |= gotAll;
+                    hot |= recentlyBusy;
+                    slot.moreWaiting = got >= limit.limit();
+                    full |= slot.moreWaiting;
                 }
                 this.slots.values().forEach(this::dispatch);
             }
@@ -423,7 +436,7 @@ final class WorkerPool {
                         + "expire: {}", this.name, jobs.size(), ex.toString());
             }
         }
-        return full ? Found.ALL : claimed.isEmpty() || stopped ? Found.NOTHING : Found.SOME;
+        return stopped ? Found.NOTHING : full ? Found.ALL : hot ? Found.SOME : Found.NOTHING;
     }
 
     /** Starts buffered jobs while the task has free slots. Called under the lock. */
@@ -545,8 +558,8 @@ final class WorkerPool {
             slot.running--;
             slot.prefetch.record(nanos);
             dispatch(slot);
-            // Refill early if the buffer runs low and the last claim found more jobs than it took.
-            if (!slot.exhausted && slot.buffer.size() <= slot.prefetch.depth() / 2) {
+            // Refill early if the buffer runs low and the last claim left jobs behind.
+            if (slot.moreWaiting && slot.buffer.size() <= slot.prefetch.depth() / 2) {
                 this.wakeRequested = true;
                 this.wake.signal();
             }
@@ -617,6 +630,12 @@ final class WorkerPool {
 
         /** When {@link #exhausted} was set (local clock). */
         long exhaustedAt;
+
+        /** The last claim got all it asked for: more jobs are probably waiting. */
+        boolean moreWaiting;
+
+        /** When a claim last found jobs of this task (local clock). */
+        long lastFoundAt = System.nanoTime() - HOT_WINDOW.toNanos() - 1;
 
         /** Wake-ups received; compared across a claim to spot notifications the claim may have missed. */
         long wakes;
