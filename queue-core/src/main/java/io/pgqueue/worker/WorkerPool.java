@@ -54,13 +54,19 @@ final class WorkerPool {
     private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() {
     };
 
-    /** Pause between claims while jobs keep arriving. */
-    private static final Duration HOT_CLAIM_DELAY = Duration.ofMillis(2);
+    /** Shortest pause between claims while jobs keep arriving. */
+    private static final long MIN_HOT_DELAY_MILLIS = 2;
+
+    /** Longest pause between claims while jobs keep arriving. */
+    private static final long MAX_HOT_DELAY_MILLIS = 32;
+
+    /** Jobs a claim should find to be worth its cost; fewer lengthen the pause, more shorten it. */
+    private static final int HOT_BATCH_TARGET = 8;
 
     /**
-     * How long after a claim last found jobs a task keeps being claimed every
-     * {@link #HOT_CLAIM_DELAY}, even by claims that find nothing: producers pause for a few
-     * milliseconds all the time, and a notification would come much later.
+     * How long after a claim last found jobs a task keeps being claimed every few milliseconds,
+     * even by claims that find nothing: producers pause for a few milliseconds all the time, and a
+     * notification would come much later.
      */
     private static final Duration HOT_WINDOW = Duration.ofMillis(100);
 
@@ -101,6 +107,11 @@ final class WorkerPool {
     private final Condition idle = this.lock.newCondition();
 
     private boolean wakeRequested;
+
+    /** Pause before the next claim while jobs flow; only the fetch thread uses it. */
+    private long hotDelayMillis = MIN_HOT_DELAY_MILLIS;
+
+    private int lastClaimSize;
 
     private volatile boolean fetching;
 
@@ -315,6 +326,7 @@ final class WorkerPool {
                             this.settings.lease());
                     this.events.claimRan(this.name, claimed.size(), Duration.ofNanos(System.nanoTime() - start));
                     found = accept(claimed, limits);
+                    this.lastClaimSize = claimed.size();
                     backoff = 0;
                 }
                 catch (RuntimeException ex) {
@@ -327,8 +339,13 @@ final class WorkerPool {
             if (found == Found.SOME) {
                 // Jobs are flowing: look again shortly rather than wait for a notification. At
                 // high rates PostgreSQL delivers notifications tens of milliseconds late (measured:
-                // p50 60 ms at 1,000 NOTIFY/s), while a claim costs about a millisecond.
-                awaitWake(HOT_CLAIM_DELAY, false);
+                // p50 60 ms at 1,000 NOTIFY/s), while a claim costs about a millisecond. The pause
+                // halves after a claim that found a batch worth its cost and doubles otherwise, so
+                // the claim rate follows the job rate instead of burning CPU the producers need.
+                this.hotDelayMillis = this.lastClaimSize >= HOT_BATCH_TARGET
+                        ? Math.max(MIN_HOT_DELAY_MILLIS, this.hotDelayMillis / 2)
+                        : Math.min(MAX_HOT_DELAY_MILLIS, this.hotDelayMillis * 2);
+                awaitWake(Duration.ofMillis(this.hotDelayMillis), false);
             }
             else if (found == Found.NOTHING) {
                 awaitWake(this.settings.pollInterval(), true);
