@@ -268,8 +268,14 @@ public final class JobStore {
      * @return what changed, which leases were lost, and which jobs are asked to cancel
      */
     public FencedResult heartbeat(List<Lease> leases, List<String> progress, Duration lease) {
-        return write(this.heartbeat, leases,
-                leaseParams(leases).addValue("leaseMillis", lease.toMillis()).addValue("progress", SqlArrays.texts(progress)));
+        // Sort leases and their progress together, by job id.
+        List<Integer> order = java.util.stream.IntStream.range(0, leases.size()).boxed()
+            .sorted(java.util.Comparator.comparingLong(i -> leases.get(i).jobId()))
+            .toList();
+        List<Lease> sortedLeases = order.stream().map(leases::get).toList();
+        List<String> sortedProgress = order.stream().map(progress::get).toList();
+        return write(this.heartbeat, sortedLeases, leaseParams(sortedLeases).addValue("leaseMillis", lease.toMillis())
+            .addValue("progress", SqlArrays.texts(sortedProgress)));
     }
 
     /**
@@ -279,11 +285,13 @@ public final class JobStore {
      * @return the released jobs and the leases that were lost
      */
     public FencedResult release(List<Lease> leases) {
-        return write(this.release, leases, leaseParams(leases));
+        List<Lease> sorted = byId(leases);
+        return write(this.release, sorted, leaseParams(sorted));
     }
 
     private FencedResult renew(String statement, List<Lease> leases, Duration lease) {
-        return write(statement, leases, leaseParams(leases).addValue("leaseMillis", lease.toMillis()));
+        List<Lease> sorted = byId(leases);
+        return write(statement, sorted, leaseParams(sorted).addValue("leaseMillis", lease.toMillis()));
     }
 
     private FencedResult write(String statement, List<Lease> leases, MapSqlParameterSource params) {
@@ -508,6 +516,14 @@ public final class JobStore {
         return new MapSqlParameterSource()
             .addValue("ids", SqlArrays.bigints(leases.stream().map(Lease::jobId).toList()))
             .addValue("epochs", SqlArrays.ints(leases.stream().map(Lease::epoch).toList()));
+    }
+
+    /**
+     * Orders leases by job id, so that every batched write of a node locks its rows in the same
+     * order (the statements walk their input in order) and two of them cannot deadlock.
+     */
+    private static List<Lease> byId(List<Lease> leases) {
+        return leases.stream().sorted(java.util.Comparator.comparingLong(Lease::jobId)).toList();
     }
 
     private static List<Lease> lost(List<Lease> leases, Map<Long, JobState> applied) {
