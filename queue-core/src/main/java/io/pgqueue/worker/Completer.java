@@ -47,6 +47,8 @@ final class Completer {
 
     private final QueueEvents events;
 
+    private final Consumer<List<Lease>> onWritten;
+
     private final ReentrantLock lock = new ReentrantLock();
 
     private final Condition pending = this.lock.newCondition();
@@ -73,8 +75,9 @@ final class Completer {
      * re-run), so a local pool can look for it without waiting for the poll
      */
     Completer(JobStore store, Duration lease, int batchSize, Consumer<FencedResult> onStarted,
-            BiConsumer<String, Duration> onRequeued, QueueEvents events) {
+            BiConsumer<String, Duration> onRequeued, Consumer<List<Lease>> onWritten, QueueEvents events) {
         this.events = events;
+        this.onWritten = onWritten;
         this.store = store;
         this.lease = lease;
         this.batchSize = batchSize;
@@ -214,6 +217,7 @@ final class Completer {
             }
             if (!outcomeBatch.isEmpty()) {
                 FencedResult result = this.store.record(outcomeBatch);
+                this.onWritten.accept(outcomeBatch.stream().map(Outcome::lease).toList());
                 requeued(outcomeBatch, result);
                 if (!result.lost().isEmpty()) {
                     log.info("Outcomes of {} jobs were not recorded: their leases had expired and the jobs were "

@@ -46,8 +46,14 @@ final class LeaseKeeper implements Runnable {
     @Override
     public void run() {
         List<RunningJob> jobs = new ArrayList<>();
+        long now = System.nanoTime();
+        long writeGrace = this.settings.lease().toNanos() * 2;
         // A timed-out handler that ignores its interrupt keeps no lease: its job comes back by rescue.
-        this.pools.forEach(pool -> pool.held().stream().filter(job -> !job.timedOut).forEach(jobs::add));
+        // A finished job keeps its lease while its outcome waits to be written, but not forever.
+        this.pools.forEach(pool -> pool.held().stream()
+            .filter(job -> !job.timedOut)
+            .filter(job -> job.finishedNanos == 0 || now - job.finishedNanos < writeGrace)
+            .forEach(jobs::add));
         for (int from = 0; from < jobs.size(); from += this.settings.batchSize()) {
             List<RunningJob> batch = jobs.subList(from, Math.min(jobs.size(), from + this.settings.batchSize()));
             try {
@@ -66,7 +72,8 @@ final class LeaseKeeper implements Runnable {
         Map<Long, RunningJob> byId = jobs.stream().collect(Collectors.toMap(RunningJob::jobId, Function.identity()));
         Set<Lease> lost = new HashSet<>(result.lost());
         for (RunningJob job : jobs) {
-            if (lost.contains(job.lease()) && !job.leaseLost) {
+            // A finished job's row may simply have been finished by the completer meanwhile.
+            if (lost.contains(job.lease()) && !job.leaseLost && job.finishedNanos == 0) {
                 job.leaseLost = true;
                 this.events.leaseLost(job.task());
             }

@@ -39,6 +39,9 @@ final class RunningJob implements TaskContext {
 
     volatile String progress;
 
+    /** When the handler finished (local clock), 0 while it runs; the outcome may not be written yet. */
+    volatile long finishedNanos;
+
     RunningJob(ClaimedJob job, WorkerTask task, Map<String, String> headers) {
         this.job = job;
         this.task = task;

@@ -155,6 +155,14 @@ final class WorkerPool {
     }
 
     /**
+     * Forgets a job whose outcome has been written (or could not be, and never will be).
+     * @param lease the lease the outcome was written with
+     */
+    void written(Lease lease) {
+        this.held.computeIfPresent(lease.jobId(), (id, job) -> job.lease().equals(lease) ? null : job);
+    }
+
+    /**
      * Sets the paused tasks; a resumed task is looked for at once.
      * @param paused the names of all paused tasks
      */
@@ -569,7 +577,9 @@ final class WorkerPool {
     }
 
     private void finished(Slot slot, RunningJob job, long nanos) {
-        this.held.remove(job.jobId(), job);
+        // The job stays held (its lease renewed) until the completer has written its outcome: a
+        // slow write must not let the lease lapse and the finished job run again.
+        job.finishedNanos = System.nanoTime();
         this.lock.lock();
         try {
             slot.running--;
