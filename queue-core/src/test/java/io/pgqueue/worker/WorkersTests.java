@@ -227,6 +227,49 @@ class WorkersTests {
     }
 
     @Test
+    void aFinishedJobKeepsItsLeaseWhileItsOutcomeCannotBeWritten() throws Exception {
+        // Completions (the DELETE out of the active table) fail while a row sits in this table.
+        jdbc.execute("CREATE TABLE IF NOT EXISTS pgqueue_block_completions (blocked boolean)");
+        jdbc.execute("""
+                CREATE OR REPLACE FUNCTION block_completions() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF EXISTS (SELECT 1 FROM pgqueue_block_completions) THEN
+                        RAISE EXCEPTION 'completions blocked by the test';
+                    END IF;
+                    RETURN OLD;
+                END $$""");
+        jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
+        jdbc.execute("CREATE TRIGGER block_completions BEFORE DELETE ON pgqueue.job FOR EACH ROW "
+                + "EXECUTE FUNCTION block_completions()");
+        try {
+            jdbc.execute("INSERT INTO pgqueue_block_completions VALUES (true)");
+            AtomicInteger runs = new AtomicInteger();
+            WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> runs.incrementAndGet(), Push.class, 1,
+                    Duration.ofMinutes(1));
+            QueueClient client = client(task);
+            long id = client.enqueue("push", new Push("u", 1)).jobId();
+            // A 1 s lease, renewed every 300 ms, rescued within 200 ms of expiring.
+            start(settings("node-a").lease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(300))
+                .rescueInterval(Duration.ofMillis(200)).build(), task);
+            await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
+
+            // The outcome cannot be written for longer than the lease; the lease must not lapse.
+            Thread.sleep(1500);
+            JobSnapshot held = client.find(id).orElseThrow();
+            assertThat(held.state()).as("still held, not rescued").isIn(JobState.STARTING, JobState.RUNNING);
+            assertThat(held.attempt()).isEqualTo(1);
+            jdbc.execute("DELETE FROM pgqueue_block_completions");
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> state(client, id) == JobState.COMPLETED);
+            assertThat(runs.get()).as("the finished job was not rescued and run again").isEqualTo(1);
+        }
+        finally {
+            jdbc.execute("DELETE FROM pgqueue_block_completions");
+            jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
+        }
+    }
+
+    @Test
     void aFailureAroundTheHandlerFailsTheAttemptAndFreesTheSlot() {
         TaskHandler<Push> failing = (payload, context) -> {
             throw new IllegalStateException("bad\u0000byte");
