@@ -1,9 +1,7 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 

@@ -36,7 +36,6 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 public final class JobStore {
 
-    private final String schema;
 
     private final boolean keepCompleted;
 
@@ -69,7 +68,6 @@ public final class JobStore {
      * @param config the queue's settings
      */
     public JobStore(DataSource dataSource, QueueConfig config) {
-        this.schema = config.schema();
         this.keepCompleted = !config.completedRetention().isZero();
         this.config = config;
         this.jdbc = StoreSupport.jdbc(dataSource, config);
@@ -102,7 +100,7 @@ public final class JobStore {
      * @return the channel name
      */
     public String channel(String task) {
-        return this.schema + "." + task;
+        return this.config.schema() + "." + task;
     }
 
     /**
@@ -152,7 +150,7 @@ public final class JobStore {
             .addValue("tolerances", SqlArrays.bigints(tolerances))
             .addValue("maxAttempts", SqlArrays.ints(maxAttempts))
             .addValue("dedupKeys", SqlArrays.texts(dedupKeys))
-            .addValue("channelPrefix", this.schema + ".");
+            .addValue("channelPrefix", channel(""));
         List<Long> ids = new ArrayList<>(n);
         this.jdbc.query(this.insertJobs, params, rs -> {
             ids.add(rs.getObject("inserted_id", Long.class));
@@ -485,7 +483,7 @@ public final class JobStore {
             // VACUUM cannot run inside a transaction block.
             connection.setAutoCommit(true);
             try (java.sql.Statement statement = connection.createStatement()) {
-                statement.execute("VACUUM (SKIP_LOCKED) " + this.schema + ".job");
+                statement.execute("VACUUM (SKIP_LOCKED) " + this.config.schema() + ".job");
             }
             finally {
                 connection.setAutoCommit(autoCommit);
