@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import io.pgqueue.store.JobStore;
@@ -15,9 +16,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Group commit for enqueues made outside any transaction: concurrent single-job calls are
  * coalesced into one INSERT statement (one transaction, one NOTIFY per task), like Nagle's
- * algorithm — a lone call is written at once, and while a write is in flight the calls that arrive
- * meanwhile gather into the next one. At most {@code writers} transactions are in flight and at
- * most {@code maxBatch} jobs go into one. Each caller returns only after its own job is committed,
+ * algorithm — a lone call is written at once, by the calling thread itself (no hand-off to wait
+ * for), and while {@code writers} writes are in flight the calls that arrive meanwhile gather into
+ * the next one, written by a writer thread. At most {@code writers} transactions are in flight and
+ * at most {@code maxBatch} jobs go into one. Each caller returns only after its own job is committed,
  * and gets its own error: if a group fails, its jobs are retried one by one so that only the
  * offending call fails.
  */
@@ -33,6 +35,9 @@ final class GroupCommitter implements AutoCloseable {
 
     private final List<Thread> writers = new ArrayList<>();
 
+    /** One per transaction in flight, taken by callers writing their own job and by writer threads. */
+    private final Semaphore inFlight;
+
     private volatile boolean open = true;
 
     private record Pending(NewJob job, CompletableFuture<Long> result) {
@@ -41,6 +46,7 @@ final class GroupCommitter implements AutoCloseable {
     GroupCommitter(JobStore store, int writers, int maxBatch) {
         this.store = store;
         this.maxBatch = maxBatch;
+        this.inFlight = new Semaphore(writers);
         for (int i = 0; i < writers; i++) {
             Thread thread = new Thread(this::write, "pgqueue-group-commit-" + (i + 1));
             thread.setDaemon(true);
@@ -56,6 +62,15 @@ final class GroupCommitter implements AutoCloseable {
     Long insert(NewJob job) {
         if (!this.open) {
             return this.store.insert(List.of(job)).get(0);
+        }
+        if (this.queue.isEmpty() && this.inFlight.tryAcquire()) {
+            // Nothing waits and a write may start: write it now, on this thread.
+            try {
+                return this.store.insert(List.of(job)).get(0);
+            }
+            finally {
+                this.inFlight.release();
+            }
         }
         CompletableFuture<Long> result = new CompletableFuture<>();
         this.queue.add(new Pending(job, result));
@@ -84,8 +99,15 @@ final class GroupCommitter implements AutoCloseable {
                     continue;
                 }
                 group.add(first);
-                this.queue.drainTo(group, this.maxBatch - 1);
-                write(group);
+                this.inFlight.acquireUninterruptibly();
+                try {
+                    // Everything that arrived while the writes in flight ran goes into this one.
+                    this.queue.drainTo(group, this.maxBatch - 1);
+                    write(group);
+                }
+                finally {
+                    this.inFlight.release();
+                }
             }
             catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();

@@ -39,8 +39,14 @@ import tools.jackson.databind.ObjectMapper;
  */
 public final class QueueClient implements AutoCloseable {
 
-    /** Transactions in flight at most for grouped enqueues. */
-    private static final int GROUP_WRITERS = 4;
+    /**
+     * Transactions in flight at most for grouped enqueues. One: a NOTIFY holds PostgreSQL's global
+     * notification lock from before the commit until its WAL flush, so notifying transactions
+     * commit one after the other anyway, and one in flight makes the next group the largest.
+     * Measured with 8 producers (mixed workload): 4 in flight sustained 1,000 jobs/s, 2 sustained
+     * 4,000, 1 sustained 6,000.
+     */
+    private static final int GROUP_WRITERS = 1;
 
     /** Jobs in one grouped INSERT at most. */
     private static final int GROUP_MAX = 500;
