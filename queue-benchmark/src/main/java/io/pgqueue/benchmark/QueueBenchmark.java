@@ -237,7 +237,7 @@ public final class QueueBenchmark {
     private void mixed() throws Exception {
         int seconds = Math.max(5, intArg("seconds", 20) / 2);
         int best = 0;
-        for (int rate : new int[] { 1000, 2000, 4000, 6000, 8000, 12000 }) {
+        for (int rate : new int[] { 1000, 2000, 4000, 5000, 6000, 7000, 8000, 10000, 12000 }) {
             QueueConfig config = config();
             reset(config);
             AtomicInteger done = new AtomicInteger();
