@@ -21,6 +21,8 @@ import io.pgqueue.store.Lease;
 import io.pgqueue.store.Outcome;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.dao.NonTransientDataAccessException;
+import org.springframework.dao.NonTransientDataAccessResourceException;
 
 /**
  * Writes STARTING→RUNNING transitions and attempt outcomes in batches: one thread takes everything
@@ -179,7 +181,10 @@ final class Completer {
             finally {
                 this.lock.unlock();
             }
-            boolean written = write(startBatch, outcomeBatch);
+            int before = startBatch.size() + outcomeBatch.size();
+            write(startBatch, outcomeBatch);
+            int left = startBatch.size() + outcomeBatch.size();
+            boolean written = left == 0;
             this.lock.lock();
             try {
                 this.writing--;
@@ -194,7 +199,10 @@ final class Completer {
                 this.lock.unlock();
             }
             if (!written && this.running) {
-                sleep();
+                if (left == before) {
+                    // Nothing got through (the database is away?): wait before the next round.
+                    sleep();
+                }
             }
             else if (!written) {
                 log.warn("Gave up writing {} outcomes at shutdown; their jobs return after their leases expire",
@@ -204,7 +212,8 @@ final class Completer {
         }
     }
 
-    private boolean write(List<Lease> startBatch, List<Outcome> outcomeBatch) {
+    /** Writes a batch; what was written is removed from the lists, what is left is to be retried. */
+    private void write(List<Lease> startBatch, List<Outcome> outcomeBatch) {
         try {
             if (!startBatch.isEmpty()) {
                 // A job that already finished needs no RUNNING state on its way out.
@@ -215,22 +224,53 @@ final class Completer {
                 // Written: a retry of the outcomes below must not write these again.
                 startBatch.clear();
             }
-            if (!outcomeBatch.isEmpty()) {
-                FencedResult result = this.store.record(outcomeBatch);
-                this.onWritten.accept(outcomeBatch.stream().map(Outcome::lease).toList());
-                requeued(outcomeBatch, result);
-                if (!result.lost().isEmpty()) {
-                    log.info("Outcomes of {} jobs were not recorded: their leases had expired and the jobs were "
-                            + "taken back ({})", result.lost().size(), result.lost());
-                }
-            }
-            return true;
         }
         catch (RuntimeException ex) {
             log.warn("Could not write {} job starts and {} outcomes; retrying: {}", startBatch.size(),
                     outcomeBatch.size(), ex.toString());
-            return false;
+            return;
         }
+        List<Outcome> unwritten = new ArrayList<>();
+        record(outcomeBatch, unwritten);
+        outcomeBatch.clear();
+        outcomeBatch.addAll(unwritten);
+    }
+
+    /**
+     * Records outcomes in one statement. If the statement fails because of the data (a trigger or
+     * constraint that rejects one row, say) rather than the connection, the batch is split in
+     * halves until the rows that fail are alone: one bad outcome must not hold back the others,
+     * whose leases would lapse and whose jobs would run again.
+     */
+    private void record(List<Outcome> outcomes, List<Outcome> unwritten) {
+        if (outcomes.isEmpty()) {
+            return;
+        }
+        try {
+            FencedResult result = this.store.record(outcomes);
+            this.onWritten.accept(outcomes.stream().map(Outcome::lease).toList());
+            requeued(outcomes, result);
+            if (!result.lost().isEmpty()) {
+                log.info("Outcomes of {} jobs were not recorded: their leases had expired and the jobs were "
+                        + "taken back ({})", result.lost().size(), result.lost());
+            }
+        }
+        catch (RuntimeException ex) {
+            if (outcomes.size() > 1 && rejectedByData(ex)) {
+                int half = outcomes.size() / 2;
+                record(outcomes.subList(0, half), unwritten);
+                record(outcomes.subList(half, outcomes.size()), unwritten);
+                return;
+            }
+            log.warn("Could not write {} outcomes ({}); retrying: {}", outcomes.size(),
+                    outcomes.size() == 1 ? outcomes.get(0).lease() : "a batch", ex.toString());
+            unwritten.addAll(outcomes);
+        }
+    }
+
+    /** Whether the database rejected the statement for its data, not for want of a connection. */
+    private static boolean rejectedByData(RuntimeException ex) {
+        return ex instanceof NonTransientDataAccessException && !(ex instanceof NonTransientDataAccessResourceException);
     }
 
     private void requeued(List<Outcome> written, FencedResult result) {
