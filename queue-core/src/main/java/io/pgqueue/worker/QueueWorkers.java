@@ -112,7 +112,10 @@ public final class QueueWorkers {
         this.nodes = new NodeStore(dataSource, config);
         this.mapper = mapper;
         this.completer = new Completer(this.store, settings.lease(), settings.batchSize(), this::onStarted,
-                this::onRequeued, leases -> this.pools.forEach(pool -> leases.forEach(pool::written)), this.events);
+                this::onRequeued, leases -> this.pools.forEach(pool -> {
+                    leases.forEach(pool::written);
+                    pool.outcomesWritten();
+                }), this.events);
         this.maintenance = new Maintenance(this.store, this.nodes, settings, this.events);
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,8 +46,9 @@ import tools.jackson.databind.ObjectMapper;
  * one statement, a bounded local buffer per task, and the threads that run the handlers.
  * <p>
  * Backpressure: the fetch loop asks for each task exactly its free capacity — concurrency plus
- * the adaptive prefetch depth, minus the jobs running and buffered — so the node never holds more
- * than {@code concurrency + maxPrefetch} jobs per task, whatever the backlog.
+ * the adaptive prefetch depth, minus the jobs running, buffered and finished but not yet written —
+ * so the node never holds more than {@code concurrency + maxPrefetch} jobs per task, whatever the
+ * backlog, and claiming never runs ahead of the outcome writes.
  */
 final class WorkerPool {
 
@@ -156,6 +158,21 @@ final class WorkerPool {
      */
     void written(Lease lease) {
         this.held.computeIfPresent(lease.jobId(), (id, job) -> job.lease().equals(lease) ? null : job);
+    }
+
+    /** Outcomes were written: the capacity they held is free again; claim at once if jobs wait. */
+    void outcomesWritten() {
+        this.lock.lock();
+        try {
+            if (this.slots.values().stream().anyMatch(slot -> slot.moreWaiting)) {
+                this.wakeRequested = true;
+                this.refillRequested = true;
+                this.wake.signal();
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
     }
 
     /**
@@ -352,9 +369,19 @@ final class WorkerPool {
         }
     }
 
-    /** Free capacity per task that is worth a claim. */
+    /**
+     * Free capacity per task that is worth a claim. Finished jobs whose outcomes wait to be
+     * written still count against it: claiming must not run ahead of the completer, or a slow
+     * outcome write (a huge table, a busy disk) would pile finished jobs up in memory without bound.
+     */
     private List<ClaimLimit> demand() {
         List<ClaimLimit> limits = new ArrayList<>();
+        Map<String, Integer> unwritten = new HashMap<>();
+        for (RunningJob job : this.held.values()) {
+            if (job.finishedNanos != 0) {
+                unwritten.merge(job.task(), 1, Integer::sum);
+            }
+        }
         this.lock.lock();
         try {
             long now = System.nanoTime();
@@ -365,7 +392,8 @@ final class WorkerPool {
                     slot.exhausted = false;
                 }
                 slot.wakesAtClaim = slot.wakes;
-                int free = slot.task.concurrency() + slot.prefetch.depth() - slot.running - slot.buffer.size();
+                int free = slot.task.concurrency() + slot.prefetch.depth() - slot.running - slot.buffer.size()
+                        - unwritten.getOrDefault(slot.task.name(), 0);
                 if (free > 0 && !slot.exhausted && !this.paused.contains(slot.task.name())) {
                     limits.add(new ClaimLimit(slot.task.name(), Math.min(free, this.settings.batchSize())));
                 }

@@ -270,6 +270,92 @@ class WorkersTests {
     }
 
     @Test
+    void anOutcomeTheDatabaseRejectsDoesNotHoldBackTheOthersOfItsBatch() throws Exception {
+        // Completions fail while a row sits in the block table, and always for the poison job.
+        jdbc.execute("CREATE TABLE IF NOT EXISTS pgqueue_block_completions (blocked boolean)");
+        jdbc.execute("""
+                CREATE OR REPLACE FUNCTION block_poison_completions() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF OLD.payload ->> 'user' = 'poison' OR EXISTS (SELECT 1 FROM pgqueue_block_completions) THEN
+                        RAISE EXCEPTION 'completion rejected by the test';
+                    END IF;
+                    RETURN OLD;
+                END $$""");
+        jdbc.execute("DROP TRIGGER IF EXISTS block_poison_completions ON pgqueue.job");
+        jdbc.execute("CREATE TRIGGER block_poison_completions BEFORE DELETE ON pgqueue.job FOR EACH ROW "
+                + "EXECUTE FUNCTION block_poison_completions()");
+        try {
+            jdbc.execute("INSERT INTO pgqueue_block_completions VALUES (true)");
+            AtomicInteger runs = new AtomicInteger();
+            WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> runs.incrementAndGet(), Push.class, 8,
+                    Duration.ofMinutes(1));
+            QueueClient client = client(task);
+            List<JobRequest> jobs = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                jobs.add(JobRequest.of("push", new Push(i == 17 ? "poison" : "u", i)));
+            }
+            client.enqueueAll(jobs);
+            start(settings("node-a").build(), task);
+            // All 40 ran; their outcomes wait in the completer, retried as one batch.
+            await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 40);
+            jdbc.execute("DELETE FROM pgqueue_block_completions");
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> count("COMPLETED") == 39);
+            assertThat(jdbc.queryForObject("SELECT payload ->> 'user' FROM pgqueue.job", String.class))
+                .as("only the rejected outcome is left, its job still held").isEqualTo("poison");
+            assertThat(runs.get()).isEqualTo(40);
+        }
+        finally {
+            jdbc.execute("DELETE FROM pgqueue_block_completions");
+            jdbc.execute("DROP TRIGGER IF EXISTS block_poison_completions ON pgqueue.job");
+        }
+    }
+
+    @Test
+    void claimingDoesNotRunAheadOfOutcomesThatCannotBeWritten() throws Exception {
+        jdbc.execute("CREATE TABLE IF NOT EXISTS pgqueue_block_completions (blocked boolean)");
+        jdbc.execute("""
+                CREATE OR REPLACE FUNCTION block_completions() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF EXISTS (SELECT 1 FROM pgqueue_block_completions) THEN
+                        RAISE EXCEPTION 'completions blocked by the test';
+                    END IF;
+                    RETURN OLD;
+                END $$""");
+        jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
+        jdbc.execute("CREATE TRIGGER block_completions BEFORE DELETE ON pgqueue.job FOR EACH ROW "
+                + "EXECUTE FUNCTION block_completions()");
+        try {
+            jdbc.execute("INSERT INTO pgqueue_block_completions VALUES (true)");
+            AtomicInteger runs = new AtomicInteger();
+            WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> runs.incrementAndGet(), Push.class, 2,
+                    Duration.ofMinutes(1));
+            QueueClient client = client(task);
+            List<JobRequest> jobs = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                jobs.add(JobRequest.of("push", new Push("u", i)));
+            }
+            client.enqueueAll(jobs);
+            // Concurrency 2 + prefetch 4: at most 6 jobs held, finished ones included.
+            start(settings("node-a").pools(Map.of("default", new PoolSettings(4, Duration.ofMillis(200)))).build(), task);
+            await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() >= 2);
+            Thread.sleep(1500);
+            int ran = runs.get();
+            assertThat(ran).as("jobs run while no outcome could be written").isLessThanOrEqualTo(6);
+            Thread.sleep(500);
+            assertThat(runs.get()).as("no more claimed meanwhile").isEqualTo(ran);
+
+            jdbc.execute("DELETE FROM pgqueue_block_completions");
+            await().atMost(Duration.ofSeconds(30)).until(() -> count("COMPLETED") == 200);
+            assertThat(runs.get()).isEqualTo(200);
+        }
+        finally {
+            jdbc.execute("DELETE FROM pgqueue_block_completions");
+            jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
+        }
+    }
+
+    @Test
     void aFailureAroundTheHandlerFailsTheAttemptAndFreesTheSlot() {
         TaskHandler<Push> failing = (payload, context) -> {
             throw new IllegalStateException("bad\u0000byte");
