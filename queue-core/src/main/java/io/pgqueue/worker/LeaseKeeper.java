@@ -62,7 +62,9 @@ final class LeaseKeeper implements Runnable {
                 apply(batch, result);
             }
             catch (RuntimeException ex) {
-                log.warn("Could not renew the leases of {} jobs: {}", batch.size(), ex.toString());
+                // The next batches would fail alike; the next round tries them all again.
+                log.warn("Could not renew the leases of {} jobs: {}", jobs.size() - from, ex.toString());
+                return;
             }
         }
     }
