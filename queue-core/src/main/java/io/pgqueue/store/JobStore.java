@@ -319,6 +319,8 @@ public final class JobStore {
         if (outcomes.isEmpty()) {
             return FencedResult.EMPTY;
         }
+        // In job id order: the statement locks its rows in input order.
+        outcomes = outcomes.stream().sorted(java.util.Comparator.comparingLong(o -> o.lease().jobId())).toList();
         List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
         MapSqlParameterSource params = leaseParams(leases)
             .addValue("kinds", SqlArrays.texts(outcomes.stream().map(o -> o.kind().name()).toList()))

@@ -228,21 +228,7 @@ class WorkersTests {
 
     @Test
     void aFinishedJobKeepsItsLeaseWhileItsOutcomeCannotBeWritten() throws Exception {
-        // Completions (the DELETE out of the active table) fail while a row sits in this table.
-        jdbc.execute("CREATE TABLE IF NOT EXISTS pgqueue_block_completions (blocked boolean)");
-        jdbc.execute("""
-                CREATE OR REPLACE FUNCTION block_completions() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF EXISTS (SELECT 1 FROM pgqueue_block_completions) THEN
-                        RAISE EXCEPTION 'completions blocked by the test';
-                    END IF;
-                    RETURN OLD;
-                END $$""");
-        jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
-        jdbc.execute("CREATE TRIGGER block_completions BEFORE DELETE ON pgqueue.job FOR EACH ROW "
-                + "EXECUTE FUNCTION block_completions()");
-        try {
-            jdbc.execute("INSERT INTO pgqueue_block_completions VALUES (true)");
+        try (CompletionBlock block = blockCompletions("false")) {
             AtomicInteger runs = new AtomicInteger();
             WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> runs.incrementAndGet(), Push.class, 1,
                     Duration.ofMinutes(1));
@@ -258,34 +244,17 @@ class WorkersTests {
             JobSnapshot held = client.find(id).orElseThrow();
             assertThat(held.state()).as("still held, not rescued").isIn(JobState.STARTING, JobState.RUNNING);
             assertThat(held.attempt()).isEqualTo(1);
-            jdbc.execute("DELETE FROM pgqueue_block_completions");
+            block.lift();
 
             await().atMost(Duration.ofSeconds(10)).until(() -> state(client, id) == JobState.COMPLETED);
             assertThat(runs.get()).as("the finished job was not rescued and run again").isEqualTo(1);
-        }
-        finally {
-            jdbc.execute("DELETE FROM pgqueue_block_completions");
-            jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
         }
     }
 
     @Test
     void anOutcomeTheDatabaseRejectsDoesNotHoldBackTheOthersOfItsBatch() throws Exception {
-        // Completions fail while a row sits in the block table, and always for the poison job.
-        jdbc.execute("CREATE TABLE IF NOT EXISTS pgqueue_block_completions (blocked boolean)");
-        jdbc.execute("""
-                CREATE OR REPLACE FUNCTION block_poison_completions() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF OLD.payload ->> 'user' = 'poison' OR EXISTS (SELECT 1 FROM pgqueue_block_completions) THEN
-                        RAISE EXCEPTION 'completion rejected by the test';
-                    END IF;
-                    RETURN OLD;
-                END $$""");
-        jdbc.execute("DROP TRIGGER IF EXISTS block_poison_completions ON pgqueue.job");
-        jdbc.execute("CREATE TRIGGER block_poison_completions BEFORE DELETE ON pgqueue.job FOR EACH ROW "
-                + "EXECUTE FUNCTION block_poison_completions()");
-        try {
-            jdbc.execute("INSERT INTO pgqueue_block_completions VALUES (true)");
+        // The poison job's completion is always rejected.
+        try (CompletionBlock block = blockCompletions("OLD.payload ->> 'user' = 'poison'")) {
             AtomicInteger runs = new AtomicInteger();
             WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> runs.incrementAndGet(), Push.class, 8,
                     Duration.ofMinutes(1));
@@ -298,35 +267,18 @@ class WorkersTests {
             start(settings("node-a").build(), task);
             // All 40 ran; their outcomes wait in the completer, retried as one batch.
             await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 40);
-            jdbc.execute("DELETE FROM pgqueue_block_completions");
+            block.lift();
 
             await().atMost(Duration.ofSeconds(10)).until(() -> count("COMPLETED") == 39);
             assertThat(jdbc.queryForObject("SELECT payload ->> 'user' FROM pgqueue.job", String.class))
                 .as("only the rejected outcome is left, its job still held").isEqualTo("poison");
             assertThat(runs.get()).isEqualTo(40);
         }
-        finally {
-            jdbc.execute("DELETE FROM pgqueue_block_completions");
-            jdbc.execute("DROP TRIGGER IF EXISTS block_poison_completions ON pgqueue.job");
-        }
     }
 
     @Test
     void claimingDoesNotRunAheadOfOutcomesThatCannotBeWritten() throws Exception {
-        jdbc.execute("CREATE TABLE IF NOT EXISTS pgqueue_block_completions (blocked boolean)");
-        jdbc.execute("""
-                CREATE OR REPLACE FUNCTION block_completions() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN
-                    IF EXISTS (SELECT 1 FROM pgqueue_block_completions) THEN
-                        RAISE EXCEPTION 'completions blocked by the test';
-                    END IF;
-                    RETURN OLD;
-                END $$""");
-        jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
-        jdbc.execute("CREATE TRIGGER block_completions BEFORE DELETE ON pgqueue.job FOR EACH ROW "
-                + "EXECUTE FUNCTION block_completions()");
-        try {
-            jdbc.execute("INSERT INTO pgqueue_block_completions VALUES (true)");
+        try (CompletionBlock block = blockCompletions("false")) {
             AtomicInteger runs = new AtomicInteger();
             WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> runs.incrementAndGet(), Push.class, 2,
                     Duration.ofMinutes(1));
@@ -345,13 +297,9 @@ class WorkersTests {
             Thread.sleep(500);
             assertThat(runs.get()).as("no more claimed meanwhile").isEqualTo(ran);
 
-            jdbc.execute("DELETE FROM pgqueue_block_completions");
+            block.lift();
             await().atMost(Duration.ofSeconds(30)).until(() -> count("COMPLETED") == 200);
             assertThat(runs.get()).isEqualTo(200);
-        }
-        finally {
-            jdbc.execute("DELETE FROM pgqueue_block_completions");
-            jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
         }
     }
 
@@ -458,6 +406,40 @@ class WorkersTests {
         assertThat(runs).hasSize(2000);
         assertThat(runs.values()).allMatch(count -> count.get() == 1);
         assertThat(perNode).containsOnlyKeys("node-a", "node-b");
+    }
+
+    /**
+     * Makes completions (the DELETE out of the active table) fail until {@link CompletionBlock#lift},
+     * and always for rows matching the given condition on {@code OLD}.
+     */
+    private static CompletionBlock blockCompletions(String alwaysRejected) {
+        jdbc.execute("CREATE TABLE IF NOT EXISTS pgqueue_block_completions (blocked boolean)");
+        jdbc.execute("""
+                CREATE OR REPLACE FUNCTION block_completions() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF (%s) OR EXISTS (SELECT 1 FROM pgqueue_block_completions) THEN
+                        RAISE EXCEPTION 'completion rejected by the test';
+                    END IF;
+                    RETURN OLD;
+                END $$""".formatted(alwaysRejected));
+        jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
+        jdbc.execute("CREATE TRIGGER block_completions BEFORE DELETE ON pgqueue.job FOR EACH ROW "
+                + "EXECUTE FUNCTION block_completions()");
+        jdbc.execute("INSERT INTO pgqueue_block_completions VALUES (true)");
+        return new CompletionBlock();
+    }
+
+    private static final class CompletionBlock implements AutoCloseable {
+
+        void lift() {
+            jdbc.execute("DELETE FROM pgqueue_block_completions");
+        }
+
+        @Override
+        public void close() {
+            lift();
+            jdbc.execute("DROP TRIGGER IF EXISTS block_completions ON pgqueue.job");
+        }
     }
 
     private QueueWorkers start(WorkerSettings settings, WorkerTask... tasks) {
