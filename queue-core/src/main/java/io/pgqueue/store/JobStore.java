@@ -476,8 +476,11 @@ public final class JobStore {
     }
 
     /**
-     * VACUUMs the active-job table, whose dead rows pile up faster than autovacuum removes them at
-     * full speed. Skips the table when another VACUUM holds it, so many nodes may call it at once.
+     * VACUUMs and ANALYZEs the active-job table, whose dead rows pile up faster than autovacuum
+     * removes them at full speed. The statistics matter as much: without them (a table that
+     * filled faster than autoanalyze looked) the claim's generic plan sorted every READY row of
+     * the task instead of walking job_claim_idx — 92 ms per claim at 200,000 queued, spilling to
+     * disk. Skips the table when another VACUUM holds it, so many nodes may call it at once.
      */
     public void vacuumActiveJobs() {
         this.jdbc.getJdbcTemplate().execute((org.springframework.jdbc.core.ConnectionCallback<Void>) connection -> {
@@ -485,7 +488,7 @@ public final class JobStore {
             // VACUUM cannot run inside a transaction block.
             connection.setAutoCommit(true);
             try (java.sql.Statement statement = connection.createStatement()) {
-                statement.execute("VACUUM (SKIP_LOCKED) " + this.config.schema() + ".job");
+                statement.execute("VACUUM (ANALYZE, SKIP_LOCKED) " + this.config.schema() + ".job");
             }
             finally {
                 connection.setAutoCommit(autoCommit);

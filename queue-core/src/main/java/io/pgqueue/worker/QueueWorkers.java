@@ -172,7 +172,9 @@ public final class QueueWorkers {
         every(this.settings.rescueInterval(), this.maintenance::rescue);
         every(this.settings.retentionInterval(), this.maintenance::purge);
         if (!this.settings.vacuumInterval().isZero()) {
-            every(this.settings.vacuumInterval(), this.maintenance::vacuum);
+            // Once at start too: a node that starts on a backlog claims with fresh statistics.
+            long vacuum = this.settings.vacuumInterval().toMillis();
+            this.housekeeping.scheduleWithFixedDelay(guard(this.maintenance::vacuum), 0, vacuum, TimeUnit.MILLISECONDS);
         }
         this.running = true;
         log.info("pgqueue node '{}' started pools {}", this.settings.nodeId(),
