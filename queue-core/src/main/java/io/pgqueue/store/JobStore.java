@@ -476,6 +476,22 @@ public final class JobStore {
     }
 
     /**
+     * VACUUMs and ANALYZEs the active-job table (see {@link #vacuumActiveJobs()}) if it holds at
+     * least the given number of jobs.
+     * @param rows the least number of jobs worth it
+     * @return whether it was done
+     */
+    public boolean vacuumActiveJobsIfAtLeast(int rows) {
+        Integer found = this.jdbc.getJdbcTemplate().queryForObject("SELECT count(*) FROM (SELECT 1 FROM "
+                + this.config.schema() + ".job LIMIT " + rows + ") backlog", Integer.class);
+        if (found == null || found < rows) {
+            return false;
+        }
+        vacuumActiveJobs();
+        return true;
+    }
+
+    /**
      * VACUUMs and ANALYZEs the active-job table, whose dead rows pile up faster than autovacuum
      * removes them at full speed. The statistics matter as much: without them (a table that
      * filled faster than autoanalyze looked) the claim's generic plan sorted every READY row of

@@ -45,6 +45,9 @@ public final class QueueWorkers {
 
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
+    /** Jobs waiting at start that make it worth vacuuming and analyzing the job table first. */
+    private static final int START_VACUUM_BACKLOG = 10_000;
+
     private final WorkerSettings settings;
 
     private final JobStore store;
@@ -172,9 +175,9 @@ public final class QueueWorkers {
         every(this.settings.rescueInterval(), this.maintenance::rescue);
         every(this.settings.retentionInterval(), this.maintenance::purge);
         if (!this.settings.vacuumInterval().isZero()) {
-            // Once at start too: a node that starts on a backlog claims with fresh statistics.
-            long vacuum = this.settings.vacuumInterval().toMillis();
-            this.housekeeping.scheduleWithFixedDelay(guard(this.maintenance::vacuum), 0, vacuum, TimeUnit.MILLISECONDS);
+            // A node that starts on a backlog claims with fresh statistics.
+            this.housekeeping.execute(guard(() -> this.maintenance.vacuumIfBacklog(START_VACUUM_BACKLOG)));
+            every(this.settings.vacuumInterval(), this.maintenance::vacuum);
         }
         this.running = true;
         log.info("pgqueue node '{}' started pools {}", this.settings.nodeId(),

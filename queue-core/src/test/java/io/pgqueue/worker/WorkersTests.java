@@ -304,11 +304,17 @@ class WorkersTests {
     }
 
     @Test
-    void aStartingNodeAnalyzesTheJobTableAtOnce() {
+    void aNodeStartingOnABacklogAnalyzesTheJobTableAtOnce() {
         // Without statistics the claim sorted every READY row instead of walking its index.
-        long before = analyzeCount();
         WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> {
         }, Push.class, 1, Duration.ofMinutes(1));
+        QueueClient client = client(task);
+        List<JobRequest> jobs = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            jobs.add(JobRequest.of("push", new Push("u", i)));
+        }
+        client.enqueueAll(jobs);
+        long before = analyzeCount();
         start(settings("node-a").vacuumInterval(Duration.ofHours(1)).build(), task);
         await().atMost(Duration.ofSeconds(10)).until(() -> analyzeCount() > before);
     }
