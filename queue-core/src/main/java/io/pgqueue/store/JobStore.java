@@ -476,8 +476,10 @@ public final class JobStore {
     }
 
     /**
-     * VACUUMs and ANALYZEs the active-job table (see {@link #vacuumActiveJobs()}) if it holds at
-     * least the given number of jobs.
+     * VACUUMs and ANALYZEs the active-job table if it holds at least the given number of jobs:
+     * for a node that starts on a backlog. Without statistics (a table that filled faster than
+     * autoanalyze looked) the claim's generic plan sorted every READY row of the task instead of
+     * walking job_claim_idx — 92 ms per claim at 200,000 queued, spilling to disk.
      * @param rows the least number of jobs worth it
      * @return whether it was done
      */
@@ -487,24 +489,28 @@ public final class JobStore {
         if (found == null || found < rows) {
             return false;
         }
-        vacuumActiveJobs();
+        vacuum("VACUUM (ANALYZE, SKIP_LOCKED) ");
         return true;
     }
 
     /**
-     * VACUUMs and ANALYZEs the active-job table, whose dead rows pile up faster than autovacuum
-     * removes them at full speed. The statistics matter as much: without them (a table that
-     * filled faster than autoanalyze looked) the claim's generic plan sorted every READY row of
-     * the task instead of walking job_claim_idx — 92 ms per claim at 200,000 queued, spilling to
-     * disk. Skips the table when another VACUUM holds it, so many nodes may call it at once.
+     * VACUUMs the active-job table, whose dead rows pile up faster than autovacuum removes them at
+     * full speed. Skips the table when another VACUUM holds it, so many nodes may call it at once.
+     * No ANALYZE here: analyzing the small, churning table every 10 s doubled the claim's time at
+     * 2,000 jobs/s (0.45 → 0.92 ms; p99 start latency 3.3 → 5.7 ms); autoanalyze keeps the
+     * statistics (the migration sets its threshold to 10,000 changed rows).
      */
     public void vacuumActiveJobs() {
+        vacuum("VACUUM (SKIP_LOCKED) ");
+    }
+
+    private void vacuum(String command) {
         this.jdbc.getJdbcTemplate().execute((org.springframework.jdbc.core.ConnectionCallback<Void>) connection -> {
             boolean autoCommit = connection.getAutoCommit();
             // VACUUM cannot run inside a transaction block.
             connection.setAutoCommit(true);
             try (java.sql.Statement statement = connection.createStatement()) {
-                statement.execute("VACUUM (ANALYZE, SKIP_LOCKED) " + this.config.schema() + ".job");
+                statement.execute(command + this.config.schema() + ".job");
             }
             finally {
                 connection.setAutoCommit(autoCommit);
