@@ -140,6 +140,11 @@ final class JobStatements {
             WHERE j.state IN (${states})
             """;
 
+    /** {@link #HELD_LEASES} for leases in the given states (a SQL list of literals). */
+    private static String heldLeases(String states) {
+        return HELD_LEASES.replace("${states}", states);
+    }
+
     /** STARTING → RUNNING for the leases still held, renewing them. */
     static final String MARK_RUNNING = """
             WITH held AS MATERIALIZED (${held})
@@ -148,7 +153,7 @@ final class JobStatements {
             FROM held
             WHERE job.id = held.id AND ${asyncCommit}
             RETURNING job.id, job.task, job.state, job.cancel_requested
-            """.replace("${held}", HELD_LEASES.replace("${states}", "'STARTING'"));
+            """.replace("${held}", heldLeases("'STARTING'"));
 
     /** Renews the leases still held and stores reported progress; reports cancellation requests. */
     static final String HEARTBEAT = """
@@ -159,7 +164,7 @@ final class JobStatements {
             FROM held
             WHERE job.id = held.id AND ${asyncCommit}
             RETURNING job.id, job.task, job.state, job.cancel_requested
-            """.replace("${held}", HELD_LEASES.replace("${states}", "'STARTING', 'RUNNING'"));
+            """.replace("${held}", heldLeases("'STARTING', 'RUNNING'"));
 
     /**
      * Hands buffered jobs that never started back to READY at once (graceful shutdown), giving
@@ -172,7 +177,7 @@ final class JobStatements {
             FROM held
             WHERE job.id = held.id
             RETURNING job.id, job.task, job.state, job.cancel_requested
-            """.replace("${held}", HELD_LEASES.replace("${states}", "'STARTING'"));
+            """.replace("${held}", heldLeases("'STARTING'"));
 
     /**
      * Writes the outcomes of many attempts in one statement, fenced by their leases. {@code leased}
@@ -226,7 +231,7 @@ final class JobStatements {
             )
             SELECT id, task, CASE WHEN next_state = 'RERUN' THEN 'READY' ELSE next_state END AS state
             FROM held
-            """.replace("${held}", HELD_LEASES.replace("${states}", "'STARTING', 'RUNNING'"));
+            """.replace("${held}", heldLeases("'STARTING', 'RUNNING'"));
 
     /**
      * Locks claimed jobs whose lease deadline passed (database clock), oldest first, skipping rows a
