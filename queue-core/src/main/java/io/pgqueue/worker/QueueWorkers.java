@@ -162,6 +162,11 @@ public final class QueueWorkers {
             throw new IllegalStateException("Queue workers cannot be restarted once stopped; create new ones");
         }
         this.nodes.register(this.settings.nodeId(), host(), poolsJson());
+        if (!this.settings.vacuumInterval().isZero()) {
+            // Looked for before the pools claim anything: a node that starts on a backlog gets
+            // fresh statistics for its claims.
+            this.maintenance.vacuumIfBacklog(START_VACUUM_BACKLOG, this.housekeeping);
+        }
         this.completer.start("pgqueue-completer");
         refreshPaused();
         this.pools.forEach(WorkerPool::start);
@@ -175,8 +180,6 @@ public final class QueueWorkers {
         every(this.settings.rescueInterval(), this.maintenance::rescue);
         every(this.settings.retentionInterval(), this.maintenance::purge);
         if (!this.settings.vacuumInterval().isZero()) {
-            // A node that starts on a backlog claims with fresh statistics.
-            this.housekeeping.execute(guard(() -> this.maintenance.vacuumIfBacklog(START_VACUUM_BACKLOG)));
             every(this.settings.vacuumInterval(), this.maintenance::vacuum);
         }
         this.running = true;
