@@ -80,19 +80,6 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
     }
 
     /**
-     * Returns the statement timeout in whole seconds for JDBC, rounded up so that a sub-second
-     * timeout does not become "no timeout".
-     * @return the timeout in seconds, 0 for none
-     */
-    public int statementTimeoutSeconds() {
-        if (this.statementTimeout.isZero()) {
-            return 0;
-        }
-        long seconds = this.statementTimeout.toSeconds() + (this.statementTimeout.getNano() > 0 ? 1 : 0);
-        return (int) Math.min(Integer.MAX_VALUE, Math.max(1, seconds));
-    }
-
-    /**
      * Checks a schema name. Only plain lower-case identifiers are accepted, so the name can be
      * placed into SQL text unquoted.
      * @param schema the name

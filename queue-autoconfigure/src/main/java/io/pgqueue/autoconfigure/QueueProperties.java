@@ -44,7 +44,8 @@ public class QueueProperties {
     private DataSize maxPayloadSize = DataSize.ofBytes(QueueDefaults.MAX_PAYLOAD_BYTES);
 
     /**
-     * Timeout of each statement the queue runs itself.
+     * Timeout of each statement the queue runs itself (enqueue, claim, writes, maintenance); a
+     * statement running longer is cancelled. Zero for none.
      */
     private Duration statementTimeout = QueueDefaults.STATEMENT_TIMEOUT;
 

@@ -3,7 +3,6 @@ package io.pgqueue.store;
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
-import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
 /**
@@ -16,9 +15,7 @@ final class StoreSupport {
     }
 
     static NamedParameterJdbcTemplate jdbc(DataSource dataSource, QueueConfig config) {
-        JdbcTemplate template = new JdbcTemplate(dataSource);
-        template.setQueryTimeout(config.statementTimeoutSeconds());
-        return new NamedParameterJdbcTemplate(template);
+        return new NamedParameterJdbcTemplate(StatementTimeouts.jdbcTemplate(dataSource, config.statementTimeout()));
     }
 
     static String sql(String statement, QueueConfig config) {
