@@ -2,10 +2,12 @@ package io.pgqueue.store;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -46,6 +48,7 @@ public final class JobStore {
     private final TransactionTemplate transactions;
 
     private final String insertJobs;
+    private final String insertJob;
     private final String lockActiveByKey;
     private final String replaceReady;
     private final String setReadyPayload;
@@ -73,6 +76,7 @@ public final class JobStore {
         this.jdbc = StoreSupport.jdbc(dataSource, config);
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         this.insertJobs = sql(JobStatements.INSERT_JOBS);
+        this.insertJob = sql(JobStatements.INSERT_JOB);
         this.lockActiveByKey = sql(JobStatements.LOCK_ACTIVE_BY_KEY);
         this.replaceReady = sql(JobStatements.REPLACE_READY);
         this.setReadyPayload = sql(JobStatements.SET_READY_PAYLOAD);
@@ -119,6 +123,9 @@ public final class JobStore {
      * @return per job, in order, the new id, or {@code null} where an active job holds its dedup key
      */
     public List<Long> insert(List<NewJob> jobs) {
+        if (jobs.size() == 1) {
+            return Collections.singletonList(insert(jobs.get(0)));
+        }
         int n = jobs.size();
         List<String> tasks = new ArrayList<>(n);
         List<String> payloads = new ArrayList<>(n);
@@ -156,6 +163,23 @@ public final class JobStore {
             ids.add(rs.getObject("inserted_id", Long.class));
         });
         return ids;
+    }
+
+    private Long insert(NewJob job) {
+        MapSqlParameterSource params = new MapSqlParameterSource()
+            .addValue("task", job.task())
+            .addValue("payload", job.payload())
+            .addValue("headers", job.headers())
+            .addValue("priority", job.priority())
+            // Nullable values carry their SQL type, so that binding a null needs no round trip to ask for it.
+            .addValue("runAt", job.runAt() == null ? null : job.runAt().toString(), Types.VARCHAR)
+            .addValue("delay", job.delayMillis())
+            .addValue("tolerance", job.toleranceMillis(), Types.BIGINT)
+            .addValue("maxAttempts", job.maxAttempts())
+            .addValue("dedupKey", job.dedupKey(), Types.VARCHAR)
+            .addValue("channelPrefix", channel(""));
+        List<Long> ids = this.jdbc.query(this.insertJob, params, (rs, row) -> rs.getLong("id"));
+        return ids.isEmpty() ? null : ids.get(0);
     }
 
     /**
