@@ -187,7 +187,8 @@ public final class QueueBenchmark {
             }
         }
         report("workload=%s task_types=%d n=%d backlog=%d enqueue_per_s=%.0f drain_per_s=%.0f "
-                + "exactly_once=%s%n", workload, taskTypes, n, backlog, n / enqueueSeconds, n / drainSeconds, exactlyOnce);
+                + "exactly_once=%s %s%n", workload, taskTypes, n, backlog, n / enqueueSeconds, n / drainSeconds, exactlyOnce,
+                claimStats());
     }
 
     /** Jobs enqueued one at a time at a steady rate by another connection pool; enqueue → start. */
