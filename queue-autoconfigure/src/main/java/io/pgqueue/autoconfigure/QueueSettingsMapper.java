@@ -73,7 +73,7 @@ final class QueueSettingsMapper {
             .shutdownTimeout(properties.getShutdown().getTimeout())
             .rescueInterval(properties.getRescue().getInterval())
             .retentionInterval(retention.getInterval())
-            .retention(retention.getCompleted(), retention.getFailed(), retention.getCancelled())
+            .retention(retention.getFailed(), retention.getCancelled())
             .vacuumInterval(properties.getVacuum().getInterval())
             .batchSize(retention.getBatchSize())
             .pools(pools)

@@ -29,7 +29,6 @@ class QueuePropertiesTests {
         assertThat(mapped.shutdownTimeout()).isEqualTo(defaults.shutdownTimeout());
         assertThat(mapped.rescueInterval()).isEqualTo(defaults.rescueInterval());
         assertThat(mapped.retentionInterval()).isEqualTo(defaults.retentionInterval());
-        assertThat(mapped.completedRetention()).isEqualTo(defaults.completedRetention());
         assertThat(mapped.failedRetention()).isEqualTo(defaults.failedRetention());
         assertThat(mapped.cancelledRetention()).isEqualTo(defaults.cancelledRetention());
         assertThat(mapped.vacuumInterval()).isEqualTo(defaults.vacuumInterval());

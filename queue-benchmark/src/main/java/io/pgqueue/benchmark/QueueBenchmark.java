@@ -382,7 +382,7 @@ public final class QueueBenchmark {
         WorkerSettings settings = WorkerSettings.builder("bench-" + ProcessHandle.current().pid())
             .pollInterval(Duration.parse(this.args.getOrDefault("poll", "PT0.5S")))
             .vacuumInterval(Duration.parse(this.args.getOrDefault("vacuum", "PT10S")))
-            .retention(config.completedRetention(), Duration.ofDays(7), Duration.ofDays(7))
+            .retention(Duration.ofDays(7), Duration.ofDays(7))
             .pools(Map.of("default", new PoolSettings(intArg("prefetch", 1000), Duration.ofMillis(200))))
             .build();
         this.meters = new SimpleMeterRegistry();

@@ -35,9 +35,14 @@ final class Maintenance {
 
     private final WorkerSettings settings;
 
+    /** How long completed jobs are kept: the queue's setting, which also decides whether they are archived. */
+    private final Duration completedRetention;
+
     private final QueueEvents events;
 
-    Maintenance(JobStore jobs, NodeStore nodes, WorkerSettings settings, QueueEvents events) {
+    Maintenance(JobStore jobs, NodeStore nodes, Duration completedRetention, WorkerSettings settings,
+            QueueEvents events) {
+        this.completedRetention = completedRetention;
         this.events = events;
         this.jobs = jobs;
         this.nodes = nodes;
@@ -66,7 +71,7 @@ final class Maintenance {
 
     void purge() {
         try {
-            purge(JobState.COMPLETED, this.settings.completedRetention());
+            purge(JobState.COMPLETED, this.completedRetention);
             purge(JobState.FAILED, this.settings.failedRetention());
             purge(JobState.CANCELLED, this.settings.cancelledRetention());
             this.nodes.removeSilent(this.settings.heartbeatInterval().multipliedBy(SILENT_HEARTBEATS));

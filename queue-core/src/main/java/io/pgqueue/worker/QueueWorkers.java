@@ -111,7 +111,7 @@ public final class QueueWorkers {
         this.settings = settings;
         this.events = telemetry.events();
         this.controls = new ControlStore(dataSource, config);
-        this.store = new JobStore(dataSource, config.withCompletedRetention(settings.completedRetention()));
+        this.store = new JobStore(dataSource, config);
         this.nodes = new NodeStore(dataSource, config);
         this.mapper = mapper;
         this.completer = new Completer(this.store, settings.lease(), settings.batchSize(), this::onStarted,
@@ -119,7 +119,7 @@ public final class QueueWorkers {
                     leases.forEach(pool::written);
                     pool.outcomesWritten();
                 }), this.events);
-        this.maintenance = new Maintenance(this.store, this.nodes, settings, this.events);
+        this.maintenance = new Maintenance(this.store, this.nodes, config.completedRetention(), settings, this.events);
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));

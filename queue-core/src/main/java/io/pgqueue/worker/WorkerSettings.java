@@ -18,7 +18,6 @@ import io.pgqueue.QueueDefaults;
  * @param shutdownTimeout how long running handlers get to finish when the node stops
  * @param rescueInterval how often expired leases are rescued
  * @param retentionInterval how often finished jobs past their retention are deleted
- * @param completedRetention how long completed jobs are kept
  * @param failedRetention how long failed jobs are kept
  * @param cancelledRetention how long cancelled jobs are kept
  * @param vacuumInterval how often the queue VACUUMs its active-job table; zero to leave it to autovacuum
@@ -27,8 +26,8 @@ import io.pgqueue.QueueDefaults;
  */
 public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatInterval, Duration pollInterval,
         boolean notifications, Duration shutdownTimeout, Duration rescueInterval, Duration retentionInterval,
-        Duration completedRetention, Duration failedRetention, Duration cancelledRetention, Duration vacuumInterval,
-        int batchSize, Map<String, PoolSettings> pools) {
+        Duration failedRetention, Duration cancelledRetention, Duration vacuumInterval, int batchSize,
+        Map<String, PoolSettings> pools) {
 
     /**
      * Validates the settings.
@@ -47,7 +46,6 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
         notNegative(shutdownTimeout, "shutdown timeout");
         positive(rescueInterval, "rescue interval");
         positive(retentionInterval, "retention interval");
-        notNegative(completedRetention, "completed retention");
         notNegative(failedRetention, "failed retention");
         notNegative(cancelledRetention, "cancelled retention");
         notNegative(vacuumInterval, "vacuum interval");
@@ -102,7 +100,6 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
         private Duration shutdownTimeout = QueueDefaults.SHUTDOWN_TIMEOUT;
         private Duration rescueInterval = QueueDefaults.RESCUE_INTERVAL;
         private Duration retentionInterval = QueueDefaults.RETENTION_INTERVAL;
-        private Duration completedRetention = QueueDefaults.COMPLETED_RETENTION;
         private Duration failedRetention = QueueDefaults.FAILED_RETENTION;
         private Duration cancelledRetention = QueueDefaults.CANCELLED_RETENTION;
         private Duration vacuumInterval = QueueDefaults.VACUUM_INTERVAL;
@@ -156,14 +153,14 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
         }
 
         /**
-         * Sets the retention of finished jobs.
-         * @param completed how long completed jobs are kept
+         * Sets the retention of failed and cancelled jobs. Completed jobs are kept for
+         * {@link io.pgqueue.QueueConfig#completedRetention()}: that setting also decides whether
+         * a completed job is archived at all, so it belongs to the queue, not to the workers.
          * @param failed how long failed jobs are kept
          * @param cancelled how long cancelled jobs are kept
          * @return this builder
          */
-        public Builder retention(Duration completed, Duration failed, Duration cancelled) {
-            this.completedRetention = completed;
+        public Builder retention(Duration failed, Duration cancelled) {
             this.failedRetention = failed;
             this.cancelledRetention = cancelled;
             return this;
@@ -191,8 +188,7 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
         public WorkerSettings build() {
             return new WorkerSettings(this.nodeId, this.lease, this.heartbeatInterval, this.pollInterval,
                     this.notifications, this.shutdownTimeout, this.rescueInterval, this.retentionInterval,
-                    this.completedRetention, this.failedRetention, this.cancelledRetention, this.vacuumInterval,
-                    this.batchSize, this.pools);
+                    this.failedRetention, this.cancelledRetention, this.vacuumInterval, this.batchSize, this.pools);
         }
     }
 }

@@ -470,8 +470,33 @@ class WorkersTests {
         }
     }
 
+    @Test
+    void completedJobsAreKeptForTheQueuesRetention() {
+        // The queue's completed retention decides both whether completed jobs are archived and
+        // when the janitor deletes them; the worker settings have no say in it.
+        String insert = "INSERT INTO pgqueue.job_finished (id, task, state, priority, payload, headers, schedule_time, "
+                + "attempt, max_attempts, created_at, started_at, finished_at) "
+                + "VALUES (?, 'push', ?, 0, '1', '{}', now(), 1, 3, now(), now(), now() - CAST(? AS interval))";
+        jdbc.update(insert, 1L, "COMPLETED", "10 minutes");
+        jdbc.update(insert, 2L, "COMPLETED", "1 minute");
+        jdbc.update(insert, 3L, "FAILED", "10 minutes");
+        WorkerTask task = task("push", (Push payload, io.pgqueue.TaskContext context) -> {
+        }, Push.class, 1, Duration.ofMinutes(1));
+
+        start(QueueConfig.defaults().withCompletedRetention(Duration.ofMinutes(5)),
+                settings("janitor").retentionInterval(Duration.ofMillis(100)).build(), task);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> jdbc.queryForObject(
+                "SELECT count(*) FROM pgqueue.job_finished WHERE id = 1", Long.class) == 0);
+        assertThat(jdbc.queryForList("SELECT id FROM pgqueue.job_finished ORDER BY id", Long.class)).containsExactly(2L, 3L);
+    }
+
     private QueueWorkers start(WorkerSettings settings, WorkerTask... tasks) {
-        QueueWorkers workers = new QueueWorkers(db.dataSource(), QueueConfig.defaults(), settings, List.of(tasks), mapper,
+        return start(QueueConfig.defaults(), settings, tasks);
+    }
+
+    private QueueWorkers start(QueueConfig config, WorkerSettings settings, WorkerTask... tasks) {
+        QueueWorkers workers = new QueueWorkers(db.dataSource(), config, settings, List.of(tasks), mapper,
                 WorkerExecutors.platformThreads());
         workers.start();
         this.started.add(workers);
