@@ -43,6 +43,21 @@ class CancelTests {
     }
 
     @Test
+    void aBufferedJobWhoseCancellationWasRequestedEndsCancelledWhenHandedBack() {
+        long id = queue.client.enqueue("copy", 1).jobId();
+        ClaimedJob job = queue.claim("copy", 1).get(0);
+        assertThat(queue.client.cancel(id)).isEqualTo(CancelResult.CANCEL_REQUESTED);
+
+        // The node stops before the job started: it hands the job back.
+        assertThat(queue.store.release(List.of(job.lease())).applied()).containsEntry(id, JobState.CANCELLED);
+
+        JobSnapshot cancelled = queue.job(id);
+        assertThat(cancelled.state()).isEqualTo(JobState.CANCELLED);
+        assertThat(cancelled.attempt()).as("the attempt never ran").isZero();
+        assertThat(queue.claim("copy", 10)).isEmpty();
+    }
+
+    @Test
     void aRunningJobGetsARequestAndEndsCancelledWhenItsWorkerStops() {
         long id = queue.client.enqueue("copy", 1).jobId();
         ClaimedJob job = queue.claim("copy", 1).get(0);

@@ -148,6 +148,31 @@ class DedupTests {
     }
 
     @Test
+    void aRerunRequestedWhileTheJobWasBufferedIsServedByItsComingRun() {
+        long id = queue.client.enqueue("sync", "state-1", key("folder-3")).jobId();
+        long later = queue.client.enqueue("sync", "other", key("folder-4")).jobId();
+        JobSnapshot before = queue.job(id);
+        ClaimedJob buffered = queue.claim("sync", 1).get(0);
+        assertThat(buffered.id()).isEqualTo(id);
+        assertThat(queue.client.enqueue("sync", "state-2", key("folder-3")).outcome())
+            .isEqualTo(EnqueueOutcome.RERUN_SCHEDULED);
+
+        // The node stops before the job started and hands it back: it has not run with state-1,
+        // so its one coming run (with state-2) is all the re-run asks for.
+        assertThat(queue.store.release(List.of(buffered.lease())).applied()).containsEntry(id, JobState.READY);
+        JobSnapshot released = queue.job(id);
+        assertThat(released.rerunRequested()).isFalse();
+        assertThat(released.attempt()).isZero();
+        assertThat(released.scheduleTime()).as("keeps its place in the queue").isEqualTo(before.scheduleTime());
+
+        ClaimedJob run = queue.claim("sync", 1).get(0);
+        assertThat(run.id()).as("still ahead of the job enqueued after it").isEqualTo(id).isNotEqualTo(later);
+        assertThat(run.payload()).isEqualTo("\"state-2\"");
+        assertThat(queue.store.record(List.of(Outcome.completed(run.lease()))).applied()).containsEntry(id,
+                JobState.COMPLETED);
+    }
+
+    @Test
     void rerunOfAReadyJobJustTakesTheNewPayload() {
         long id = queue.client.enqueue("sync", "state-1", key("k")).jobId();
 

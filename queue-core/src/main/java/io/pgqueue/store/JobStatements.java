@@ -193,25 +193,12 @@ final class JobStatements {
             """.replace("${held}", heldLeases("'STARTING', 'RUNNING'"));
 
     /**
-     * Hands buffered jobs that never started back to READY at once (graceful shutdown), giving
-     * back the attempt their claim counted.
-     */
-    static final String RELEASE = """
-            WITH held AS MATERIALIZED (${held})
-            UPDATE ${schema}.job
-            SET state = 'READY', attempt = attempt - 1, lease_owner = NULL, expected_status_change_time = NULL
-            FROM held
-            WHERE job.id = held.id
-            RETURNING job.id, job.task, job.state, job.cancel_requested
-            """.replace("${held}", heldLeases("'STARTING'"));
-
-    /**
      * Writes the outcomes of many attempts in one statement, fenced by their leases. {@code leased}
      * locks the rows first, in the input's job id order (so two batches cannot deadlock), one
      * primary-key probe per outcome (see HELD_LEASES): FOR UPDATE returns the
      * newest row version, so a re-run or cancel request committed while this statement waited is
      * honoured. Then: retry → READY after the delay; released (shutdown) → READY at once, the
-     * attempt given back; completed/failed with a re-run requested → READY at once
+     * attempt given back and its place in the queue kept (its schedule unchanged); completed/failed with a re-run requested → READY at once
      * with a fresh attempt budget; a failure of a job whose cancellation was requested → CANCELLED;
      * anything else leaves the hot table for job_finished (completed rows only when they are kept).
      */
@@ -235,8 +222,9 @@ final class JobStatements {
                     attempt = CASE WHEN held.next_state = 'RERUN' THEN 0
                                    WHEN held.kind = 'RELEASED' THEN job.attempt - 1
                                    ELSE job.attempt END,
-                    schedule_time = s.schedule_time,
-                    delay_tolerance_deadline = s.schedule_time + (job.delay_tolerance_deadline - job.schedule_time),
+                    schedule_time = CASE WHEN held.kind = 'RELEASED' THEN job.schedule_time ELSE s.schedule_time END,
+                    delay_tolerance_deadline = CASE WHEN held.kind = 'RELEASED' THEN job.delay_tolerance_deadline
+                        ELSE s.schedule_time + (job.delay_tolerance_deadline - job.schedule_time) END,
                     last_error = coalesce(held.error, job.last_error),
                     progress = coalesce(held.progress, job.progress)
                 FROM held, LATERAL (SELECT now() + held.delay_ms * interval '1 millisecond' AS schedule_time) s
@@ -244,14 +232,16 @@ final class JobStatements {
             ), finished AS (
                 DELETE FROM ${schema}.job USING held
                 WHERE job.id = held.id AND held.next_state IN ('COMPLETED', 'FAILED', 'CANCELLED')
-                RETURNING job.*, held.next_state, held.error, held.progress AS reported_progress
+                RETURNING job.*, held.kind, held.next_state, held.error, held.progress AS reported_progress
             ), archived AS (
                 INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
                         delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
                         created_at, started_at, finished_at, progress, lease_epoch)
                 SELECT id, task, next_state, priority, payload, headers, schedule_time, delay_tolerance_deadline,
-                       attempt, max_attempts, lease_owner, dedup_key, coalesce(error, last_error), created_at,
-                       started_at, now(), coalesce(reported_progress, progress), lease_epoch
+                       -- A released job cancelled on its way back did not use up its attempt.
+                       CASE WHEN kind = 'RELEASED' THEN attempt - 1 ELSE attempt END, max_attempts, lease_owner,
+                       dedup_key, coalesce(error, last_error), created_at, started_at, now(),
+                       coalesce(reported_progress, progress), lease_epoch
                 FROM finished
                 WHERE next_state <> 'COMPLETED' OR :keepCompleted
             )

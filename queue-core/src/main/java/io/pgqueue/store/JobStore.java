@@ -56,7 +56,6 @@ public final class JobStore {
     private final String claim;
     private final String markRunning;
     private final String heartbeat;
-    private final String release;
     private final String recordOutcomes;
     private final String lockExpiredLeases;
     private final String cancel;
@@ -84,7 +83,6 @@ public final class JobStore {
         this.claim = sql(JobStatements.CLAIM);
         this.markRunning = sql(JobStatements.MARK_RUNNING);
         this.heartbeat = sql(JobStatements.HEARTBEAT);
-        this.release = sql(JobStatements.RELEASE);
         this.recordOutcomes = sql(JobStatements.RECORD_OUTCOMES);
         this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
         this.cancel = sql(JobStatements.CANCEL);
@@ -301,14 +299,15 @@ public final class JobStore {
     }
 
     /**
-     * Hands buffered (STARTING) jobs back to READY, where the leases still hold, giving back the
-     * attempt their claim counted.
+     * Hands buffered jobs that never started back to the queue, where the leases still hold: READY
+     * at once, keeping their place in the queue and giving back the attempt their claim counted. A
+     * job whose cancellation was requested meanwhile ends CANCELLED; a re-run requested meanwhile
+     * is served by the run still to come, so the request is cleared.
      * @param leases the leases of jobs that never started
-     * @return the released jobs and the leases that were lost
+     * @return the state each released job moved to, and the leases that were lost
      */
     public FencedResult release(List<Lease> leases) {
-        List<Lease> sorted = byId(leases);
-        return write(this.release, sorted, leaseParams(sorted));
+        return record(leases.stream().map(lease -> Outcome.released(lease, null)).toList());
     }
 
     private FencedResult renew(String statement, List<Lease> leases, Duration lease) {
