@@ -12,6 +12,9 @@ import java.util.*;
 import java.util.concurrent.locks.LockSupport;
 
 public class PlanCache {
+    static final Object[] TASKS = { "text", new String[] { "ping" } };
+    static final Object[] LIMITS = { "integer", new Integer[] { 8 } };
+
     static long[] run(Connection c, String sql, int n, Runnable before) throws Exception {
         long[] t = new long[n];
         PreparedStatement ps = c.prepareStatement(sql);
@@ -24,26 +27,16 @@ public class PlanCache {
         }
         return t;
     }
-    static long[] runP(Connection c, String sql, int n, Runnable before) throws Exception {
+    /** Like run, binding the given arrays (element type, values) to the statement's parameters. */
+    static long[] runP(Connection c, String sql, int n, Runnable before, Object[]... arrays) throws Exception {
         long[] t = new long[n];
         PreparedStatement ps = c.prepareStatement(sql);
         for (int i = 0; i < n; i++) {
             before.run(); LockSupport.parkNanos(2_000_000);
             long t0 = System.nanoTime();
-            ps.setArray(1, c.createArrayOf("text", new String[] {"ping"}));
-            ps.setArray(2, c.createArrayOf("integer", new Integer[] {8}));
-            try (ResultSet r = ps.executeQuery()) { while (r.next()) {} }
-            t[i] = System.nanoTime() - t0;
-        }
-        return t;
-    }
-    static long[] runP1(Connection c, String sql, int n, Runnable before) throws Exception {
-        long[] t = new long[n];
-        PreparedStatement ps = c.prepareStatement(sql);
-        for (int i = 0; i < n; i++) {
-            before.run(); LockSupport.parkNanos(2_000_000);
-            long t0 = System.nanoTime();
-            ps.setArray(1, c.createArrayOf("integer", new Integer[] {8}));
+            for (int k = 0; k < arrays.length; k++) {
+                ps.setArray(k + 1, c.createArrayOf((String) arrays[k][0], (Object[]) arrays[k][1]));
+            }
             try (ResultSet r = ps.executeQuery()) { while (r.next()) {} }
             t[i] = System.nanoTime() - t0;
         }
@@ -68,16 +61,16 @@ public class PlanCache {
         p("full claim RETURNING id,payload", run(c, full.substring(0, full.indexOf("RETURNING")) + "RETURNING id, CAST(payload AS text), CAST(headers AS text)", n, insert));
         p("simple claim", run(c, claim, n, insert));
         String param = full.replace("CAST('{ping}' AS text[])", "CAST(? AS text[])").replace("CAST('{8}' AS integer[])", "CAST(? AS integer[])");
-        p("param claim after insert", runP(c, param, n, insert));
-        p("param claim after insert", runP(c, param, n, insert));
+        p("param claim after insert", runP(c, param, n, insert, TASKS, LIMITS));
+        p("param claim after insert", runP(c, param, n, insert, TASKS, LIMITS));
         String param2 = full.replace("CAST('{8}' AS integer[])", "CAST(? AS integer[])");
-        p("param limit only", runP1(c, param2, n, insert));
+        p("param limit only", runP(c, param2, n, insert, LIMITS));
         c.createStatement().execute("set plan_cache_mode = force_generic_plan");
-        p("param claim generic", runP(c, param + " ", n, insert));
+        p("param claim generic", runP(c, param + " ", n, insert, TASKS, LIMITS));
         c.createStatement().execute("set plan_cache_mode = force_custom_plan");
-        p("param claim custom", runP(c, param + "  ", n, insert));
+        p("param claim custom", runP(c, param + "  ", n, insert, TASKS, LIMITS));
         c.createStatement().execute("set plan_cache_mode = auto");
-        p("param claim auto", runP(c, param + "   ", n, insert));
+        p("param claim auto", runP(c, param + "   ", n, insert, TASKS, LIMITS));
         p("full claim after insert", run(c, full, n, insert));
     }
 }
