@@ -50,11 +50,6 @@ final class StatementTimeouts {
         return timeout.isZero() ? new JdbcTemplate(dataSource) : new TimedJdbcTemplate(dataSource, timeout.toNanos());
     }
 
-    /** @return the number of statements being watched (for tests) */
-    static int watched() {
-        return deadlines.size();
-    }
-
     private static void watch(Statement statement, long timeoutNanos) {
         deadlines.put(statement, System.nanoTime() + timeoutNanos);
         if (sweeper == null) {
