@@ -7,13 +7,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import java.sql.Connection;
+
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.JobStore;
 import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -153,6 +160,43 @@ class ClaimTests {
 
         assertThat(queue.claim("a", 10)).isEmpty();
         assertThat(queue.claim("b", 10)).hasSize(1);
+    }
+
+    @Test
+    void aClaimPlanMadeOnATinyTableStillWalksTheIndexOnceTheTableHasGrown() throws Exception {
+        // The claim function keeps the plan of a connection's first claim; made while the table
+        // held one row, an unconstrained plan would scan the whole table once it holds many.
+        String job = queue.config.schema() + ".job";
+        queue.jdbc.execute("ALTER TABLE " + job + " SET (autovacuum_enabled = false)");
+        try (Connection connection = db.dataSource().getConnection()) {
+            SingleConnectionDataSource oneConnection = new SingleConnectionDataSource(connection, true);
+            JobStore store = new JobStore(oneConnection, queue.config);
+            queue.client.enqueue("a", 0);
+            queue.jdbc.execute("VACUUM ANALYZE " + job);
+            assertThat(store.claim(List.of(new ClaimLimit("a", 1)), "w", JobState.STARTING, TestQueue.LEASE)).hasSize(1);
+
+            queue.jdbc.update("INSERT INTO " + job + " (task, payload, max_attempts) "
+                    + "SELECT 'a', '1', 3 FROM generate_series(1, 20000)");
+            JdbcTemplate sameConnection = new JdbcTemplate(oneConnection);
+            // Table accesses this backend has not yet reported, read before and after the claim
+            // inside one transaction (a backend reports them only between transactions).
+            String scans = "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relid = CAST(? AS regclass)";
+            long[] claimScans = new TransactionTemplate(new DataSourceTransactionManager(oneConnection))
+                .execute(status -> {
+                    Map<String, Object> before = sameConnection.queryForMap(scans, job);
+                    assertThat(store.claim(List.of(new ClaimLimit("a", 5)), "w", JobState.STARTING, TestQueue.LEASE))
+                        .hasSize(5);
+                    Map<String, Object> after = sameConnection.queryForMap(scans, job);
+                    return new long[] { (Long) after.get("seq_scan") - (Long) before.get("seq_scan"),
+                            (Long) after.get("idx_scan") - (Long) before.get("idx_scan") };
+                });
+
+            assertThat(claimScans[0]).as("sequential scans of the job table").isZero();
+            assertThat(claimScans[1]).as("index scans of the job table").isPositive();
+        }
+        finally {
+            queue.jdbc.execute("ALTER TABLE " + job + " RESET (autovacuum_enabled)");
+        }
     }
 
     private List<Long> claimOneByOne(String task, int max) {

@@ -18,7 +18,7 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(3);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(4);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -42,7 +42,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(3);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(4);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
