@@ -1,7 +1,8 @@
 /*
  * Bare JDBC pipeline probe (issue 5): INSERT+NOTIFY on one connection, LISTEN on a second, claim
  * on a third; prints call->claimed, insert and notification-arrival percentiles. -Dfix=true applies
- * the listener adjustment pgqueue makes (no 1 ms probe after each notification).
+ * the listener adjustment pgqueue makes (no 1 ms probe after each notification); -Dsame=true claims
+ * on the listening connection itself (its backend has just woken to deliver the notification).
  *   javac -cp postgresql.jar Floor.java && java -Dfix=true -cp postgresql.jar:. Floor 200 10
  */
 import java.sql.*;
@@ -21,7 +22,7 @@ public class Floor {
         }
         Connection prod = DriverManager.getConnection(url);
         Connection lis = DriverManager.getConnection(url);
-        Connection claim = DriverManager.getConnection(url);
+        Connection claim = Boolean.getBoolean("same") ? lis : DriverManager.getConnection(url);
         lis.createStatement().execute("LISTEN floor");
         if (Boolean.getBoolean("fix")) {
             Object qe = lis.unwrap(org.postgresql.core.BaseConnection.class).getQueryExecutor();

@@ -1,5 +1,7 @@
 package io.pgqueue.benchmark;
 
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -53,7 +55,8 @@ import tools.jackson.databind.json.JsonMapper;
  * prefetch per task, default 1000), {@code repeat} (runs per workload, default 3), {@code warmup}
  * (jobs of the discarded warm-up drains, in drains of at most 100000, default 200000: the JIT
  * compiler needs about that much to settle, and on two cores its threads take CPU from the drain;
- * five discarded seconds of the latency workload at 2,000 jobs/s follow; {@code warmup=0} skips both).
+ * five discarded seconds of the latency workload at 2,000 jobs/s follow; {@code warmup=0} skips both),
+ * {@code dump} (a path prefix: each latency run writes its per-job figures to {@code <prefix>-<rate>.txt}).
  */
 public final class QueueBenchmark {
 
@@ -228,6 +231,16 @@ public final class QueueBenchmark {
         long[] afterCommit = new long[total];
         for (int i = 0; i < total; i++) {
             afterCommit[i] = latencies[i] - enqueueCalls[i];
+        }
+        String dump = this.args.get("dump");
+        if (dump != null) {
+            // One line per job in enqueue order (20 s at 200/s: job i was due at i / 200 s): index,
+            // call → start and the enqueue call, in microseconds; shows whether slow jobs cluster.
+            try (PrintWriter out = new PrintWriter(dump + "-" + rate + ".txt", StandardCharsets.UTF_8)) {
+                for (int i = 0; i < total; i++) {
+                    out.println(i + " " + latencies[i] / 1000 + " " + enqueueCalls[i] / 1000);
+                }
+            }
         }
         long[] sorted = latencies.clone();
         Arrays.sort(sorted);

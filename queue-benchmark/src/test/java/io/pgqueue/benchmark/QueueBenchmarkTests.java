@@ -1,11 +1,14 @@
 package io.pgqueue.benchmark;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,6 +29,23 @@ class QueueBenchmarkTests {
         assertThat(lines).hasSize(3).allMatch(line -> line.contains("exactly_once=true"));
         assertThat(lines.get(0)).startsWith("workload=drain task_types=1 n=3000");
         assertThat(lines.get(2)).startsWith("workload=tasks task_types=20 n=3000");
+    }
+
+    @Test
+    void latencyRunsEveryJobAndDumpsOneLinePerJob(@TempDir Path dir) throws Exception {
+        List<String> lines = QueueBenchmark.execute(Map.of("workload", "latency", "rates", "200", "seconds", "1",
+                "url", url(), "repeat", "1", "warmup", "0", "dump", dir.resolve("run").toString()));
+
+        assertThat(lines).singleElement().asString().startsWith("workload=latency rate=200 ");
+        List<String> jobs = Files.readAllLines(dir.resolve("run-200.txt"));
+        assertThat(jobs).hasSize(200);
+        for (int i = 0; i < jobs.size(); i++) {
+            String[] fields = jobs.get(i).split(" ");
+            assertThat(fields).hasSize(3);
+            assertThat(Long.parseLong(fields[0])).isEqualTo(i);
+            // Every job started (the handler set its latency) after its enqueue call began.
+            assertThat(Long.parseLong(fields[1])).isPositive();
+        }
     }
 
     @Test
