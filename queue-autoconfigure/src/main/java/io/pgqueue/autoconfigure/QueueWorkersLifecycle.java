@@ -6,8 +6,10 @@ import java.util.List;
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
+import io.pgqueue.QueueSchemaException;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.store.QueueSchema;
 import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.QueueWorkers;
 import io.pgqueue.worker.WorkerExecutors;
@@ -86,7 +88,15 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
         }
         this.workers = new QueueWorkers(this.dataSource, this.config, this.settings, workerTasks, this.mapper,
                 this.executors, this.telemetry);
-        this.workers.start();
+        try {
+            this.workers.start();
+        }
+        catch (QueueSchemaException ex) {
+            throw new QueueConfigurationException(ex.getMessage(), "Let pgqueue migrate its schema at start-up "
+                    + "(pgqueue.flyway.enabled=true, the default), or apply the migrations in "
+                    + QueueSchema.MIGRATION_LOCATION + " to schema '" + this.config.schema() + "' before starting "
+                    + "the application.", ex);
+        }
     }
 
     @Override

@@ -98,6 +98,16 @@ class QueueConfigurationFailureTests {
                 "'pgqueue.pools.fast.max-prefetch': must not be negative", "Update 'pgqueue.pools.fast.max-prefetch'");
     }
 
+    @Test
+    void workersOnASchemaThatWasNotMigrated() {
+        // The schema is left to separate tooling, which has not run: the workers must not start
+        // and then fail every claim.
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.flyway.enabled=false",
+                "pgqueue.schema=never_migrated"),
+                "The queue schema 'never_migrated' is not migrated to version 4 (function never_migrated.claim_jobs(",
+                "apply the migrations in classpath:io/pgqueue/db/migration to schema 'never_migrated'");
+    }
+
     private static void assertFailure(ApplicationContextRunner runner, String description, String action) {
         runner.run(context -> {
             assertThat(context).hasFailed();

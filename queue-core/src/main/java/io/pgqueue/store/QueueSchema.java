@@ -3,9 +3,11 @@ package io.pgqueue.store;
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
+import io.pgqueue.QueueSchemaException;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * The queue's tables, created and upgraded by Flyway migrations shipped in this module. The queue
@@ -19,6 +21,11 @@ public final class QueueSchema {
 
     /** Name of the queue's Flyway schema-history table (inside the queue's schema). */
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
+
+    /** The newest migration this version needs; its claim function is what {@link #requireMigrated} looks for. */
+    static final String LATEST_VERSION = "4";
+
+    private static final String CLAIM_FUNCTION = "claim_jobs(text[], integer[], text, text, bigint)";
 
     private QueueSchema() {
     }
@@ -53,5 +60,26 @@ public final class QueueSchema {
      */
     public static MigrateResult migrate(DataSource dataSource, String schema) {
         return flywayConfiguration(dataSource, schema).load().migrate();
+    }
+
+    /**
+     * Checks that the queue's schema is migrated far enough for this version's workers: its
+     * newest migration (V4) created the claim function the workers call. Without the check, a
+     * schema migrated by separate tooling that missed a migration would let the workers start and
+     * then fail every claim.
+     * @param dataSource the database
+     * @param schema the queue's schema
+     * @throws QueueSchemaException if the schema lacks the claim function
+     */
+    public static void requireMigrated(DataSource dataSource, String schema) {
+        QueueConfig.validateSchema(schema);
+        Boolean present = new JdbcTemplate(dataSource).queryForObject("SELECT to_regprocedure(?) IS NOT NULL",
+                Boolean.class, schema + "." + CLAIM_FUNCTION);
+        if (!Boolean.TRUE.equals(present)) {
+            throw new QueueSchemaException("The queue schema '" + schema + "' is not migrated to version "
+                    + LATEST_VERSION + " (function " + schema + "." + CLAIM_FUNCTION + " is missing). Apply the "
+                    + "queue's migrations (" + MIGRATION_LOCATION + ") to schema '" + schema + "', e.g. with "
+                    + "QueueSchema.migrate or, in Spring Boot, pgqueue.flyway.enabled=true");
+        }
     }
 }

@@ -23,6 +23,7 @@ import io.pgqueue.store.ControlStore;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NodeStore;
+import io.pgqueue.store.QueueSchema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.ObjectMapper;
@@ -51,6 +52,10 @@ public final class QueueWorkers {
     private final WorkerSettings settings;
 
     private final JobStore store;
+
+    private final DataSource dataSource;
+
+    private final String schema;
 
     private final NodeStore nodes;
 
@@ -109,6 +114,8 @@ public final class QueueWorkers {
     public QueueWorkers(DataSource dataSource, QueueConfig config, WorkerSettings settings, Collection<WorkerTask> tasks,
             ObjectMapper mapper, WorkerExecutors executors, QueueTelemetry telemetry) {
         this.settings = settings;
+        this.dataSource = dataSource;
+        this.schema = config.schema();
         this.events = telemetry.events();
         this.controls = new ControlStore(dataSource, config);
         this.store = new JobStore(dataSource, config);
@@ -153,6 +160,7 @@ public final class QueueWorkers {
 
     /**
      * Registers the node and starts claiming and running jobs.
+     * @throws io.pgqueue.QueueSchemaException if the queue's schema is not migrated to this version
      */
     public synchronized void start() {
         if (this.running) {
@@ -161,6 +169,8 @@ public final class QueueWorkers {
         if (this.stopped) {
             throw new IllegalStateException("Queue workers cannot be restarted once stopped; create new ones");
         }
+        // Fail here, with what to do, rather than in every claim.
+        QueueSchema.requireMigrated(this.dataSource, this.schema);
         this.nodes.register(this.settings.nodeId(), host(), poolsJson());
         if (!this.settings.vacuumInterval().isZero()) {
             // Looked for before the pools claim anything: a node that starts on a backlog gets

@@ -2,6 +2,7 @@ package io.pgqueue.store;
 
 import java.util.List;
 
+import io.pgqueue.QueueSchemaException;
 import io.pgqueue.testing.TestDatabase;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,22 @@ class QueueSchemaTests {
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.job", Long.class)).isZero();
+    }
+
+    @Test
+    void requireMigratedFindsASchemaThatMissedTheLatestMigration() {
+        QueueSchema.migrate(db.dataSource(), "partly");
+        QueueSchema.requireMigrated(db.dataSource(), "partly");
+
+        // As if separate tooling had applied V1-V3 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.claim_jobs");
+
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 4")
+            .hasMessageContaining("QueueSchema.migrate");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "absent"))
+            .isInstanceOf(QueueSchemaException.class);
     }
 
     @Test
