@@ -122,8 +122,8 @@ final class JobStatements {
      * the jobs found to the claimed state with a new lease epoch. The function keeps one plan per
      * connection, made so that it cannot turn into a table scan or a sort, where this statement
      * written out was planned anew on every call (0.15-0.25 ms); see the migration for why.
-     * Its {@code id = ANY(ARRAY(...))} shape, not {@code id IN (SELECT ...)}: with a generic plan the
-     * IN form scanned the whole table here, 314 ms per claim at 1 M rows.
+     * The function keeps the {@code id = ANY(ARRAY(...))} shape, not {@code id IN (SELECT ...)}: with
+     * a generic plan the IN form scanned the whole table here, 314 ms per claim at 1 M rows.
      */
     static final String CLAIM = """
             SELECT id, lease_epoch, task, payload, headers, priority, attempt, max_attempts, schedule_time,
