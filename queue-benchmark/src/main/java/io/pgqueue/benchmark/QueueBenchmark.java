@@ -172,11 +172,13 @@ public final class QueueBenchmark {
         double enqueueSeconds = seconds(start);
 
         QueueWorkers workers = workers(config, tasks);
+        ServerCounters before = ServerCounters.read(this.producerPool);
         long drainStart = System.nanoTime();
         workers.start();
         // Done when every outcome is written (durably finished), not when the handlers ran.
         awaitCount(this.written, n, Duration.ofMinutes(10));
         double drainSeconds = seconds(drainStart);
+        ServerCounters during = ServerCounters.read(this.producerPool).minus(before);
         workers.stop();
 
         boolean exactlyOnce = true;
@@ -192,8 +194,9 @@ public final class QueueBenchmark {
             }
         }
         report("workload=%s task_types=%d n=%d backlog=%d enqueue_per_s=%.0f drain_per_s=%.0f "
-                + "exactly_once=%s %s%n", workload, taskTypes, n, backlog, n / enqueueSeconds, n / drainSeconds, exactlyOnce,
-                claimStats());
+                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d%n", workload, taskTypes, n, backlog,
+                n / enqueueSeconds, n / drainSeconds, exactlyOnce, claimStats(), (double) during.walBytes() / n,
+                during.checkpoints());
     }
 
     /** Jobs enqueued one at a time at a steady rate by another connection pool; enqueue → start. */
