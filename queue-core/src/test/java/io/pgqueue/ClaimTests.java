@@ -17,10 +17,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
-import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -177,19 +174,8 @@ class ClaimTests {
 
             queue.jdbc.update("INSERT INTO " + job + " (task, payload, max_attempts) "
                     + "SELECT 'a', '1', 3 FROM generate_series(1, 20000)");
-            JdbcTemplate sameConnection = new JdbcTemplate(oneConnection);
-            // Table accesses this backend has not yet reported, read before and after the claim
-            // inside one transaction (a backend reports them only between transactions).
-            String scans = "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relid = CAST(? AS regclass)";
-            long[] claimScans = new TransactionTemplate(new DataSourceTransactionManager(oneConnection))
-                .execute(status -> {
-                    Map<String, Object> before = sameConnection.queryForMap(scans, job);
-                    assertThat(store.claim(List.of(new ClaimLimit("a", 5)), "w", JobState.STARTING, TestQueue.LEASE))
-                        .hasSize(5);
-                    Map<String, Object> after = sameConnection.queryForMap(scans, job);
-                    return new long[] { (Long) after.get("seq_scan") - (Long) before.get("seq_scan"),
-                            (Long) after.get("idx_scan") - (Long) before.get("idx_scan") };
-                });
+            long[] claimScans = queue.jobTableScans(oneConnection, () -> assertThat(
+                    store.claim(List.of(new ClaimLimit("a", 5)), "w", JobState.STARTING, TestQueue.LEASE)).hasSize(5));
 
             assertThat(claimScans[0]).as("sequential scans of the job table").isZero();
             assertThat(claimScans[1]).as("index scans of the job table").isPositive();

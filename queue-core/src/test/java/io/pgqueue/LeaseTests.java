@@ -1,10 +1,13 @@
 package io.pgqueue;
 
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 
+import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.FencedResult;
+import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
 import io.pgqueue.store.Outcome;
 import io.pgqueue.testing.TestDatabase;
@@ -12,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -148,5 +152,51 @@ class LeaseTests {
 
         assertThat(forgetful.store.find(ok)).isEmpty();
         assertThat(forgetful.state(bad)).isEqualTo(JobState.FAILED);
+    }
+
+    @Test
+    void fencedWritePlansMadeOnATinyTableStillProbeThePrimaryKeyOnceTheTableHasGrown() throws Exception {
+        // Start, heartbeat and outcome functions keep the plans of a connection's first calls;
+        // made while the table held one row, unconstrained plans would scan the whole table (once
+        // per lease, in the probe) once it holds many.
+        String job = queue.config.schema() + ".job";
+        queue.jdbc.execute("ALTER TABLE " + job + " SET (autovacuum_enabled = false)");
+        try (Connection connection = db.dataSource().getConnection()) {
+            SingleConnectionDataSource oneConnection = new SingleConnectionDataSource(connection, true);
+            JobStore store = new JobStore(oneConnection, queue.config);
+            queue.client.enqueue("sync", 0);
+            queue.jdbc.execute("VACUUM ANALYZE " + job);
+            writeEachWay(store, leases(store, 1));
+
+            queue.jdbc.update("INSERT INTO " + job + " (task, payload, max_attempts) "
+                    + "SELECT 'sync', '1', 3 FROM generate_series(1, 20000)");
+            List<Lease> grown = leases(store, 5);
+            long[] scans = queue.jobTableScans(oneConnection, () -> writeEachWay(store, grown));
+
+            assertThat(scans[0]).as("sequential scans of the job table").isZero();
+            assertThat(scans[1]).as("index scans of the job table").isPositive();
+            assertThat(queue.activeJobs()).isEqualTo(20000 - 5);
+        }
+        finally {
+            queue.jdbc.execute("ALTER TABLE " + job + " RESET (autovacuum_enabled)");
+        }
+    }
+
+    private static List<Lease> leases(JobStore store, int count) {
+        List<Lease> leases = store.claim(List.of(new ClaimLimit("sync", count)), "w", JobState.STARTING, TestQueue.LEASE)
+            .stream()
+            .map(ClaimedJob::lease)
+            .toList();
+        assertThat(leases).hasSize(count);
+        return leases;
+    }
+
+    /** Starts, heartbeats and completes the jobs, checking that each write applied to all of them. */
+    private static void writeEachWay(JobStore store, List<Lease> leases) {
+        assertThat(store.markRunning(leases, TestQueue.LEASE).applied()).hasSize(leases.size());
+        assertThat(store.heartbeat(leases, TestQueue.LEASE).applied()).hasSize(leases.size());
+        assertThat(store.record(leases.stream().map(Outcome::completed).toList()).applied())
+            .hasSize(leases.size())
+            .containsValue(JobState.COMPLETED);
     }
 }

@@ -2,6 +2,7 @@ package io.pgqueue;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import javax.sql.DataSource;
 
@@ -11,6 +12,9 @@ import io.pgqueue.store.JobStore;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.testing.TestDatabase;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -94,6 +98,25 @@ final class TestQueue {
         this.jdbc.update("UPDATE " + this.config.schema() + ".job SET schedule_time = now(), "
                 + "delay_tolerance_deadline = CASE WHEN delay_tolerance_deadline IS NULL THEN NULL ELSE now() END "
                 + "WHERE id = ?", id);
+    }
+
+    /**
+     * Sequential and index scans of the job table made by work on one connection, read before and
+     * after it inside one transaction (a backend reports its table accesses only between
+     * transactions, so pg_stat_xact_user_tables shows this backend's own).
+     * @return sequential scans, index scans
+     */
+    long[] jobTableScans(SingleConnectionDataSource connection, Runnable work) {
+        JdbcTemplate sameConnection = new JdbcTemplate(connection);
+        String scans = "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relid = CAST(? AS regclass)";
+        String table = this.config.schema() + ".job";
+        return new TransactionTemplate(new DataSourceTransactionManager(connection)).execute(status -> {
+            Map<String, Object> before = sameConnection.queryForMap(scans, table);
+            work.run();
+            Map<String, Object> after = sameConnection.queryForMap(scans, table);
+            return new long[] { (Long) after.get("seq_scan") - (Long) before.get("seq_scan"),
+                    (Long) after.get("idx_scan") - (Long) before.get("idx_scan") };
+        });
     }
 
     /** Seconds from now (database clock) to the job's schedule time. */

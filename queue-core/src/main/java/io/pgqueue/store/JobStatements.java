@@ -11,15 +11,6 @@ final class JobStatements {
     }
 
     /**
-     * A one-time filter that turns off synchronous commit for the statement's own transaction.
-     * Used only on the workers' writes (start, heartbeat, outcome, release; the claim function
-     * sets the same for its transaction), never on enqueue: losing such a commit in a crash leaves
-     * the job claimable or its lease expiring, so it runs again — at-least-once holds — while the
-     * worker never waits for the WAL flush.
-     */
-    static final String ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) = 'off'";
-
-    /**
      * Inserts a batch of jobs in one statement. Ids come from the sequence up front so that each
      * input row can be matched with its fate: inserted, or skipped because an active job holds its
      * dedup key (ON CONFLICT against the partial unique index job_dedup_idx; a concurrent
@@ -133,111 +124,38 @@ final class JobStatements {
             """;
 
     /**
-     * The rows of a batch of leases that still hold, locked in the order of the input (job id
-     * order, so two batches cannot deadlock). The input drives the lookups, one primary-key probe
-     * per lease, through LATERAL: joined the other way, a generic plan walked job_lease_idx (all
-     * claimed rows, underestimated by statistics taken when none were) once per input row —
-     * 380 ms for 1,000 outcomes with 1,000 jobs claimed, which starved the drain of a 1 M backlog
-     * to 5,000 jobs/s. The state is checked after the lock, outside the probe, for the same
-     * reason: inside, it matches job_lease_idx's predicate and the planner probed that index
-     * (200 ms). A row whose epoch changes while the lock is awaited drops out (the probe is
-     * re-checked on the newest version). {@code ${states}} names the states a lease may be in.
+     * STARTING → RUNNING for the leases still held, renewing them: the schema's {@code mark_running}
+     * function (migration V5; it and the two writes below keep one plan per connection, where the
+     * statements written out were planned on every call, 0.15-0.36 ms). Each locks its rows first
+     * in input order (job id order, so two batches cannot deadlock), one primary-key probe per
+     * lease, and leaves out leases that no longer hold. The workers' writes do not wait for the WAL
+     * flush: one lost in a crash leaves the lease to expire and the job to run again (at-least-once).
      */
-    private static final String HELD_LEASES = """
-            SELECT l.id, l.ord, j.task, j.cancel_requested, j.rerun_requested
-            FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[])) WITH ORDINALITY AS l(id, epoch, ord)
-            CROSS JOIN LATERAL (
-                SELECT task, state, cancel_requested, rerun_requested FROM ${schema}.job
-                WHERE job.id = l.id AND job.lease_epoch = l.epoch
-                -- LIMIT keeps the planner from pushing the state check below into the probe.
-                LIMIT 1
-                FOR UPDATE
-            ) j
-            WHERE j.state IN (${states})
-            """;
-
-    /** {@link #HELD_LEASES} for leases in the given states (a SQL list of literals). */
-    private static String heldLeases(String states) {
-        return HELD_LEASES.replace("${states}", states);
-    }
-
-    /** STARTING → RUNNING for the leases still held, renewing them. */
     static final String MARK_RUNNING = """
-            WITH held AS MATERIALIZED (${held})
-            UPDATE ${schema}.job
-            SET state = 'RUNNING', expected_status_change_time = now() + :leaseMillis * interval '1 millisecond'
-            FROM held
-            WHERE job.id = held.id AND ${asyncCommit}
-            RETURNING job.id, job.task, job.state, job.cancel_requested
-            """.replace("${held}", heldLeases("'STARTING'"));
+            SELECT id, task, state, cancel_requested
+            FROM ${schema}.mark_running(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:leaseMillis AS bigint))
+            """;
 
     /** Renews the leases still held and stores reported progress; reports cancellation requests. */
     static final String HEARTBEAT = """
-            WITH held AS MATERIALIZED (${held})
-            UPDATE ${schema}.job
-            SET expected_status_change_time = now() + :leaseMillis * interval '1 millisecond',
-                progress = coalesce((CAST(:progress AS text[]))[held.ord], job.progress)
-            FROM held
-            WHERE job.id = held.id AND ${asyncCommit}
-            RETURNING job.id, job.task, job.state, job.cancel_requested
-            """.replace("${held}", heldLeases("'STARTING', 'RUNNING'"));
+            SELECT id, task, state, cancel_requested
+            FROM ${schema}.renew_leases(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:progress AS text[]),
+                                        CAST(:leaseMillis AS bigint))
+            """;
 
     /**
-     * Writes the outcomes of many attempts in one statement, fenced by their leases. {@code leased}
-     * locks the rows first, in the input's job id order (so two batches cannot deadlock), one
-     * primary-key probe per outcome (see HELD_LEASES): FOR UPDATE returns the
-     * newest row version, so a re-run or cancel request committed while this statement waited is
-     * honoured. Then: retry → READY after the delay; released (shutdown) → READY at once, the
-     * attempt given back and its place in the queue kept (its schedule unchanged); completed/failed with a re-run requested → READY at once
-     * with a fresh attempt budget; a failure of a job whose cancellation was requested → CANCELLED;
-     * anything else leaves the hot table for job_finished (completed rows only when they are kept).
+     * Writes the outcomes of many attempts in one statement, fenced by their leases: the schema's
+     * {@code record_outcomes} function (migration V5, where the transitions are spelled out). Retry
+     * and release go back to READY, a requested re-run too, a failure of a job whose cancellation
+     * was requested ends CANCELLED, everything else moves to job_finished (completed rows only
+     * when they are kept). Returns the state each job moved to.
      */
     static final String RECORD_OUTCOMES = """
-            WITH input AS (
-                SELECT * FROM unnest(CAST(:kinds AS text[]), CAST(:delays AS bigint[]), CAST(:errors AS text[]),
-                                     CAST(:progress AS text[]))
-                              WITH ORDINALITY AS t(kind, delay_ms, error, progress, ord)
-            ), leased AS MATERIALIZED (${held}
-            ), held AS MATERIALIZED (
-                SELECT leased.id, leased.task, input.delay_ms, input.error, input.progress, input.kind,
-                       CASE WHEN leased.cancel_requested AND input.kind <> 'COMPLETED' THEN 'CANCELLED'
-                            WHEN input.kind IN ('RETRY', 'RELEASED') THEN 'READY'
-                            WHEN leased.rerun_requested AND input.kind IN ('COMPLETED', 'FAILED') THEN 'RERUN'
-                            ELSE input.kind END AS next_state
-                FROM leased JOIN input ON input.ord = leased.ord
-                WHERE ${asyncCommit}
-            ), requeued AS (
-                UPDATE ${schema}.job
-                SET state = 'READY', lease_owner = NULL, expected_status_change_time = NULL, rerun_requested = false,
-                    attempt = CASE WHEN held.next_state = 'RERUN' THEN 0
-                                   WHEN held.kind = 'RELEASED' THEN job.attempt - 1
-                                   ELSE job.attempt END,
-                    schedule_time = CASE WHEN held.kind = 'RELEASED' THEN job.schedule_time ELSE s.schedule_time END,
-                    delay_tolerance_deadline = CASE WHEN held.kind = 'RELEASED' THEN job.delay_tolerance_deadline
-                        ELSE s.schedule_time + (job.delay_tolerance_deadline - job.schedule_time) END,
-                    last_error = coalesce(held.error, job.last_error),
-                    progress = coalesce(held.progress, job.progress)
-                FROM held, LATERAL (SELECT now() + held.delay_ms * interval '1 millisecond' AS schedule_time) s
-                WHERE job.id = held.id AND held.next_state IN ('READY', 'RERUN')
-            ), finished AS (
-                DELETE FROM ${schema}.job USING held
-                WHERE job.id = held.id AND held.next_state IN ('COMPLETED', 'FAILED', 'CANCELLED')
-                RETURNING job.*, held.kind, held.next_state, held.error, held.progress AS reported_progress
-            ), archived AS (
-                INSERT INTO ${schema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
-                        delay_tolerance_deadline, attempt, max_attempts, lease_owner, dedup_key, last_error,
-                        created_at, started_at, finished_at, progress, lease_epoch)
-                SELECT id, task, next_state, priority, payload, headers, schedule_time, delay_tolerance_deadline,
-                       -- A released job cancelled on its way back did not use up its attempt.
-                       CASE WHEN kind = 'RELEASED' THEN attempt - 1 ELSE attempt END, max_attempts, lease_owner,
-                       dedup_key, coalesce(error, last_error), created_at, started_at, now(),
-                       coalesce(reported_progress, progress), lease_epoch
-                FROM finished
-                WHERE next_state <> 'COMPLETED' OR :keepCompleted
-            )
-            SELECT id, task, CASE WHEN next_state = 'RERUN' THEN 'READY' ELSE next_state END AS state
-            FROM held
-            """.replace("${held}", heldLeases("'STARTING', 'RUNNING'"));
+            SELECT id, task, state
+            FROM ${schema}.record_outcomes(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:kinds AS text[]),
+                                           CAST(:delays AS bigint[]), CAST(:errors AS text[]), CAST(:progress AS text[]),
+                                           :keepCompleted)
+            """;
 
     /**
      * Locks claimed jobs whose lease deadline passed (database clock), oldest first, skipping rows a

@@ -510,9 +510,10 @@ public final class JobStore {
 
     /**
      * VACUUMs and ANALYZEs the active-job table: for a node that starts on a backlog, so that the
-     * statements still planned per call (the fenced batch writes) see statistics. It was added for
+     * statements still planned per call (enqueue, rescue, retention) see statistics. It was added for
      * the claim, whose plan without statistics sorted every READY row of the task (92 ms per claim
-     * at 200,000 queued); the claim function (migration V4) can no longer sort.
+     * at 200,000 queued); the claim and write functions (migrations V4, V5) have plans that cannot
+     * scan, hash or sort the table.
      */
     public void vacuumAndAnalyzeActiveJobs() {
         vacuum("VACUUM (ANALYZE, SKIP_LOCKED) ");

@@ -1,5 +1,7 @@
 package io.pgqueue.store;
 
+import java.util.List;
+
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
@@ -22,10 +24,16 @@ public final class QueueSchema {
     /** Name of the queue's Flyway schema-history table (inside the queue's schema). */
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
-    /** The newest migration this version needs; its claim function is what {@link #requireMigrated} looks for. */
-    static final String LATEST_VERSION = "4";
+    /** The newest migration this version needs. */
+    static final String LATEST_VERSION = "5";
 
-    private static final String CLAIM_FUNCTION = "claim_jobs(text[], integer[], text, text, bigint)";
+    /** The functions the workers call (V4 and V5), which {@link #requireMigrated} looks for. */
+    private static final List<String> WORKER_FUNCTIONS = List.of(
+            "claim_jobs(text[], integer[], text, text, bigint)",
+            "held_leases(bigint[], integer[], text[])",
+            "mark_running(bigint[], integer[], bigint)",
+            "renew_leases(bigint[], integer[], text[], bigint)",
+            "record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)");
 
     private QueueSchema() {
     }
@@ -63,23 +71,27 @@ public final class QueueSchema {
     }
 
     /**
-     * Checks that the queue's schema is migrated far enough for this version's workers: its
-     * newest migration (V4) created the claim function the workers call. Without the check, a
+     * Checks that the queue's schema is migrated far enough for this version's workers: the
+     * functions they call (the claim, V4; the fenced writes, V5) exist. Without the check, a
      * schema migrated by separate tooling that missed a migration would let the workers start and
-     * then fail every claim.
+     * then fail every claim or every outcome.
      * @param dataSource the database
      * @param schema the queue's schema
-     * @throws QueueSchemaException if the schema lacks the claim function
+     * @throws QueueSchemaException if the schema lacks one of those functions
      */
     public static void requireMigrated(DataSource dataSource, String schema) {
         QueueConfig.validateSchema(schema);
-        Boolean present = new JdbcTemplate(dataSource).queryForObject("SELECT to_regprocedure(?) IS NOT NULL",
-                Boolean.class, schema + "." + CLAIM_FUNCTION);
-        if (!Boolean.TRUE.equals(present)) {
+        List<String> qualified = WORKER_FUNCTIONS.stream().map(function -> schema + "." + function).toList();
+        List<String> missing = new JdbcTemplate(dataSource).queryForList(
+                "SELECT f FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(f, ord) WHERE to_regprocedure(f) IS NULL "
+                        + "ORDER BY ord",
+                String.class, SqlArrays.texts(qualified));
+        if (!missing.isEmpty()) {
             throw new QueueSchemaException("The queue schema '" + schema + "' is not migrated to version "
-                    + LATEST_VERSION + " (function " + schema + "." + CLAIM_FUNCTION + " is missing). Apply the "
-                    + "queue's migrations (" + MIGRATION_LOCATION + ") to schema '" + schema + "', e.g. with "
-                    + "QueueSchema.migrate or, in Spring Boot, pgqueue.flyway.enabled=true");
+                    + LATEST_VERSION + " (function" + (missing.size() > 1 ? "s " : " ") + String.join(", ", missing)
+                    + (missing.size() > 1 ? " are" : " is") + " missing). Apply the queue's migrations ("
+                    + MIGRATION_LOCATION + ") to schema '" + schema + "', e.g. with QueueSchema.migrate or, in "
+                    + "Spring Boot, pgqueue.flyway.enabled=true");
         }
     }
 }

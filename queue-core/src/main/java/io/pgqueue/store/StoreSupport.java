@@ -19,6 +19,6 @@ final class StoreSupport {
     }
 
     static String sql(String statement, QueueConfig config) {
-        return statement.replace("${asyncCommit}", JobStatements.ASYNC_COMMIT).replace("${schema}", config.schema());
+        return statement.replace("${schema}", config.schema());
     }
 }

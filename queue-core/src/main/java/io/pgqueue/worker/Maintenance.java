@@ -101,9 +101,9 @@ final class Maintenance {
      * At start, before any claim: when a backlog waits (at least {@code rows} jobs), VACUUM
      * (ANALYZE) the job table on the given executor, so the statements planned per call see
      * statistics (drain of 100,000 queued jobs: 37,000 → 44,000 jobs/s, measured while the claim
-     * was such a statement; the claim function no longer needs them). Not on an empty table: statistics
-     * taken while it was empty made the outcome writes of the mixed benchmark (a burst arriving at
-     * 4,000 jobs/s) fall behind.
+     * was such a statement; the claim and write functions no longer need them). Not on an empty table:
+     * statistics taken while it was empty made the outcome writes of the mixed benchmark (a burst
+     * arriving at 4,000 jobs/s) fall behind, when they were still planned per call.
      */
     void vacuumIfBacklog(int rows, Executor executor) {
         try {

@@ -19,7 +19,7 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(4);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(5);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -43,7 +43,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(4);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(5);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -55,13 +55,21 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V3 only.
-        new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.claim_jobs");
+        // As if separate tooling had applied V1-V4 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.record_outcomes, partly.renew_leases, "
+                + "partly.mark_running, partly.held_leases");
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 4")
+            .hasMessageContaining("'partly' is not migrated to version 5 (functions partly.held_leases(bigint[], "
+                    + "integer[], text[]), partly.mark_running(")
+            .hasMessageContaining("are missing")
             .hasMessageContaining("QueueSchema.migrate");
+
+        // V1-V3 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.claim_jobs");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .hasMessageContaining("(functions partly.claim_jobs(text[], integer[], text, text, bigint), ");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "absent"))
             .isInstanceOf(QueueSchemaException.class);
     }
