@@ -124,8 +124,12 @@ public final class QueueBenchmark {
             }
             case "mixed" -> mixed();
             case "backlog" -> {
-                drain("backlog", 1, 100_000, 0);
-                drain("backlog", 1, 100_000, intArg("backlog", 1_000_000));
+                // The two drains of a pair run back to back; their ratio is less exposed to the
+                // machine's drift than medians of runs minutes apart.
+                double empty = drain("backlog", 1, intArg("n", 100_000), 0);
+                int backlog = intArg("backlog", 1_000_000);
+                double full = drain("backlog", 1, intArg("n", 100_000), backlog);
+                report("workload=backlog_vs_empty backlog=%d drain_ratio=%.3f%n", backlog, full / empty);
             }
             default -> throw new IllegalArgumentException("Unknown workload '" + workload
                     + "'; use drain, latency, mixed, backlog, tasks or all");
@@ -135,8 +139,9 @@ public final class QueueBenchmark {
     /**
      * Enqueues n jobs in bulk over the given number of task types (plus an optional backlog of
      * queued jobs of the same types, inserted directly), then drains n of them.
+     * @return the drain rate, jobs per second
      */
-    private void drain(String workload, int taskTypes, int n, int backlog) throws Exception {
+    private double drain(String workload, int taskTypes, int n, int backlog) throws Exception {
         QueueConfig config = config();
         reset(config);
         List<String> names = new ArrayList<>();
@@ -197,6 +202,7 @@ public final class QueueBenchmark {
                 + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d%n", workload, taskTypes, n, backlog,
                 n / enqueueSeconds, n / drainSeconds, exactlyOnce, claimStats(), (double) during.walBytes() / n,
                 during.checkpoints());
+        return n / drainSeconds;
     }
 
     /** Jobs enqueued one at a time at a steady rate by another connection pool; enqueue → start. */

@@ -39,6 +39,19 @@ class QueueBenchmarkTests {
     }
 
     @Test
+    void backlogDrainsBehindQueuedJobsAndComparesThePair() throws Exception {
+        List<String> lines = QueueBenchmark.execute(Map.of("workload", "backlog", "n", "2000", "backlog", "5000",
+                "url", url(), "repeat", "1", "warmup", "0"));
+
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 ").contains("exactly_once=true");
+        assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 ")
+            .contains("exactly_once=true");
+        assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 drain_ratio=");
+        assertThat(Double.parseDouble(field(lines.get(2), "drain_ratio"))).isPositive();
+    }
+
+    @Test
     void latencyRunsEveryJobAndDumpsOneLinePerJob(@TempDir Path dir) throws Exception {
         List<String> lines = QueueBenchmark.execute(Map.of("workload", "latency", "rates", "200", "seconds", "1",
                 "url", url(), "repeat", "1", "warmup", "0", "dump", dir.resolve("run").toString()));
