@@ -27,15 +27,25 @@ import org.springframework.dao.NonTransientDataAccessResourceException;
 /**
  * Writes STARTING→RUNNING transitions and attempt outcomes in batches: one thread takes everything
  * that accumulated since its last write and writes it with one statement per kind. Under load the
- * batches grow by themselves; when idle a single outcome is written at once. Nothing is lost when
- * the database is briefly unavailable: failed writes are retried, and if the node dies first the
- * leases expire and the jobs are rescued (at-least-once).
+ * batches grow by themselves; when idle a single outcome is written at once, while starts wait up
+ * to 5 ms for their outcomes to join them (a job that finishes by then needs no start write).
+ * Nothing is lost when the database is briefly unavailable: failed writes are retried, and if the
+ * node dies first the leases expire and the jobs are rescued (at-least-once).
  */
 final class Completer {
 
     private static final Logger log = LoggerFactory.getLogger(Completer.class);
 
     private static final Duration RETRY_DELAY = Duration.ofSeconds(1);
+
+    /**
+     * How long starts wait for an outcome before they are written on their own. A handler that
+     * finishes within it needs no start write at all (a start written with its job's outcome is
+     * left out); written at once, half the jobs of a no-op handler at 200 jobs/s had a start
+     * write of their own (990 of 2,000), one more statement per job. RUNNING shows that much later
+     * in the table; the lease, set by the claim, is not at stake.
+     */
+    static final long START_LINGER_NANOS = Duration.ofMillis(5).toNanos();
 
     private final JobStore store;
 
@@ -58,6 +68,9 @@ final class Completer {
     private final Condition drained = this.lock.newCondition();
 
     private List<Lease> starts = new ArrayList<>();
+
+    /** When {@link #starts} last went from empty to not empty ({@link System#nanoTime()}). */
+    private long startsSince;
 
     private List<Outcome> outcomes = new ArrayList<>();
 
@@ -98,20 +111,25 @@ final class Completer {
     }
 
     void started(Lease lease) {
-        add(() -> this.starts.add(lease));
+        this.lock.lock();
+        try {
+            if (this.starts.isEmpty()) {
+                // Only the first start wakes the writer, to set its deadline; the others join it.
+                this.startsSince = System.nanoTime();
+                this.pending.signal();
+            }
+            this.starts.add(lease);
+        }
+        finally {
+            this.lock.unlock();
+        }
     }
 
     void finished(Outcome outcome, String task) {
-        add(() -> {
-            this.outcomes.add(outcome);
-            this.tasks.put(outcome.lease().jobId(), task);
-        });
-    }
-
-    private void add(Runnable change) {
         this.lock.lock();
         try {
-            change.run();
+            this.outcomes.add(outcome);
+            this.tasks.put(outcome.lease().jobId(), task);
             this.pending.signal();
         }
         finally {
@@ -162,11 +180,20 @@ final class Completer {
             List<Outcome> outcomeBatch;
             this.lock.lock();
             try {
-                while (this.starts.isEmpty() && this.outcomes.isEmpty()) {
-                    if (!this.running) {
+                while (this.outcomes.isEmpty()) {
+                    if (!this.starts.isEmpty()) {
+                        long left = this.startsSince + START_LINGER_NANOS - System.nanoTime();
+                        if (left <= 0 || !this.running) {
+                            break;
+                        }
+                        this.pending.awaitNanos(left);
+                    }
+                    else if (!this.running) {
                         return;
                     }
-                    this.pending.await(100, TimeUnit.MILLISECONDS);
+                    else {
+                        this.pending.await(100, TimeUnit.MILLISECONDS);
+                    }
                 }
                 startBatch = take(this.starts);
                 outcomeBatch = take(this.outcomes);

@@ -1,0 +1,111 @@
+package io.pgqueue.worker;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.LockSupport;
+
+import io.pgqueue.JobState;
+import io.pgqueue.QueueConfig;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.store.ClaimLimit;
+import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.FencedResult;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Lease;
+import io.pgqueue.store.NewJob;
+import io.pgqueue.store.Outcome;
+import io.pgqueue.store.QueueSchema;
+import io.pgqueue.testing.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The completer's batching of starts: a start waits briefly for its job's outcome, so a job that
+ * finishes at once is never written as RUNNING, and a start alone is still written.
+ */
+class CompleterTests {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.perClass();
+
+    static JobStore store;
+
+    private final List<FencedResult> startWrites = new CopyOnWriteArrayList<>();
+
+    private Completer completer;
+
+    @BeforeAll
+    static void migrate() {
+        QueueSchema.migrate(db.dataSource(), "pgqueue");
+        store = new JobStore(db.dataSource(), QueueConfig.defaults());
+    }
+
+    @BeforeEach
+    void start() {
+        new JdbcTemplate(db.dataSource()).execute("TRUNCATE pgqueue.job, pgqueue.job_finished");
+        this.completer = new Completer(store, Duration.ofSeconds(30), 100, this.startWrites::add, (task, delay) -> {
+        }, leases -> {
+        }, new QueueEvents() {
+        });
+        this.completer.start("test-completer");
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        this.completer.stop();
+    }
+
+    @Test
+    void jobsThatFinishRightAfterTheyStartAreNotWrittenAsRunning() throws Exception {
+        List<Lease> leases = claim(20);
+        for (Lease lease : leases) {
+            // A handler of 0.2 ms, one job at a time: written at once, every start would go alone.
+            this.completer.started(lease);
+            LockSupport.parkNanos(200_000);
+            this.completer.finished(Outcome.completed(lease), "t");
+            Thread.sleep(3);
+        }
+
+        assertThat(this.completer.awaitDrained(Duration.ofSeconds(10))).isTrue();
+        for (Lease lease : leases) {
+            assertThat(store.find(lease.jobId()).orElseThrow().state()).isEqualTo(JobState.COMPLETED);
+        }
+        // Allow a rare stall of this thread past the linger on a loaded machine.
+        long written = this.startWrites.stream().mapToLong(result -> result.applied().size()).sum();
+        assertThat(written).as("jobs written as RUNNING").isLessThanOrEqualTo(2);
+    }
+
+    @Test
+    void aStartWhoseJobKeepsRunningIsWrittenAfterTheLinger() throws Exception {
+        Lease lease = claim(1).get(0);
+
+        long startedAt = System.nanoTime();
+        this.completer.started(lease);
+
+        assertThat(this.completer.awaitDrained(Duration.ofSeconds(10))).isTrue();
+        assertThat(System.nanoTime() - startedAt).isGreaterThanOrEqualTo(Completer.START_LINGER_NANOS);
+        assertThat(store.find(lease.jobId()).orElseThrow().state()).isEqualTo(JobState.RUNNING);
+        assertThat(this.startWrites).anySatisfy(result -> assertThat(result.applied())
+            .containsEntry(lease.jobId(), JobState.RUNNING));
+    }
+
+    private static List<Lease> claim(int count) {
+        List<NewJob> jobs = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            jobs.add(new NewJob("t", "1", "{}", 0, null, 0, null, 3, null));
+        }
+        store.insert(jobs);
+        List<Lease> leases = store.claim(List.of(new ClaimLimit("t", count)), "w", JobState.STARTING,
+                Duration.ofSeconds(30)).stream().map(ClaimedJob::lease).toList();
+        assertThat(leases).hasSize(count);
+        return leases;
+    }
+}
