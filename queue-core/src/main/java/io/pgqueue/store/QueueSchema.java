@@ -24,7 +24,7 @@ public final class QueueSchema {
     /** Name of the queue's Flyway schema-history table (inside the queue's schema). */
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
-    /** The newest migration this version needs. */
+    /** The newest migration the workers cannot run without (V6 only tunes VACUUM). */
     static final String LATEST_VERSION = "5";
 
     /** The functions the workers call (V4 and V5), which {@link #requireMigrated} looks for. */
