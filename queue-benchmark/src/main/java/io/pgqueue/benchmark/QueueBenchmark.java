@@ -331,6 +331,14 @@ public final class QueueBenchmark {
 
     private void fillBacklog(QueueConfig config, List<String> names, int offset, int backlog) {
         JdbcTemplate jdbc = new JdbcTemplate(this.workerPool);
+        // Finished rows not yet cleaned up: older jobs, so their ids come first from the job
+        // sequence, as they would have. (With ids above the backlog's, every finished job's row
+        // went to the left end of job_finished_pkey, splitting pages that a real queue only
+        // appends to: +160 bytes of WAL per job in the 1 M drain.)
+        jdbc.update("INSERT INTO " + config.schema() + ".job_finished (id, task, state, priority, payload, headers, "
+                + "schedule_time, attempt, max_attempts, created_at, started_at, finished_at) "
+                + "SELECT nextval('" + config.schema() + ".job_id_seq'), 'noop-0', 'COMPLETED', 0, '0', '{}', now(), 1, 5, "
+                + "now(), now(), now() FROM generate_series(1, ?) n", backlog / 2);
         String tasks = "ARRAY[" + String.join(",", names.stream().map(name -> "'" + name + "'").toList()) + "]";
         for (int from = 0; from < backlog; from += 1_000_000) {
             int to = Math.min(backlog, from + 1_000_000);
@@ -339,11 +347,6 @@ public final class QueueBenchmark {
                     + "SELECT (" + tasks + ")[1 + n % " + names.size() + "], to_jsonb(n + " + offset + "), 5, "
                     + "now() - interval '1 hour' + n * interval '1 microsecond' FROM generate_series(?, ?) n", from, to - 1);
         }
-        // Finished rows not yet cleaned up, too.
-        jdbc.update("INSERT INTO " + config.schema() + ".job_finished (id, task, state, priority, payload, headers, "
-                + "schedule_time, attempt, max_attempts, created_at, started_at, finished_at) "
-                + "SELECT 1000000000 + n, 'noop-0', 'COMPLETED', 0, '0', '{}', now(), 1, 5, now(), now(), now() "
-                + "FROM generate_series(1, ?) n", backlog / 2);
         jdbc.execute("VACUUM ANALYZE " + config.schema() + ".job");
         jdbc.execute("ANALYZE " + config.schema() + ".job_finished");
     }
