@@ -1,6 +1,5 @@
 package io.pgqueue;
 
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 
@@ -15,7 +14,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -159,27 +157,14 @@ class LeaseTests {
         // Start, heartbeat and outcome functions keep the plans of a connection's first calls;
         // made while the table held one row, unconstrained plans would scan the whole table (once
         // per lease, in the probe) once it holds many.
-        String job = queue.config.schema() + ".job";
-        queue.jdbc.execute("ALTER TABLE " + job + " SET (autovacuum_enabled = false)");
-        try (Connection connection = db.dataSource().getConnection()) {
-            SingleConnectionDataSource oneConnection = new SingleConnectionDataSource(connection, true);
-            JobStore store = new JobStore(oneConnection, queue.config);
-            queue.client.enqueue("sync", 0);
-            queue.jdbc.execute("VACUUM ANALYZE " + job);
-            writeEachWay(store, leases(store, 1));
-
-            queue.jdbc.update("INSERT INTO " + job + " (task, payload, max_attempts) "
-                    + "SELECT 'sync', '1', 3 FROM generate_series(1, 20000)");
+        long[] scans = queue.jobTableScansOnceGrown("sync", store -> writeEachWay(store, leases(store, 1)), store -> {
             List<Lease> grown = leases(store, 5);
-            long[] scans = queue.jobTableScans(oneConnection, () -> writeEachWay(store, grown));
+            return () -> writeEachWay(store, grown);
+        });
 
-            assertThat(scans[0]).as("sequential scans of the job table").isZero();
-            assertThat(scans[1]).as("index scans of the job table").isPositive();
-            assertThat(queue.activeJobs()).isEqualTo(20000 - 5);
-        }
-        finally {
-            queue.jdbc.execute("ALTER TABLE " + job + " RESET (autovacuum_enabled)");
-        }
+        assertThat(scans[0]).as("sequential scans of the job table").isZero();
+        assertThat(scans[1]).as("index scans of the job table").isPositive();
+        assertThat(queue.activeJobs()).isEqualTo(20000 - 5);
     }
 
     private static List<Lease> leases(JobStore store, int count) {

@@ -1,8 +1,12 @@
 package io.pgqueue;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 import javax.sql.DataSource;
 
@@ -106,7 +110,7 @@ final class TestQueue {
      * transactions, so pg_stat_xact_user_tables shows this backend's own).
      * @return sequential scans, index scans
      */
-    long[] jobTableScans(SingleConnectionDataSource connection, Runnable work) {
+    private long[] jobTableScans(SingleConnectionDataSource connection, Runnable work) {
         JdbcTemplate sameConnection = new JdbcTemplate(connection);
         String scans = "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relid = CAST(? AS regclass)";
         String table = this.config.schema() + ".job";
@@ -117,6 +121,35 @@ final class TestQueue {
             return new long[] { (Long) after.get("seq_scan") - (Long) before.get("seq_scan"),
                     (Long) after.get("idx_scan") - (Long) before.get("idx_scan") };
         });
+    }
+
+    /**
+     * Plans made on a tiny table, used once it has grown: on one connection, {@code firstUse}
+     * runs while the job table holds one analyzed job of the task (the connection's plans are
+     * made then), then 20,000 more jobs arrive without statistics following them (autovacuum off
+     * meanwhile), and the work {@code grownUse} prepares is measured.
+     * @param firstUse runs on the tiny table
+     * @param grownUse prepares on the grown table and returns the work to measure
+     * @return sequential scans, index scans of the job table by that work
+     */
+    long[] jobTableScansOnceGrown(String task, Consumer<JobStore> firstUse, Function<JobStore, Runnable> grownUse)
+            throws SQLException {
+        String job = this.config.schema() + ".job";
+        this.jdbc.execute("ALTER TABLE " + job + " SET (autovacuum_enabled = false)");
+        try (Connection connection = this.dataSource.getConnection()) {
+            SingleConnectionDataSource oneConnection = new SingleConnectionDataSource(connection, true);
+            JobStore store = new JobStore(oneConnection, this.config);
+            this.client.enqueue(task, 0);
+            this.jdbc.execute("VACUUM ANALYZE " + job);
+            firstUse.accept(store);
+
+            this.jdbc.update("INSERT INTO " + job + " (task, payload, max_attempts) SELECT ?, '1', 3 "
+                    + "FROM generate_series(1, 20000)", task);
+            return jobTableScans(oneConnection, grownUse.apply(store));
+        }
+        finally {
+            this.jdbc.execute("ALTER TABLE " + job + " RESET (autovacuum_enabled)");
+        }
     }
 
     /** Seconds from now (database clock) to the job's schedule time. */
