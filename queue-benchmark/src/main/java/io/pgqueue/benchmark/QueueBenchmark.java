@@ -332,9 +332,8 @@ public final class QueueBenchmark {
     private void fillBacklog(QueueConfig config, List<String> names, int offset, int backlog) {
         JdbcTemplate jdbc = new JdbcTemplate(this.workerPool);
         // Finished rows not yet cleaned up: older jobs, so their ids come first from the job
-        // sequence, as they would have. (With ids above the backlog's, every finished job's row
-        // went to the left end of job_finished_pkey, splitting pages that a real queue only
-        // appends to: +160 bytes of WAL per job in the 1 M drain.)
+        // sequence, as they would have. (With ids above the backlog's, every drained job's
+        // finished row went to the left end of job_finished_pkey, which a real queue appends to.)
         jdbc.update("INSERT INTO " + config.schema() + ".job_finished (id, task, state, priority, payload, headers, "
                 + "schedule_time, attempt, max_attempts, created_at, started_at, finished_at) "
                 + "SELECT nextval('" + config.schema() + ".job_id_seq'), 'noop-0', 'COMPLETED', 0, '0', '{}', now(), 1, 5, "

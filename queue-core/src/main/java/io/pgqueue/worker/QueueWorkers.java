@@ -174,7 +174,7 @@ public final class QueueWorkers {
         this.nodes.register(this.settings.nodeId(), host(), poolsJson());
         if (!this.settings.vacuumInterval().isZero()) {
             // Looked for before the pools claim anything: a node that starts on a backlog gets
-            // fresh statistics for the writes that follow its claims.
+            // fresh statistics for the statements still planned per call (enqueue, rescue, retention).
             this.maintenance.vacuumIfBacklog(START_VACUUM_BACKLOG, this.housekeeping);
         }
         this.completer.start("pgqueue-completer");
