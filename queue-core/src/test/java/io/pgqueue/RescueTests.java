@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.FencedResult;
+import io.pgqueue.store.JobStore;
 import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -142,5 +143,26 @@ class RescueTests {
 
         assertThat(queue.store.rescueExpiredLeases(20).applied()).hasSize(20);
         assertThat(queue.store.rescueExpiredLeases(20).applied()).hasSize(10);
+    }
+
+    @Test
+    void theRescueWalksTheLeaseIndexOnATableThatGrewWithoutStatistics() throws Exception {
+        // A node starting on a backlog no longer analyzes the job table first: the rescue, planned
+        // per call, must find expired leases through job_lease_idx with statistics from a tiny table.
+        long[] scans = queue.jobTableScansOnceGrown("copy", store -> rescueAfterExpiry(store, 1), store -> {
+            List<ClaimedJob> claimed = queue.claim("copy", 5);
+            claimed.forEach(job -> queue.expireLease(job.id()));
+            return () -> assertThat(store.rescueExpiredLeases(100).applied()).hasSize(5);
+        });
+
+        assertThat(scans[0]).as("sequential scans of the job table").isZero();
+        assertThat(scans[1]).as("index scans of the job table").isPositive();
+    }
+
+    private static void rescueAfterExpiry(JobStore store, int count) {
+        for (ClaimedJob job : queue.claim("copy", count)) {
+            queue.expireLease(job.id());
+        }
+        assertThat(store.rescueExpiredLeases(100).applied()).hasSize(count);
     }
 }

@@ -499,27 +499,6 @@ public final class JobStore {
     }
 
     /**
-     * @param rows a number of jobs
-     * @return whether the active-job table holds at least that many (reads at most that many rows)
-     */
-    public boolean activeJobsAtLeast(int rows) {
-        Integer found = this.jdbc.getJdbcTemplate().queryForObject("SELECT count(*) FROM (SELECT 1 FROM "
-                + this.config.schema() + ".job LIMIT " + rows + ") backlog", Integer.class);
-        return found != null && found >= rows;
-    }
-
-    /**
-     * VACUUMs and ANALYZEs the active-job table: for a node that starts on a backlog, so that the
-     * statements still planned per call (enqueue, rescue, retention) see statistics. It was added for
-     * the claim, whose plan without statistics sorted every READY row of the task (92 ms per claim
-     * at 200,000 queued); the claim and write functions (migrations V4, V5) have plans that cannot
-     * scan, hash or sort the table.
-     */
-    public void vacuumAndAnalyzeActiveJobs() {
-        vacuum("VACUUM (ANALYZE, SKIP_LOCKED) ");
-    }
-
-    /**
      * VACUUMs the active-job table, whose dead rows pile up faster than autovacuum removes them at
      * full speed. Skips the table when another VACUUM holds it, so many nodes may call it at once.
      * No ANALYZE here: analyzing the small, churning table every 10 s doubled the claim's time at
@@ -527,16 +506,12 @@ public final class JobStore {
      * statistics (the migration sets its threshold to 10,000 changed rows).
      */
     public void vacuumActiveJobs() {
-        vacuum("VACUUM (SKIP_LOCKED) ");
-    }
-
-    private void vacuum(String command) {
         this.jdbc.getJdbcTemplate().execute((org.springframework.jdbc.core.ConnectionCallback<Void>) connection -> {
             boolean autoCommit = connection.getAutoCommit();
             // VACUUM cannot run inside a transaction block.
             connection.setAutoCommit(true);
             try (java.sql.Statement statement = connection.createStatement()) {
-                statement.execute(command + this.config.schema() + ".job");
+                statement.execute("VACUUM (SKIP_LOCKED) " + this.config.schema() + ".job");
             }
             finally {
                 connection.setAutoCommit(autoCommit);

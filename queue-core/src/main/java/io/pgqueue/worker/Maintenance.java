@@ -1,7 +1,6 @@
 package io.pgqueue.worker;
 
 import java.time.Duration;
-import java.util.concurrent.Executor;
 
 import io.pgqueue.JobState;
 import io.pgqueue.observe.QueueEvents;
@@ -94,33 +93,6 @@ final class Maintenance {
         }
         catch (RuntimeException ex) {
             log.debug("Could not vacuum the job table: {}", ex.toString());
-        }
-    }
-
-    /**
-     * At start, before any claim: when a backlog waits (at least {@code rows} jobs), VACUUM
-     * (ANALYZE) the job table on the given executor, so the statements planned per call see
-     * statistics (drain of 100,000 queued jobs: 37,000 → 44,000 jobs/s, measured while the claim
-     * was such a statement; the claim and write functions no longer need them). Not on an empty table:
-     * statistics taken while it was empty made the outcome writes of the mixed benchmark (a burst
-     * arriving at 4,000 jobs/s) fall behind, when they were still planned per call.
-     */
-    void vacuumIfBacklog(int rows, Executor executor) {
-        try {
-            if (this.jobs.activeJobsAtLeast(rows)) {
-                executor.execute(() -> {
-                    try {
-                        this.jobs.vacuumAndAnalyzeActiveJobs();
-                        log.debug("Vacuumed the job table at start: a backlog of at least {} jobs waits", rows);
-                    }
-                    catch (RuntimeException ex) {
-                        log.debug("Could not vacuum the job table: {}", ex.toString());
-                    }
-                });
-            }
-        }
-        catch (RuntimeException ex) {
-            log.debug("Could not look for a backlog: {}", ex.toString());
         }
     }
 }

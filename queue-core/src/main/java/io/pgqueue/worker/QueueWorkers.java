@@ -46,9 +46,6 @@ public final class QueueWorkers {
 
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
-    /** Jobs waiting at start that make it worth vacuuming and analyzing the job table first. */
-    private static final int START_VACUUM_BACKLOG = 10_000;
-
     private final WorkerSettings settings;
 
     private final JobStore store;
@@ -172,11 +169,6 @@ public final class QueueWorkers {
         // Fail here, with what to do, rather than in every claim.
         QueueSchema.requireMigrated(this.dataSource, this.schema);
         this.nodes.register(this.settings.nodeId(), host(), poolsJson());
-        if (!this.settings.vacuumInterval().isZero()) {
-            // Looked for before the pools claim anything: a node that starts on a backlog gets
-            // fresh statistics for the statements still planned per call (enqueue, rescue, retention).
-            this.maintenance.vacuumIfBacklog(START_VACUUM_BACKLOG, this.housekeeping);
-        }
         this.completer.start("pgqueue-completer");
         refreshPaused();
         this.pools.forEach(WorkerPool::start);

@@ -304,34 +304,6 @@ class WorkersTests {
     }
 
     @Test
-    void aNodeStartingOnABacklogAnalyzesTheJobTableAtOnce() {
-        // Without statistics the claim sorted every READY row instead of walking its index.
-        WorkerTask task = task("push", (TaskHandler<Push>) (payload, context) -> {
-        }, Push.class, 1, Duration.ofMinutes(1));
-        QueueClient client = client(task);
-        List<JobRequest> jobs = new ArrayList<>();
-        for (int i = 0; i < 10_000; i++) {
-            jobs.add(JobRequest.of("push", new Push("u", i)));
-        }
-        // Autovacuum would analyze the table too, and make the node's SKIP_LOCKED vacuum skip it.
-        jdbc.execute("ALTER TABLE pgqueue.job SET (autovacuum_enabled = false)");
-        try {
-            client.enqueueAll(jobs);
-            long before = analyzeCount();
-            start(settings("node-a").vacuumInterval(Duration.ofHours(1)).build(), task);
-            await().atMost(Duration.ofSeconds(10)).until(() -> analyzeCount() > before);
-        }
-        finally {
-            jdbc.execute("ALTER TABLE pgqueue.job RESET (autovacuum_enabled)");
-        }
-    }
-
-    private static long analyzeCount() {
-        return jdbc.queryForObject("SELECT analyze_count FROM pg_stat_user_tables WHERE schemaname = 'pgqueue' "
-                + "AND relname = 'job'", Long.class);
-    }
-
-    @Test
     void aFailureAroundTheHandlerFailsTheAttemptAndFreesTheSlot() {
         TaskHandler<Push> failing = (payload, context) -> {
             throw new IllegalStateException("bad\u0000byte");
