@@ -179,11 +179,13 @@ public final class QueueBenchmark {
 
         QueueWorkers workers = workers(config, tasks);
         ServerCounters before = ServerCounters.read(this.producerPool);
+        JvmCounters jvmBefore = JvmCounters.read();
         long drainStart = System.nanoTime();
         workers.start();
         // Done when every outcome is written (durably finished), not when the handlers ran.
         awaitCount(this.written, n, Duration.ofMinutes(10));
         double drainSeconds = seconds(drainStart);
+        String jvm = JvmCounters.read().perJobSince(jvmBefore, n);
         ServerCounters during = ServerCounters.read(this.producerPool).minus(before);
         workers.stop();
 
@@ -200,9 +202,9 @@ public final class QueueBenchmark {
             }
         }
         report("workload=%s task_types=%d n=%d backlog=%d enqueue_per_s=%.0f drain_per_s=%.0f "
-                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d%n", workload, taskTypes, n, backlog,
+                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d %s%n", workload, taskTypes, n, backlog,
                 n / enqueueSeconds, n / drainSeconds, exactlyOnce, claimStats(), (double) during.walBytes() / n,
-                during.checkpoints());
+                during.checkpoints(), jvm);
         return n / drainSeconds;
     }
 

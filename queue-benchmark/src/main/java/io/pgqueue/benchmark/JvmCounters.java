@@ -1,0 +1,40 @@
+package io.pgqueue.benchmark;
+
+import java.lang.management.ManagementFactory;
+import java.util.Arrays;
+
+/**
+ * The benchmark JVM's own counters read around a drain: CPU time of the whole process (handlers,
+ * claimer, completer, driver, JIT and GC alike) and bytes allocated by its live threads. Unlike
+ * the drain's wall-clock rate, neither counts the time the shared machine gives to others, so a
+ * change to the worker's code path shows in them even when the machine is slow.
+ * @param cpuNanos process CPU time, or -1 where the JVM does not report it
+ * @param allocatedBytes bytes allocated by the threads alive at the reading, or -1
+ */
+record JvmCounters(long cpuNanos, long allocatedBytes) {
+
+    static JvmCounters read() {
+        long cpu = ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? os.getProcessCpuTime() : -1;
+        long allocated = -1;
+        if (ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean threads
+                && threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled()) {
+            // Threads that ended meanwhile are missed; the drain's threads all live until it ends.
+            allocated = Arrays.stream(threads.getThreadAllocatedBytes(threads.getAllThreadIds()))
+                .filter(bytes -> bytes > 0)
+                .sum();
+        }
+        return new JvmCounters(cpu, allocated);
+    }
+
+    /**
+     * @param earlier the reading before
+     * @param jobs the jobs in between
+     * @return {@code jvm_cpu_us_per_job=... alloc_bytes_per_job=...} (-1 where not reported)
+     */
+    String perJobSince(JvmCounters earlier, int jobs) {
+        double cpu = this.cpuNanos < 0 ? -1 : (this.cpuNanos - earlier.cpuNanos) / 1000.0 / jobs;
+        double allocated = this.allocatedBytes < 0 ? -1 : (double) (this.allocatedBytes - earlier.allocatedBytes) / jobs;
+        return String.format(java.util.Locale.ROOT, "jvm_cpu_us_per_job=%.1f alloc_bytes_per_job=%.0f", cpu, allocated);
+    }
+}
