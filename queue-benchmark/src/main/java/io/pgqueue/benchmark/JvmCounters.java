@@ -19,7 +19,8 @@ record JvmCounters(long cpuNanos, long allocatedBytes) {
         long allocated = -1;
         if (ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean threads
                 && threads.isThreadAllocatedMemorySupported() && threads.isThreadAllocatedMemoryEnabled()) {
-            // Threads that ended meanwhile are missed; the drain's threads all live until it ends.
+            // A thread that ends between two readings takes its bytes with it; the drain's threads live
+            // until the second reading.
             allocated = Arrays.stream(threads.getThreadAllocatedBytes(threads.getAllThreadIds()))
                 .filter(bytes -> bytes > 0)
                 .sum();
