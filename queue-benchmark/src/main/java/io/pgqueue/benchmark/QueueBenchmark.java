@@ -202,9 +202,9 @@ public final class QueueBenchmark {
             }
         }
         report("workload=%s task_types=%d n=%d backlog=%d enqueue_per_s=%.0f drain_per_s=%.0f "
-                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d %s%n", workload, taskTypes, n, backlog,
-                n / enqueueSeconds, n / drainSeconds, exactlyOnce, claimStats(), (double) during.walBytes() / n,
-                during.checkpoints(), jvm);
+                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d db_cpu_us_per_job=%.1f %s%n", workload,
+                taskTypes, n, backlog, n / enqueueSeconds, n / drainSeconds, exactlyOnce, claimStats(),
+                (double) during.walBytes() / n, during.checkpoints(), during.cpuMicrosPerJob(n), jvm);
         return n / drainSeconds;
     }
 

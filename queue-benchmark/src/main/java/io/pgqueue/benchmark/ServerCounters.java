@@ -1,5 +1,10 @@
 package io.pgqueue.benchmark;
 
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 import javax.sql.DataSource;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -7,11 +12,18 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * Server-wide counters read around a drain: WAL written and checkpoints started. WAL per job is
  * what the disk pays for each job's life cycle; a checkpoint inside a drain makes the first change
- * to every page write a full page image, which tells a slow run from a slow design.
+ * to every page write a full page image, which tells a slow run from a slow design. When the
+ * server runs on this machine, also the CPU time of its processes, which (unlike the drain's rate)
+ * the time the shared machine gives to others does not inflate.
  * @param walBytes the WAL position in bytes
  * @param checkpoints checkpoints started (timed and requested)
+ * @param cpuTicks CPU time of every process named {@code postgres} on this machine, exited
+ * backends included (through the postmaster's reaped children), in clock ticks; -1 if none is visible
  */
-record ServerCounters(long walBytes, long checkpoints) {
+record ServerCounters(long walBytes, long checkpoints, long cpuTicks) {
+
+    /** Linux reports process times in /proc in units of USER_HZ, 100 per second. */
+    private static final double MICROS_PER_TICK = 10_000;
 
     static ServerCounters read(DataSource dataSource) {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
@@ -22,10 +34,51 @@ record ServerCounters(long walBytes, long checkpoints) {
                 : "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter";
         return jdbc.queryForObject("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint AS wal, ("
                 + checkpoints + ") AS checkpoints",
-                (rs, row) -> new ServerCounters(rs.getLong("wal"), rs.getLong("checkpoints")));
+                (rs, row) -> new ServerCounters(rs.getLong("wal"), rs.getLong("checkpoints"), postgresCpuTicks()));
     }
 
     ServerCounters minus(ServerCounters earlier) {
-        return new ServerCounters(this.walBytes - earlier.walBytes, this.checkpoints - earlier.checkpoints);
+        return new ServerCounters(this.walBytes - earlier.walBytes, this.checkpoints - earlier.checkpoints,
+                this.cpuTicks < 0 || earlier.cpuTicks < 0 ? -1 : this.cpuTicks - earlier.cpuTicks);
+    }
+
+    /**
+     * @param jobs the jobs the counters cover
+     * @return the server's CPU time per job in microseconds, or -1 when it is not on this machine
+     */
+    double cpuMicrosPerJob(int jobs) {
+        return this.cpuTicks < 0 ? -1 : this.cpuTicks * MICROS_PER_TICK / jobs;
+    }
+
+    /** @return the CPU time of the postgres processes on this machine in clock ticks, or -1 if none is visible */
+    static long postgresCpuTicks() {
+        long ticks = 0;
+        boolean found = false;
+        try (DirectoryStream<Path> processes = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+            for (Path process : processes) {
+                String stat;
+                try {
+                    stat = Files.readString(process.resolve("stat"));
+                }
+                catch (IOException ex) {
+                    continue; // ended meanwhile
+                }
+                int open = stat.indexOf('(');
+                int close = stat.lastIndexOf(')');
+                if (open < 0 || close < open || !stat.substring(open + 1, close).equals("postgres")) {
+                    continue;
+                }
+                // After the name: state, then fields 4 to 52; utime, stime, cutime, cstime are 14 to 17.
+                String[] fields = stat.substring(close + 2).split(" ");
+                for (int field = 14; field <= 17; field++) {
+                    ticks += Long.parseLong(fields[field - 3]);
+                }
+                found = true;
+            }
+        }
+        catch (IOException | RuntimeException ex) {
+            return -1;
+        }
+        return found ? ticks : -1;
     }
 }

@@ -31,6 +31,13 @@ class QueueBenchmarkTests {
         assertThat(lines.get(2)).startsWith("workload=tasks task_types=20 n=3000");
         // The server counters read around each drain (their views differ between PostgreSQL versions).
         assertThat(lines).allSatisfy(line -> assertThat(Double.parseDouble(field(line, "wal_bytes_per_job"))).isPositive());
+        // The server's CPU time, when its processes run on this machine (embedded, local, or a container).
+        if (ServerCounters.postgresCpuTicks() >= 0) {
+            assertThat(lines).allSatisfy(line -> assertThat(Double.parseDouble(field(line, "db_cpu_us_per_job"))).isPositive());
+        }
+        else {
+            assertThat(lines).allSatisfy(line -> assertThat(field(line, "db_cpu_us_per_job")).isEqualTo("-1.0"));
+        }
         // And the JVM's own: CPU time and allocation per drained job.
         assertThat(lines).allSatisfy(line -> assertThat(Double.parseDouble(field(line, "jvm_cpu_us_per_job"))).isPositive());
         assertThat(lines).allSatisfy(line -> assertThat(Double.parseDouble(field(line, "alloc_bytes_per_job"))).isPositive());
