@@ -380,13 +380,16 @@ final class WorkerPool {
     private List<ClaimLimit> demand() {
         List<ClaimLimit> limits = new ArrayList<>();
         Map<String, Integer> unwritten = new HashMap<>();
-        for (RunningJob job : this.held.values()) {
-            if (job.finishedNanos != 0) {
-                unwritten.merge(job.task(), 1, Integer::sum);
-            }
-        }
         this.lock.lock();
         try {
+            // Counted under the lock that finished() marks a job and leaves its slot under: counted
+            // before it, a job finishing in between was neither running nor unwritten, and the
+            // claim ran ahead by one job per handler.
+            for (RunningJob job : this.held.values()) {
+                if (job.finishedNanos != 0) {
+                    unwritten.merge(job.task(), 1, Integer::sum);
+                }
+            }
             long now = System.nanoTime();
             for (Slot slot : this.slots.values()) {
                 // However busy the other tasks keep the loop, an exhausted task is looked at again
@@ -585,9 +588,9 @@ final class WorkerPool {
     private void finished(Slot slot, RunningJob job, long nanos) {
         // The job stays held (its lease renewed) until the completer has written its outcome: a
         // slow write must not let the lease lapse and the finished job run again.
-        job.finishedNanos = System.nanoTime();
         this.lock.lock();
         try {
+            job.finishedNanos = System.nanoTime();
             slot.running--;
             slot.prefetch.record(nanos);
             dispatch(slot);
