@@ -108,19 +108,45 @@ final class TestQueue {
      * Sequential and index scans of the job table made by work on one connection, read before and
      * after it inside one transaction (a backend reports its table accesses only between
      * transactions, so pg_stat_xact_user_tables shows this backend's own).
-     * @return sequential scans, index scans
+     * @return sequential scans, index scans, rows fetched through indexes
      */
     private long[] jobTableScans(SingleConnectionDataSource connection, Runnable work) {
         JdbcTemplate sameConnection = new JdbcTemplate(connection);
-        String scans = "SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relid = CAST(? AS regclass)";
+        String scans = "SELECT seq_scan, idx_scan, idx_tup_fetch FROM pg_stat_xact_user_tables "
+                + "WHERE relid = CAST(? AS regclass)";
         String table = this.config.schema() + ".job";
         return new TransactionTemplate(new DataSourceTransactionManager(connection)).execute(status -> {
             Map<String, Object> before = sameConnection.queryForMap(scans, table);
             work.run();
             Map<String, Object> after = sameConnection.queryForMap(scans, table);
             return new long[] { (Long) after.get("seq_scan") - (Long) before.get("seq_scan"),
-                    (Long) after.get("idx_scan") - (Long) before.get("idx_scan") };
+                    (Long) after.get("idx_scan") - (Long) before.get("idx_scan"),
+                    (Long) after.get("idx_tup_fetch") - (Long) before.get("idx_tup_fetch") };
         });
+    }
+
+    /**
+     * Calls of one of the schema's functions, nested calls included, made by work on one
+     * connection inside one transaction (track_functions for that transaction only). Read before
+     * and after the work: the backend's counts not yet reported include earlier transactions'.
+     * @param function the function's name
+     * @param work the work, given a store on that connection
+     * @return the calls
+     */
+    long functionCalls(String function, Consumer<JobStore> work) throws SQLException {
+        String calls = "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions WHERE schemaname = ? "
+                + "AND funcname = ?";
+        try (Connection connection = this.dataSource.getConnection()) {
+            SingleConnectionDataSource oneConnection = new SingleConnectionDataSource(connection, true);
+            JdbcTemplate sameConnection = new JdbcTemplate(oneConnection);
+            JobStore store = new JobStore(oneConnection, this.config);
+            return new TransactionTemplate(new DataSourceTransactionManager(oneConnection)).execute(status -> {
+                sameConnection.execute("SET LOCAL track_functions = 'pl'");
+                long before = sameConnection.queryForObject(calls, Long.class, this.config.schema(), function);
+                work.accept(store);
+                return sameConnection.queryForObject(calls, Long.class, this.config.schema(), function) - before;
+            });
+        }
     }
 
     /**
@@ -130,7 +156,7 @@ final class TestQueue {
      * meanwhile), and the work {@code grownUse} prepares is measured.
      * @param firstUse runs on the tiny table
      * @param grownUse prepares on the grown table and returns the work to measure
-     * @return sequential scans, index scans of the job table by that work
+     * @return sequential scans, index scans, and rows fetched through indexes of the job table by that work
      */
     long[] jobTableScansOnceGrown(String task, Consumer<JobStore> firstUse, Function<JobStore, Runnable> grownUse)
             throws SQLException {

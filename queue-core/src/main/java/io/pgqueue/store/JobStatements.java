@@ -125,11 +125,12 @@ final class JobStatements {
 
     /**
      * STARTING → RUNNING for the leases still held, renewing them: the schema's {@code mark_running}
-     * function (migration V5; it and the two writes below keep one plan per connection, where the
-     * statements written out were planned on every call, 0.15-0.36 ms). Each locks its rows first
-     * in input order (job id order, so two batches cannot deadlock), one primary-key probe per
-     * lease, and leaves out leases that no longer hold. The workers' writes do not wait for the WAL
-     * flush: one lost in a crash leaves the lease to expire and the job to run again (at-least-once).
+     * function (migration V5, rewritten in V7; it and the writes below keep one plan per connection,
+     * where the statements written out were planned on every call, 0.15-0.36 ms). Each reaches its
+     * rows through one primary-key scan of the batch's ids, which must be strictly ascending (rows
+     * locked in id order, so two batches cannot deadlock), and leaves out leases that no longer
+     * hold. The workers' writes do not wait for the WAL flush: one lost in a crash leaves the lease
+     * to expire and the job to run again (at-least-once).
      */
     static final String MARK_RUNNING = """
             SELECT id, task, state, cancel_requested
@@ -145,16 +146,28 @@ final class JobStatements {
 
     /**
      * Writes the outcomes of many attempts in one statement, fenced by their leases: the schema's
-     * {@code record_outcomes} function (migration V5, where the transitions are spelled out). Retry
-     * and release go back to READY, a requested re-run too, a failure of a job whose cancellation
-     * was requested ends CANCELLED, everything else moves to job_finished (completed rows only
-     * when they are kept). Returns the state each job moved to.
+     * {@code record_outcomes} function (migrations V5 and V7, where the transitions are spelled
+     * out). Retry and release go back to READY, a requested re-run too, a failure of a job whose
+     * cancellation was requested ends CANCELLED, everything else moves to job_finished (completed
+     * rows only when they are kept). Returns the state each job moved to.
      */
     static final String RECORD_OUTCOMES = """
             SELECT id, task, state
             FROM ${schema}.record_outcomes(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:kinds AS text[]),
                                            CAST(:delays AS bigint[]), CAST(:errors AS text[]), CAST(:progress AS text[]),
                                            :keepCompleted)
+            """;
+
+    /**
+     * Completes attempts that report nothing else (no progress, no message), fenced by their
+     * leases: the schema's {@code complete_jobs} function (migration V7). One DELETE takes the
+     * rows whose lease holds, without locking them first; leases still held that it leaves (a
+     * re-run was requested) go through {@link #RECORD_OUTCOMES}. The ids must be strictly
+     * ascending. Returns the state each job moved to, as {@link #RECORD_OUTCOMES} does.
+     */
+    static final String COMPLETE_JOBS = """
+            SELECT id, task, state
+            FROM ${schema}.complete_jobs(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), :keepCompleted)
             """;
 
     /**

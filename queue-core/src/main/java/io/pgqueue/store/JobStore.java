@@ -57,6 +57,7 @@ public final class JobStore {
     private final String markRunning;
     private final String heartbeat;
     private final String recordOutcomes;
+    private final String completeJobs;
     private final String lockExpiredLeases;
     private final String cancel;
     private final String deleteFinishedBefore;
@@ -84,6 +85,7 @@ public final class JobStore {
         this.markRunning = sql(JobStatements.MARK_RUNNING);
         this.heartbeat = sql(JobStatements.HEARTBEAT);
         this.recordOutcomes = sql(JobStatements.RECORD_OUTCOMES);
+        this.completeJobs = sql(JobStatements.COMPLETE_JOBS);
         this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
         this.cancel = sql(JobStatements.CANCEL);
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
@@ -342,18 +344,21 @@ public final class JobStore {
         if (outcomes.isEmpty()) {
             return FencedResult.EMPTY;
         }
-        // In job id order: the statement locks its rows in input order.
+        // In job id order: the statements lock their rows in input order.
         outcomes = outcomes.stream().sorted(java.util.Comparator.comparingLong(o -> o.lease().jobId())).toList();
         List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
-        MapSqlParameterSource params = leaseParams(leases)
-            .addValue("kinds", SqlArrays.texts(outcomes.stream().map(o -> o.kind().name()).toList()))
-            .addValue("delays", SqlArrays.bigints(outcomes.stream().map(o -> o.retryDelay().toMillis()).toList()))
-            .addValue("errors", SqlArrays.texts(outcomes.stream().map(Outcome::error).toList()))
-            .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()))
-            .addValue("keepCompleted", this.keepCompleted);
+        MapSqlParameterSource params = leaseParams(leases).addValue("keepCompleted", this.keepCompleted);
+        String statement = this.completeJobs;
+        if (!outcomes.stream().allMatch(Outcome::isPlainCompletion)) {
+            statement = this.recordOutcomes;
+            params.addValue("kinds", SqlArrays.texts(outcomes.stream().map(o -> o.kind().name()).toList()))
+                .addValue("delays", SqlArrays.bigints(outcomes.stream().map(o -> o.retryDelay().toMillis()).toList()))
+                .addValue("errors", SqlArrays.texts(outcomes.stream().map(Outcome::error).toList()))
+                .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()));
+        }
         Map<Long, JobState> applied = new HashMap<>();
         Map<Long, String> tasks = new HashMap<>();
-        this.jdbc.query(this.recordOutcomes, params, rs -> {
+        this.jdbc.query(statement, params, rs -> {
             applied.put(rs.getLong("id"), JobState.valueOf(rs.getString("state")));
             tasks.put(rs.getLong("id"), rs.getString("task"));
         });

@@ -100,6 +100,15 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error,
     }
 
     /**
+     * Whether this is a success with nothing else to store (no progress, no message): such
+     * outcomes are written through the schema's {@code complete_jobs} function.
+     * @return {@code true} for a plain completion
+     */
+    public boolean isPlainCompletion() {
+        return this.kind == Kind.COMPLETED && this.progress == null && this.error == null;
+    }
+
+    /**
      * What happened to an attempt.
      */
     public enum Kind {

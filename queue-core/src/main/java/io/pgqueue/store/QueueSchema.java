@@ -24,16 +24,17 @@ public final class QueueSchema {
     /** Name of the queue's Flyway schema-history table (inside the queue's schema). */
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
-    /** The newest migration the workers cannot run without (V6 only tunes VACUUM). */
-    static final String LATEST_VERSION = "5";
+    /** The newest migration the workers cannot run without. */
+    static final String LATEST_VERSION = "7";
 
-    /** The functions the workers call (V4 and V5), which {@link #requireMigrated} looks for. */
+    /** The functions the workers call (V4, V5 and V7), which {@link #requireMigrated} looks for. */
     private static final List<String> WORKER_FUNCTIONS = List.of(
             "claim_jobs(text[], integer[], text, text, bigint)",
             "held_leases(bigint[], integer[], text[])",
             "mark_running(bigint[], integer[], bigint)",
             "renew_leases(bigint[], integer[], text[], bigint)",
-            "record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)");
+            "record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
+            "complete_jobs(bigint[], integer[], boolean)");
 
     private QueueSchema() {
     }
@@ -72,7 +73,7 @@ public final class QueueSchema {
 
     /**
      * Checks that the queue's schema is migrated far enough for this version's workers: the
-     * functions they call (the claim, V4; the fenced writes, V5) exist. Without the check, a
+     * functions they call (the claim, V4; the fenced writes, V5 and V7) exist. Without the check, a
      * schema migrated by separate tooling that missed a migration would let the workers start and
      * then fail every claim or every outcome.
      * @param dataSource the database

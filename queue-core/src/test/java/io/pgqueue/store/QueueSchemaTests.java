@@ -19,7 +19,7 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(6);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(7);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -43,7 +43,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(6);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(7);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -55,13 +55,20 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V4 only.
+        // As if separate tooling had applied V1-V6 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 7 (function partly.complete_jobs(bigint[], "
+                    + "integer[], boolean) is missing)");
+
+        // V1-V4 only.
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.record_outcomes, partly.renew_leases, "
                 + "partly.mark_running, partly.held_leases");
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 5 (functions partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 7 (functions partly.held_leases(bigint[], "
                     + "integer[], text[]), partly.mark_running(")
             .hasMessageContaining("are missing")
             .hasMessageContaining("QueueSchema.migrate");
