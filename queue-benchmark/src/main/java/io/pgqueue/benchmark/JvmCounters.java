@@ -2,6 +2,7 @@ package io.pgqueue.benchmark;
 
 import java.lang.management.ManagementFactory;
 import java.util.Arrays;
+import java.util.Locale;
 
 /**
  * The benchmark JVM's own counters read around a drain: CPU time of the whole process (handlers,
@@ -36,6 +37,6 @@ record JvmCounters(long cpuNanos, long allocatedBytes) {
     String perJobSince(JvmCounters earlier, int jobs) {
         double cpu = this.cpuNanos < 0 ? -1 : (this.cpuNanos - earlier.cpuNanos) / 1000.0 / jobs;
         double allocated = this.allocatedBytes < 0 ? -1 : (double) (this.allocatedBytes - earlier.allocatedBytes) / jobs;
-        return String.format(java.util.Locale.ROOT, "jvm_cpu_us_per_job=%.1f alloc_bytes_per_job=%.0f", cpu, allocated);
+        return String.format(Locale.ROOT, "jvm_cpu_us_per_job=%.1f alloc_bytes_per_job=%.0f", cpu, allocated);
     }
 }
