@@ -20,7 +20,7 @@ public final class StatsStore {
      * finished jobs leave it), plus the retained failures and the last minute's finishes from
      * job_finished through its (state, finished_at) index.
      */
-    private static final String SNAPSHOT = """
+    static final String SNAPSHOT = """
             WITH active AS (
                 SELECT task,
                        count(*) FILTER (WHERE state = 'READY' AND schedule_time <= now()) AS ready,
@@ -41,7 +41,9 @@ public final class StatsStore {
                        count(*) FILTER (WHERE state = 'FAILED' AND finished_at > now() - interval '1 minute')
                            AS failed_last_minute
                 FROM ${schema}.job_finished
-                WHERE state = 'FAILED' OR finished_at > now() - interval '1 minute'
+                -- Each branch a range of job_finished_retention_idx: finished_at alone would leave
+                -- no index to use and read every retained row on every poll.
+                WHERE state = 'FAILED' OR (state = 'COMPLETED' AND finished_at > now() - interval '1 minute')
                 GROUP BY task
             )
             SELECT coalesce(a.task, f.task) AS task,
