@@ -415,7 +415,8 @@ public class QueueProperties {
 
         /**
          * How often each node counts jobs per task and state (one query; scrapes and probes read
-         * the cached result).
+         * the cached result). While the query takes longer than a twentieth of it, the node
+         * waits twenty times the query's duration instead.
          */
         private Duration interval = QueueDefaults.STATS_INTERVAL;
 

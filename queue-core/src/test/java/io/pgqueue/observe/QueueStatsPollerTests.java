@@ -1,0 +1,74 @@
+package io.pgqueue.observe;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import io.pgqueue.QueueConfig;
+import io.pgqueue.store.QueueSchema;
+import io.pgqueue.store.StatsStore;
+import io.pgqueue.testing.TestDatabase;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+class QueueStatsPollerTests {
+
+    @RegisterExtension
+    static final TestDatabase db = TestDatabase.perClass();
+
+    @BeforeAll
+    static void migrate() {
+        QueueSchema.migrate(db.dataSource(), "pgqueue");
+        // A schema whose statistics take 300 ms to read, as a huge backlog's would.
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        jdbc.execute("CREATE SCHEMA slow");
+        jdbc.execute("CREATE VIEW slow.job AS SELECT j.* FROM pgqueue.job AS j RIGHT JOIN pg_sleep(0.3) ON true "
+                + "WHERE j.id IS NOT NULL");
+        jdbc.execute("CREATE VIEW slow.job_finished AS SELECT * FROM pgqueue.job_finished");
+        jdbc.execute("CREATE VIEW slow.task_control AS SELECT * FROM pgqueue.task_control");
+    }
+
+    @Test
+    void pollsAtTheIntervalWhileTheQueryIsQuick() {
+        QueueStatsPoller poller = new QueueStatsPoller(new StatsStore(db.dataSource(), QueueConfig.defaults()),
+                Duration.ofMillis(100));
+        poller.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> poller.latest().takenAt() != null);
+            Instant first = poller.latest().takenAt();
+
+            // The first query (a new connection, a new plan) may take more than 5 ms; the next ones do not.
+            await().atMost(Duration.ofSeconds(10)).until(() -> poller.latest().takenAt().isAfter(first)
+                    && poller.interval().equals(Duration.ofMillis(100)));
+            Instant later = poller.latest().takenAt();
+            await().atMost(Duration.ofSeconds(2)).until(() -> poller.latest().takenAt().isAfter(later));
+        }
+        finally {
+            poller.stop();
+        }
+    }
+
+    @Test
+    void waitsTwentyTimesTheQuerysDurationWhileThatIsLongerThanTheInterval() throws InterruptedException {
+        QueueStatsPoller poller = new QueueStatsPoller(new StatsStore(db.dataSource(),
+                QueueConfig.defaults().withSchema("slow")), Duration.ofMillis(100));
+        poller.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> poller.latest().takenAt() != null);
+            assertThat(poller.latest().error()).isNull();
+            await().atMost(Duration.ofSeconds(5)).until(() -> poller.interval().compareTo(Duration.ofMillis(100)) > 0);
+            assertThat(poller.interval()).isGreaterThanOrEqualTo(Duration.ofMillis(300 * QueueStatsPoller.WAIT_PER_QUERY_TIME));
+            Instant first = poller.latest().takenAt();
+
+            Thread.sleep(2000);
+            assertThat(poller.latest().takenAt()).as("no query within 20 times the last one's duration").isEqualTo(first);
+        }
+        finally {
+            poller.stop();
+        }
+    }
+}
