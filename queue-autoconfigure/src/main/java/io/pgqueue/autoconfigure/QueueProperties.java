@@ -414,9 +414,10 @@ public class QueueProperties {
     public static class Stats {
 
         /**
-         * How often each node counts jobs per task and state (one query; scrapes and probes read
-         * the cached result). While the query takes longer than a twentieth of it, the node
-         * waits twenty times the query's duration instead.
+         * How often each node reads the counts of jobs per task and state (scrapes and probes
+         * read the cached result). The nodes share one count: a node counts anew only when the
+         * stored one is older than half the interval. While counting takes longer than a
+         * twentieth of it, the interval becomes twenty times the count's duration.
          */
         private Duration interval = QueueDefaults.STATS_INTERVAL;
 

@@ -25,7 +25,7 @@ public final class QueueSchema {
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "7";
+    static final String LATEST_VERSION = "8";
 
     /** The functions the workers call (V4, V5 and V7), which {@link #requireMigrated} looks for. */
     private static final List<String> WORKER_FUNCTIONS = List.of(
@@ -35,6 +35,9 @@ public final class QueueSchema {
             "renew_leases(bigint[], integer[], text[], bigint)",
             "record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
             "complete_jobs(bigint[], integer[], boolean)");
+
+    /** The tables added after V1 that every node reads (V8), which {@link #requireMigrated} looks for too. */
+    private static final List<String> NODE_TABLES = List.of("stats_snapshot");
 
     private QueueSchema() {
     }
@@ -73,24 +76,31 @@ public final class QueueSchema {
 
     /**
      * Checks that the queue's schema is migrated far enough for this version's workers: the
-     * functions they call (the claim, V4; the fenced writes, V5 and V7) exist. Without the check, a
-     * schema migrated by separate tooling that missed a migration would let the workers start and
-     * then fail every claim or every outcome.
+     * functions they call (the claim, V4; the fenced writes, V5 and V7) and the shared statistics
+     * table (V8) exist. Without the check, a schema migrated by separate tooling that missed a
+     * migration would let the workers start and then fail every claim, every outcome or every
+     * statistics read.
      * @param dataSource the database
      * @param schema the queue's schema
-     * @throws QueueSchemaException if the schema lacks one of those functions
+     * @throws QueueSchemaException if the schema lacks one of those functions or tables
      */
     public static void requireMigrated(DataSource dataSource, String schema) {
         QueueConfig.validateSchema(schema);
-        List<String> qualified = WORKER_FUNCTIONS.stream().map(function -> schema + "." + function).toList();
-        List<String> missing = new JdbcTemplate(dataSource).queryForList(
-                "SELECT f FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(f, ord) WHERE to_regprocedure(f) IS NULL "
-                        + "ORDER BY ord",
-                String.class, SqlArrays.texts(qualified));
+        List<String> functions = WORKER_FUNCTIONS.stream().map(function -> schema + "." + function).toList();
+        List<String> tables = NODE_TABLES.stream().map(table -> schema + "." + table).toList();
+        List<String> missing = new JdbcTemplate(dataSource).queryForList("""
+                SELECT missing FROM (
+                    SELECT 1 AS kind, ord, 'function ' || f AS missing
+                    FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(f, ord) WHERE to_regprocedure(f) IS NULL
+                    UNION ALL
+                    SELECT 2, ord, 'table ' || f
+                    FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(f, ord) WHERE to_regclass(f) IS NULL
+                ) AS m
+                ORDER BY kind, ord
+                """, String.class, SqlArrays.texts(functions), SqlArrays.texts(tables));
         if (!missing.isEmpty()) {
             throw new QueueSchemaException("The queue schema '" + schema + "' is not migrated to version "
-                    + LATEST_VERSION + " (function" + (missing.size() > 1 ? "s " : " ") + String.join(", ", missing)
-                    + (missing.size() > 1 ? " are" : " is") + " missing). Apply the queue's migrations ("
+                    + LATEST_VERSION + " (missing: " + String.join(", ", missing) + "). Apply the queue's migrations ("
                     + MIGRATION_LOCATION + ") to schema '" + schema + "', e.g. with QueueSchema.migrate or, in "
                     + "Spring Boot, pgqueue.flyway.enabled=true");
         }

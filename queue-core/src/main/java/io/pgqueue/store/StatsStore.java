@@ -1,6 +1,10 @@
 package io.pgqueue.store;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -8,10 +12,14 @@ import javax.sql.DataSource;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.observe.TaskStats;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * The one aggregate query behind every depth, lag and stuck-lease number: metrics, the Actuator
- * endpoint and the health indicator all read its cached result. Internal API.
+ * endpoint and the health indicator all read its cached result. Its result is shared by the
+ * nodes through the schema's stats_snapshot row (migration V8): a node counts only when the
+ * stored snapshot is older than it accepts and no other node is counting. Internal API.
  */
 public final class StatsStore {
 
@@ -59,9 +67,50 @@ public final class StatsStore {
             ORDER BY 1
             """;
 
+    /** The stored snapshot: its age (database clock), the count's duration, and its rows. */
+    private static final String SHARED = """
+            SELECT extract(epoch FROM clock_timestamp() - s.taken_at) * 1000 AS age_ms, s.took_ms, x.*
+            FROM ${schema}.stats_snapshot AS s
+            LEFT JOIN LATERAL jsonb_to_recordset(s.tasks) AS x(task text, ready bigint, scheduled bigint,
+                    starting bigint, running bigint, stuck bigint, lag double precision, failed bigint,
+                    completed_last_minute bigint, failed_last_minute bigint, paused boolean) ON true
+            """;
+
+    /** Takes the stored snapshot's row lock, unless another node holds it (it is counting). */
+    private static final String LOCK_SHARED = "SELECT 1 FROM ${schema}.stats_snapshot FOR UPDATE SKIP LOCKED";
+
+    /** Takes the stored snapshot's row lock, waiting for a node that is counting. */
+    private static final String WAIT_FOR_SHARED = "SELECT 1 FROM ${schema}.stats_snapshot FOR UPDATE";
+
+    /** Counts and stores the result as the shared snapshot, taken when the statement began. */
+    private static final String COUNT_AND_STORE = """
+            WITH counted AS (
+            %s
+            ), stored AS (
+                UPDATE ${schema}.stats_snapshot
+                SET taken_at = statement_timestamp(),
+                    tasks = (SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]') FROM counted AS c)
+            )
+            SELECT * FROM counted
+            """.formatted(SNAPSHOT);
+
+    private static final String STORE_DURATION = "UPDATE ${schema}.stats_snapshot SET took_ms = ?";
+
     private final JdbcTemplate jdbc;
 
+    private final TransactionTemplate transactions;
+
     private final String snapshot;
+
+    private final String shared;
+
+    private final String lockShared;
+
+    private final String waitForShared;
+
+    private final String countAndStore;
+
+    private final String storeDuration;
 
     /**
      * Creates a store.
@@ -70,21 +119,84 @@ public final class StatsStore {
      */
     public StatsStore(DataSource dataSource, QueueConfig config) {
         this.jdbc = StoreSupport.jdbc(dataSource, config).getJdbcTemplate();
+        this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         this.snapshot = StoreSupport.sql(SNAPSHOT, config);
+        this.shared = StoreSupport.sql(SHARED, config);
+        this.lockShared = StoreSupport.sql(LOCK_SHARED, config);
+        this.waitForShared = StoreSupport.sql(WAIT_FOR_SHARED, config);
+        this.countAndStore = StoreSupport.sql(COUNT_AND_STORE, config);
+        this.storeDuration = StoreSupport.sql(STORE_DURATION, config);
     }
 
     /**
-     * Runs the aggregate query.
-     * @return statistics per task that has jobs (active, retained failures or finished in the last minute)
+     * Returns the shared snapshot if it is younger than {@code maxAge}, or if another node is
+     * counting right now (then the previous one, however old); otherwise counts, stores the
+     * result for the other nodes and returns it.
+     * @param maxAge the oldest snapshot acceptable; zero counts anew, waiting for a node that is
+     * counting to finish first
+     * @return the snapshot
      */
-    public Map<String, TaskStats> snapshot() {
-        Map<String, TaskStats> stats = new LinkedHashMap<>();
-        this.jdbc.query(this.snapshot, rs -> {
-            stats.put(rs.getString("task"), new TaskStats(rs.getLong("ready"), rs.getLong("scheduled"),
-                    rs.getLong("starting"), rs.getLong("running"), rs.getLong("failed"), rs.getLong("stuck"),
-                    rs.getDouble("lag"), rs.getLong("completed_last_minute"), rs.getLong("failed_last_minute"),
-                    rs.getBoolean("paused")));
+    public Snapshot snapshot(Duration maxAge) {
+        return this.transactions.execute(status -> {
+            Snapshot stored = shared();
+            if (stored.isYoungerThan(maxAge)) {
+                return stored;
+            }
+            boolean force = maxAge.isZero();
+            if (this.jdbc.queryForList(force ? this.waitForShared : this.lockShared).isEmpty()) {
+                return stored;
+            }
+            if (!force) {
+                // Another node may have stored a count between the read and the lock.
+                stored = shared();
+                if (stored.isYoungerThan(maxAge)) {
+                    return stored;
+                }
+            }
+            long start = System.nanoTime();
+            Map<String, TaskStats> stats = new LinkedHashMap<>();
+            this.jdbc.query(this.countAndStore, rs -> {
+                stats.put(rs.getString("task"), taskStats(rs));
+            });
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            this.jdbc.update(this.storeDuration, took.toNanos() / 1e6);
+            return new Snapshot(stats, Duration.ZERO, took);
         });
-        return stats;
+    }
+
+    private Snapshot shared() {
+        Map<String, TaskStats> stats = new LinkedHashMap<>();
+        List<Duration[]> timing = this.jdbc.query(this.shared, (rs, row) -> {
+            if (rs.getString("task") != null) {
+                stats.put(rs.getString("task"), taskStats(rs));
+            }
+            double age = rs.getDouble("age_ms");
+            return new Duration[] { rs.wasNull() ? null : Duration.ofNanos((long) (age * 1e6)),
+                    Duration.ofNanos((long) (rs.getDouble("took_ms") * 1e6)) };
+        });
+        if (timing.isEmpty()) {
+            throw new IllegalStateException("The stats_snapshot table of the queue schema has no row; it is "
+                    + "created by migration V8");
+        }
+        return new Snapshot(stats, timing.get(0)[0], timing.get(0)[1]);
+    }
+
+    private static TaskStats taskStats(ResultSet rs) throws SQLException {
+        return new TaskStats(rs.getLong("ready"), rs.getLong("scheduled"), rs.getLong("starting"), rs.getLong("running"),
+                rs.getLong("failed"), rs.getLong("stuck"), rs.getDouble("lag"), rs.getLong("completed_last_minute"),
+                rs.getLong("failed_last_minute"), rs.getBoolean("paused"));
+    }
+
+    /**
+     * Statistics per task as counted at one moment.
+     * @param tasks statistics per task that has jobs
+     * @param age how long ago the count began (database clock), or {@code null} if no count was stored yet
+     * @param took how long the count took
+     */
+    public record Snapshot(Map<String, TaskStats> tasks, Duration age, Duration took) {
+
+        boolean isYoungerThan(Duration maxAge) {
+            return this.age != null && this.age.compareTo(maxAge) < 0;
+        }
     }
 }

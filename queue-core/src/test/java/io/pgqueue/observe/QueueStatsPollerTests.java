@@ -30,6 +30,8 @@ class QueueStatsPollerTests {
                 + "WHERE j.id IS NOT NULL");
         jdbc.execute("CREATE VIEW slow.job_finished AS SELECT * FROM pgqueue.job_finished");
         jdbc.execute("CREATE VIEW slow.task_control AS SELECT * FROM pgqueue.task_control");
+        jdbc.execute("CREATE TABLE slow.stats_snapshot (LIKE pgqueue.stats_snapshot INCLUDING ALL)");
+        jdbc.execute("INSERT INTO slow.stats_snapshot (singleton) VALUES (true)");
     }
 
     @Test

@@ -19,13 +19,14 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(7);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(8);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         List<String> tables = jdbc.queryForList(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
-        assertThat(tables).containsExactly("job", "job_finished", "node", "pgqueue_schema_history", "task_control");
+        assertThat(tables).containsExactly("job", "job_finished", "node", "pgqueue_schema_history", "stats_snapshot",
+                "task_control");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
                 + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
             .contains("autovacuum_vacuum_scale_factor=0");
@@ -43,7 +44,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(7);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(8);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -55,12 +56,18 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V6 only.
+        // As if separate tooling had applied V1-V7 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 8 (missing: table partly.stats_snapshot). ");
+
+        // V1-V6 only.
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 7 (function partly.complete_jobs(bigint[], "
-                    + "integer[], boolean) is missing)");
+            .hasMessageContaining("'partly' is not migrated to version 8 (missing: function partly.complete_jobs(bigint[], "
+                    + "integer[], boolean), table partly.stats_snapshot)");
 
         // V1-V4 only.
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.record_outcomes, partly.renew_leases, "
@@ -68,15 +75,14 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 7 (functions partly.held_leases(bigint[], "
-                    + "integer[], text[]), partly.mark_running(")
-            .hasMessageContaining("are missing")
+            .hasMessageContaining("'partly' is not migrated to version 8 (missing: function partly.held_leases(bigint[], "
+                    + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 
         // V1-V3 only.
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.claim_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
-            .hasMessageContaining("(functions partly.claim_jobs(text[], integer[], text, text, bigint), ");
+            .hasMessageContaining("(missing: function partly.claim_jobs(text[], integer[], text, text, bigint), ");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "absent"))
             .isInstanceOf(QueueSchemaException.class);
     }

@@ -1,5 +1,7 @@
 package io.pgqueue.store;
 
+import java.sql.Connection;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -12,6 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 class StatsStoreTests {
 
@@ -19,6 +22,8 @@ class StatsStoreTests {
     static final TestDatabase db = TestDatabase.perClass();
 
     static JdbcTemplate jdbc;
+
+    static JobStore jobs;
 
     @BeforeAll
     static void fill() {
@@ -31,7 +36,7 @@ class StatsStoreTests {
         finished("push", "FAILED", "10 seconds", 1);
         finished("mail", "FAILED", "2 days", 2);
         finished("mail", "CANCELLED", "10 seconds", 1);
-        JobStore jobs = new JobStore(db.dataSource(), QueueConfig.defaults());
+        jobs = new JobStore(db.dataSource(), QueueConfig.defaults());
         jobs.insert(List.of(new NewJob("push", "1", "{}", 0, null, 0, null, 3, null),
                 new NewJob("push", "2", "{}", 0, null, 3_600_000, null, 3, null)));
         jdbc.execute("VACUUM ANALYZE pgqueue.job_finished");
@@ -39,7 +44,7 @@ class StatsStoreTests {
 
     @Test
     void countsPerTask() {
-        Map<String, TaskStats> stats = new StatsStore(db.dataSource(), QueueConfig.defaults()).snapshot();
+        Map<String, TaskStats> stats = new StatsStore(db.dataSource(), QueueConfig.defaults()).snapshot(Duration.ZERO).tasks();
 
         TaskStats push = stats.get("push");
         assertThat(push.ready()).isEqualTo(1);
@@ -63,6 +68,48 @@ class StatsStoreTests {
 
         // Reading all 60,000 rows, from the table or a whole index, takes 300 pages; the two ranges 8.
         assertThat(pages).as("pages read, plan: %s", plan).isLessThan(60);
+    }
+
+    @Test
+    void aSnapshotYoungEnoughIsReadFromTheNodeThatCountedIt() {
+        StatsStore nodeA = new StatsStore(db.dataSource(), QueueConfig.defaults());
+        StatsStore nodeB = new StatsStore(db.dataSource(), QueueConfig.defaults());
+        StatsStore.Snapshot counted = nodeA.snapshot(Duration.ZERO);
+        assertThat(counted.age()).isZero();
+        long mail = jobs.insert(List.of(new NewJob("mail", "1", "{}", 0, null, 0, null, 3, null))).get(0);
+        try {
+            StatsStore.Snapshot shared = nodeB.snapshot(Duration.ofMinutes(1));
+            assertThat(shared.tasks()).as("node A's count, not a new one").isEqualTo(counted.tasks());
+            assertThat(shared.tasks().get("mail").ready()).isZero();
+            assertThat(shared.took().toNanos()).isCloseTo(counted.took().toNanos(), within(1_000L));
+            assertThat(shared.age()).isPositive().isLessThan(Duration.ofMinutes(1));
+
+            // Older than node B accepts: it counts itself.
+            StatsStore.Snapshot recounted = nodeB.snapshot(shared.age().dividedBy(2));
+            assertThat(recounted.age()).isZero();
+            assertThat(recounted.tasks().get("mail").ready()).isEqualTo(1);
+        }
+        finally {
+            jdbc.update("DELETE FROM pgqueue.job WHERE id = ?", mail);
+        }
+    }
+
+    @Test
+    void whileAnotherNodeCountsTheLastSnapshotIsReadWithoutWaiting() throws Exception {
+        StatsStore store = new StatsStore(db.dataSource(), QueueConfig.defaults());
+        StatsStore.Snapshot counted = store.snapshot(Duration.ZERO);
+        try (Connection counting = db.dataSource().getConnection()) {
+            counting.setAutoCommit(false);
+            counting.createStatement().execute("SELECT * FROM pgqueue.stats_snapshot FOR UPDATE");
+            Thread.sleep(5);
+
+            long start = System.nanoTime();
+            StatsStore.Snapshot read = store.snapshot(Duration.ofMillis(1));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not blocked").isLessThan(Duration.ofSeconds(5));
+            assertThat(read.tasks()).isEqualTo(counted.tasks());
+            assertThat(read.age()).isGreaterThanOrEqualTo(Duration.ofMillis(1));
+            counting.rollback();
+        }
     }
 
     private static void finished(String task, String state, String ago, int count) {
