@@ -7,7 +7,8 @@ import java.util.Map;
  * The cached result of the aggregate query.
  *
  * @param tasks statistics per task
- * @param takenAt when the query last succeeded, or {@code null} if it never did
+ * @param takenAt when the count behind these statistics began (on whichever node made it), or
+ * {@code null} if none was read yet
  * @param error the failure of the last attempt, or {@code null} if it succeeded
  */
 public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error) {

@@ -85,6 +85,7 @@ public final class QueueStatsPoller {
 
     private QueueStats read(Duration maxAge) {
         QueueStats previous = this.latest;
+        long start = System.nanoTime();
         try {
             StatsStore.Snapshot snapshot = this.store.snapshot(maxAge);
             adapt(snapshot.took());
@@ -97,6 +98,8 @@ public final class QueueStatsPoller {
                 log.warn("Could not read queue statistics: {}", NestedExceptionUtils.getMostSpecificCause(ex).toString());
             }
             this.latest = new QueueStats(previous.tasks(), previous.takenAt(), ex);
+            // A count that ran into the statement timeout must not be tried again at once.
+            adapt(Duration.ofNanos(System.nanoTime() - start));
         }
         return this.latest;
     }
@@ -114,7 +117,7 @@ public final class QueueStatsPoller {
         }
         else if (previous.compareTo(this.interval) == 0) {
             log.info("Queue statistics took {} ms to count; reading them every {} ms instead of every {} ms while that "
-                    + "lasts, to keep counting under 5 % of the time", took.toMillis(), next.toMillis(),
+                    + "lasts, to bound the time spent counting", took.toMillis(), next.toMillis(),
                     this.interval.toMillis());
         }
         this.currentInterval = next;
@@ -122,8 +125,12 @@ public final class QueueStatsPoller {
 
     private void poll(ScheduledExecutorService polling) {
         // Younger than half the interval: counted by another node since this one last looked.
-        read(this.currentInterval.dividedBy(2));
-        schedule(polling, this.currentInterval);
+        try {
+            read(this.currentInterval.dividedBy(2));
+        }
+        finally {
+            schedule(polling, this.currentInterval);
+        }
     }
 
     private synchronized void schedule(ScheduledExecutorService polling, Duration delay) {

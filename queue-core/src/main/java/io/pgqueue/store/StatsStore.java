@@ -13,6 +13,7 @@ import io.pgqueue.QueueConfig;
 import io.pgqueue.observe.TaskStats;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -31,27 +32,30 @@ public final class StatsStore {
     static final String SNAPSHOT = """
             WITH active AS (
                 SELECT task,
-                       count(*) FILTER (WHERE state = 'READY' AND schedule_time <= now()) AS ready,
-                       count(*) FILTER (WHERE state = 'READY' AND schedule_time > now()) AS scheduled,
+                       count(*) FILTER (WHERE state = 'READY' AND schedule_time <= statement_timestamp()) AS ready,
+                       count(*) FILTER (WHERE state = 'READY' AND schedule_time > statement_timestamp()) AS scheduled,
                        count(*) FILTER (WHERE state = 'STARTING') AS starting,
                        count(*) FILTER (WHERE state = 'RUNNING') AS running,
                        count(*) FILTER (WHERE state IN ('STARTING', 'RUNNING')
-                                          AND expected_status_change_time < now()) AS stuck,
-                       extract(epoch FROM now() - min(schedule_time)
-                                                  FILTER (WHERE state = 'READY' AND schedule_time <= now())) AS lag
+                                          AND expected_status_change_time < statement_timestamp()) AS stuck,
+                       extract(epoch FROM statement_timestamp() - min(schedule_time)
+                               FILTER (WHERE state = 'READY' AND schedule_time <= statement_timestamp())) AS lag
                 FROM ${schema}.job
                 GROUP BY task
             ), finished AS (
                 SELECT task,
                        count(*) FILTER (WHERE state = 'FAILED') AS failed,
-                       count(*) FILTER (WHERE state = 'COMPLETED' AND finished_at > now() - interval '1 minute')
+                       count(*) FILTER (WHERE state = 'COMPLETED'
+                                          AND finished_at > statement_timestamp() - interval '1 minute')
                            AS completed_last_minute,
-                       count(*) FILTER (WHERE state = 'FAILED' AND finished_at > now() - interval '1 minute')
+                       count(*) FILTER (WHERE state = 'FAILED'
+                                          AND finished_at > statement_timestamp() - interval '1 minute')
                            AS failed_last_minute
                 FROM ${schema}.job_finished
                 -- Each branch a range of job_finished_retention_idx: finished_at alone would leave
                 -- no index to use and read every retained row on every poll.
-                WHERE state = 'FAILED' OR (state = 'COMPLETED' AND finished_at > now() - interval '1 minute')
+                WHERE state = 'FAILED'
+                   OR (state = 'COMPLETED' AND finished_at > statement_timestamp() - interval '1 minute')
                 GROUP BY task
             )
             SELECT coalesce(a.task, f.task) AS task,
@@ -89,18 +93,20 @@ public final class StatsStore {
             ), stored AS (
                 UPDATE ${schema}.stats_snapshot
                 SET taken_at = statement_timestamp(),
-                    tasks = (SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]') FROM counted AS c)
+                    tasks = (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.task), '[]') FROM counted AS c)
             )
             SELECT * FROM counted
             """.formatted(SNAPSHOT);
 
     private static final String STORE_DURATION = "UPDATE ${schema}.stats_snapshot SET took_ms = ?";
 
+    /** Puts the row back if someone deleted it. */
+    private static final String RESTORE_SHARED =
+            "INSERT INTO ${schema}.stats_snapshot (singleton) VALUES (true) ON CONFLICT (singleton) DO NOTHING";
+
     private final JdbcTemplate jdbc;
 
     private final TransactionTemplate transactions;
-
-    private final String snapshot;
 
     private final String shared;
 
@@ -112,6 +118,8 @@ public final class StatsStore {
 
     private final String storeDuration;
 
+    private final String restoreShared;
+
     /**
      * Creates a store.
      * @param dataSource the queue's database
@@ -120,48 +128,67 @@ public final class StatsStore {
     public StatsStore(DataSource dataSource, QueueConfig config) {
         this.jdbc = StoreSupport.jdbc(dataSource, config).getJdbcTemplate();
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-        this.snapshot = StoreSupport.sql(SNAPSHOT, config);
+        // Its own transaction even when called inside a caller's: the row lock must not outlive the count.
+        this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
         this.shared = StoreSupport.sql(SHARED, config);
         this.lockShared = StoreSupport.sql(LOCK_SHARED, config);
         this.waitForShared = StoreSupport.sql(WAIT_FOR_SHARED, config);
         this.countAndStore = StoreSupport.sql(COUNT_AND_STORE, config);
         this.storeDuration = StoreSupport.sql(STORE_DURATION, config);
+        this.restoreShared = StoreSupport.sql(RESTORE_SHARED, config);
     }
 
     /**
      * Returns the shared snapshot if it is younger than {@code maxAge}, or if another node is
      * counting right now (then the previous one, however old); otherwise counts, stores the
-     * result for the other nodes and returns it.
+     * result for the other nodes and returns it. A count that fails (past the statement timeout,
+     * say) still stores how long it ran, so that the nodes wait accordingly before the next.
      * @param maxAge the oldest snapshot acceptable; zero counts anew, waiting for a node that is
      * counting to finish first
      * @return the snapshot
      */
     public Snapshot snapshot(Duration maxAge) {
-        return this.transactions.execute(status -> {
-            Snapshot stored = shared();
-            if (stored.isYoungerThan(maxAge)) {
-                return stored;
-            }
-            boolean force = maxAge.isZero();
-            if (this.jdbc.queryForList(force ? this.waitForShared : this.lockShared).isEmpty()) {
-                return stored;
-            }
-            if (!force) {
-                // Another node may have stored a count between the read and the lock.
-                stored = shared();
+        long[] countStart = new long[1];
+        try {
+            return this.transactions.execute(status -> {
+                Snapshot stored = shared();
                 if (stored.isYoungerThan(maxAge)) {
                     return stored;
                 }
-            }
-            long start = System.nanoTime();
-            Map<String, TaskStats> stats = new LinkedHashMap<>();
-            this.jdbc.query(this.countAndStore, rs -> {
-                stats.put(rs.getString("task"), taskStats(rs));
+                // With nothing counted yet (a new schema), wait for a node counting rather than show nothing.
+                boolean wait = maxAge.isZero() || stored.age() == null;
+                if (this.jdbc.queryForList(wait ? this.waitForShared : this.lockShared).isEmpty()) {
+                    return stored;
+                }
+                if (!maxAge.isZero()) {
+                    // Another node may have stored a count between the read and the lock.
+                    stored = shared();
+                    if (stored.isYoungerThan(maxAge)) {
+                        return stored;
+                    }
+                }
+                countStart[0] = System.nanoTime();
+                Map<String, TaskStats> stats = new LinkedHashMap<>();
+                this.jdbc.query(this.countAndStore, rs -> {
+                    stats.put(rs.getString("task"), taskStats(rs));
+                });
+                Duration took = Duration.ofNanos(System.nanoTime() - countStart[0]);
+                this.jdbc.update(this.storeDuration, millis(took));
+                return new Snapshot(stats, took, took);
             });
-            Duration took = Duration.ofNanos(System.nanoTime() - start);
-            this.jdbc.update(this.storeDuration, took.toNanos() / 1e6);
-            return new Snapshot(stats, Duration.ZERO, took);
-        });
+        }
+        catch (RuntimeException ex) {
+            if (countStart[0] != 0) {
+                try {
+                    Duration ran = Duration.ofNanos(System.nanoTime() - countStart[0]);
+                    this.jdbc.update(this.storeDuration, millis(ran));
+                }
+                catch (RuntimeException notStored) {
+                    ex.addSuppressed(notStored);
+                }
+            }
+            throw ex;
+        }
     }
 
     private Snapshot shared() {
@@ -175,22 +202,26 @@ public final class StatsStore {
                     Duration.ofNanos((long) (rs.getDouble("took_ms") * 1e6)) };
         });
         if (timing.isEmpty()) {
-            throw new IllegalStateException("The stats_snapshot table of the queue schema has no row; it is "
-                    + "created by migration V8");
+            this.jdbc.update(this.restoreShared);
+            return new Snapshot(Map.of(), null, Duration.ZERO);
         }
         return new Snapshot(stats, timing.get(0)[0], timing.get(0)[1]);
     }
 
+    private static double millis(Duration duration) {
+        return duration.toNanos() / 1e6;
+    }
+
     private static TaskStats taskStats(ResultSet rs) throws SQLException {
-        return new TaskStats(rs.getLong("ready"), rs.getLong("scheduled"), rs.getLong("starting"), rs.getLong("running"),
-                rs.getLong("failed"), rs.getLong("stuck"), rs.getDouble("lag"), rs.getLong("completed_last_minute"),
-                rs.getLong("failed_last_minute"), rs.getBoolean("paused"));
+        return new TaskStats(rs.getLong("ready"), rs.getLong("scheduled"), rs.getLong("starting"),
+                rs.getLong("running"), rs.getLong("failed"), rs.getLong("stuck"), rs.getDouble("lag"),
+                rs.getLong("completed_last_minute"), rs.getLong("failed_last_minute"), rs.getBoolean("paused"));
     }
 
     /**
      * Statistics per task as counted at one moment.
      * @param tasks statistics per task that has jobs
-     * @param age how long ago the count began (database clock), or {@code null} if no count was stored yet
+     * @param age how long ago the count began (database clock), or {@code null} if none was stored yet
      * @param took how long the count took
      */
     public record Snapshot(Map<String, TaskStats> tasks, Duration age, Duration took) {

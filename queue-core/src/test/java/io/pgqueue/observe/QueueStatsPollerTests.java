@@ -1,5 +1,6 @@
 package io.pgqueue.observe;
 
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -35,23 +36,45 @@ class QueueStatsPollerTests {
     }
 
     @Test
-    void pollsAtTheIntervalWhileTheQueryIsQuick() {
+    void countsAtTheIntervalWhileCountingIsQuick() {
         QueueStatsPoller poller = new QueueStatsPoller(new StatsStore(db.dataSource(), QueueConfig.defaults()),
                 Duration.ofMillis(100));
         poller.start();
         try {
             await().atMost(Duration.ofSeconds(10)).until(() -> poller.latest().takenAt() != null);
-            Instant first = poller.latest().takenAt();
+            Instant first = countedAt();
 
-            // The first query (a new connection, a new plan) may take more than 5 ms; the next ones do not.
-            await().atMost(Duration.ofSeconds(10)).until(() -> poller.latest().takenAt().isAfter(first)
+            // The first count (a new connection, a new plan) may take more than 5 ms; the next ones do not.
+            await().atMost(Duration.ofSeconds(10)).until(() -> countedAt().isAfter(first)
                     && poller.interval().equals(Duration.ofMillis(100)));
-            Instant later = poller.latest().takenAt();
-            await().atMost(Duration.ofSeconds(2)).until(() -> poller.latest().takenAt().isAfter(later));
+            Instant later = countedAt();
+            await().atMost(Duration.ofSeconds(2)).until(() -> countedAt().isAfter(later));
         }
         finally {
             poller.stop();
         }
+    }
+
+    @Test
+    void aCountPastTheStatementTimeoutIsNotTriedAgainAtOnce() {
+        StatsStore store = new StatsStore(db.dataSource(), QueueConfig.defaults().withSchema("slow")
+            .withStatementTimeout(Duration.ofMillis(100)));
+        QueueStatsPoller poller = new QueueStatsPoller(store, Duration.ofMillis(100));
+        poller.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> poller.latest().error() != null);
+            assertThat(poller.interval()).as("this node waits").isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+            assertThat(new JdbcTemplate(db.dataSource()).queryForObject("SELECT took_ms FROM slow.stats_snapshot",
+                    Double.class)).as("and so do the others").isGreaterThanOrEqualTo(100.0);
+        }
+        finally {
+            poller.stop();
+        }
+    }
+
+    private static Instant countedAt() {
+        return new JdbcTemplate(db.dataSource()).queryForObject("SELECT taken_at FROM pgqueue.stats_snapshot",
+                Timestamp.class).toInstant();
     }
 
     @Test
