@@ -95,7 +95,7 @@ public final class StatsStore {
                 SET taken_at = statement_timestamp(),
                     tasks = (SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.task), '[]') FROM counted AS c)
             )
-            SELECT * FROM counted
+            SELECT * FROM counted ORDER BY task
             """.formatted(SNAPSHOT);
 
     private static final String STORE_DURATION = "UPDATE ${schema}.stats_snapshot SET took_ms = ?";
