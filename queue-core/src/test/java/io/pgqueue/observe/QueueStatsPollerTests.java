@@ -37,18 +37,18 @@ class QueueStatsPollerTests {
 
     @Test
     void countsAtTheIntervalWhileCountingIsQuick() {
-        QueueStatsPoller poller = new QueueStatsPoller(new StatsStore(db.dataSource(), QueueConfig.defaults()),
-                Duration.ofMillis(100));
+        Duration interval = Duration.ofMillis(500);
+        QueueStatsPoller poller = new QueueStatsPoller(new StatsStore(db.dataSource(), QueueConfig.defaults()), interval);
         poller.start();
         try {
             await().atMost(Duration.ofSeconds(10)).until(() -> poller.latest().takenAt() != null);
             Instant first = countedAt();
 
-            // The first count (a new connection, a new plan) may take more than 5 ms; the next ones do not.
+            // The first count (a new connection, a new plan) may take more than 25 ms; the next ones do not.
             await().atMost(Duration.ofSeconds(10)).until(() -> countedAt().isAfter(first)
-                    && poller.interval().equals(Duration.ofMillis(100)));
+                    && poller.interval().equals(interval));
             Instant later = countedAt();
-            await().atMost(Duration.ofSeconds(2)).until(() -> countedAt().isAfter(later));
+            await().atMost(Duration.ofSeconds(10)).until(() -> countedAt().isAfter(later));
         }
         finally {
             poller.stop();
