@@ -251,7 +251,7 @@ final class JobStatements {
             RETURNING id, task
             """;
 
-    /** The most recent failures of a task; job_finished_task_idx serves it. */
+    /** The most recent failures of a task; job_finished_failed_idx (V9, failed rows only) serves it. */
     static final String RECENT_FAILURES = """
             SELECT id, attempt, last_error, finished_at
             FROM ${schema}.job_finished

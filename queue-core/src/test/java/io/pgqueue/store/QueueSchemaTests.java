@@ -2,12 +2,15 @@ package io.pgqueue.store;
 
 import java.util.List;
 
+import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueSchemaException;
 import io.pgqueue.testing.TestDatabase;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -19,7 +22,7 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(8);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(9);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -44,7 +47,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(8);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(9);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -85,6 +88,29 @@ class QueueSchemaTests {
             .hasMessageContaining("(missing: function partly.claim_jobs(text[], integer[], text, text, bigint), ");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "absent"))
             .isInstanceOf(QueueSchemaException.class);
+    }
+
+    @Test
+    void archivedCompletedJobsEnterOnlyThePrimaryKeyAndTheRetentionIndex() {
+        QueueSchema.migrate(db.dataSource(), "archive");
+        JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
+        // An index without a predicate takes an entry for every archived job, completed ones included.
+        assertThat(jdbc.queryForList("SELECT CAST(CAST(indexrelid AS regclass) AS text) FROM pg_index "
+                + "WHERE indrelid = CAST('archive.job_finished' AS regclass) AND indpred IS NULL ORDER BY 1", String.class))
+            .containsExactly("archive.job_finished_pkey", "archive.job_finished_retention_idx");
+
+        // A task's failures are still found through an index, however many completed jobs are kept.
+        jdbc.update("INSERT INTO archive.job_finished (id, task, state, priority, payload, headers, schedule_time, "
+                + "attempt, max_attempts, created_at, started_at, finished_at) "
+                + "SELECT g, 'task-' || g % 5, CASE WHEN g % 997 = 0 THEN 'FAILED' ELSE 'COMPLETED' END, 0, '1', '{}', "
+                + "now(), 1, 3, now(), now(), now() - g * interval '1 millisecond' FROM generate_series(1, 30000) AS g");
+        jdbc.execute("VACUUM ANALYZE archive.job_finished");
+        String plan = new NamedParameterJdbcTemplate(jdbc).queryForObject("EXPLAIN (FORMAT JSON) "
+                + StoreSupport.sql(JobStatements.RECENT_FAILURES, QueueConfig.defaults().withSchema("archive")),
+                new MapSqlParameterSource("task", "task-0").addValue("limit", 20), String.class);
+        assertThat(plan).contains("\"Index Name\": \"job_finished_failed_idx\"");
+        assertThat(new JobStore(db.dataSource(), QueueConfig.defaults().withSchema("archive")).recentFailures("task-0", 20))
+            .extracting(JobStore.Failure::id).containsExactly(4985L, 9970L, 14955L, 19940L, 24925L, 29910L);
     }
 
     @Test
