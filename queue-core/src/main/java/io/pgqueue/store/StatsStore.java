@@ -193,19 +193,23 @@ public final class StatsStore {
 
     private Snapshot shared() {
         Map<String, TaskStats> stats = new LinkedHashMap<>();
-        List<Duration[]> timing = this.jdbc.query(this.shared, (rs, row) -> {
+        // One row per task (at least one), each with the snapshot's age and count duration.
+        List<Snapshot> rows = this.jdbc.query(this.shared, (rs, row) -> {
             if (rs.getString("task") != null) {
                 stats.put(rs.getString("task"), taskStats(rs));
             }
             double age = rs.getDouble("age_ms");
-            return new Duration[] { rs.wasNull() ? null : Duration.ofNanos((long) (age * 1e6)),
-                    Duration.ofNanos((long) (rs.getDouble("took_ms") * 1e6)) };
+            return new Snapshot(stats, rs.wasNull() ? null : duration(age), duration(rs.getDouble("took_ms")));
         });
-        if (timing.isEmpty()) {
+        if (rows.isEmpty()) {
             this.jdbc.update(this.restoreShared);
             return new Snapshot(Map.of(), null, Duration.ZERO);
         }
-        return new Snapshot(stats, timing.get(0)[0], timing.get(0)[1]);
+        return rows.get(0);
+    }
+
+    private static Duration duration(double millis) {
+        return Duration.ofNanos((long) (millis * 1e6));
     }
 
     private static double millis(Duration duration) {
