@@ -3,6 +3,7 @@ package io.pgqueue.benchmark;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -19,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
@@ -57,7 +59,10 @@ import tools.jackson.databind.json.JsonMapper;
  * (jobs of the discarded warm-up drains, in drains of at most 100000, default 200000: the JIT
  * compiler needs about that much to settle, and on two cores its threads take CPU from the drain;
  * five discarded seconds of the latency workload at 2,000 jobs/s follow; {@code warmup=0} skips both),
- * {@code dump} (a path prefix: each latency run writes its per-job figures to {@code <prefix>-<rate>.txt}).
+ * {@code dump} (a path prefix: each latency run writes its per-job figures to {@code <prefix>-<rate>.txt}),
+ * {@code keys} (the claim-order keys of the drained and queued jobs: {@code batch}, the default, gives
+ * each 1,000 consecutive jobs one schedule time, as one {@code enqueueAll} transaction or one group
+ * commit does; {@code distinct} gives every job its own, as enqueues in separate transactions do).
  */
 public final class QueueBenchmark {
 
@@ -113,10 +118,10 @@ public final class QueueBenchmark {
 
     private void run(String workload) throws Exception {
         switch (workload) {
-            case "drain" -> drain("drain", 1, intArg("n", 100_000), 0);
+            case "drain" -> run(prepare("drain", 1, intArg("n", 100_000), 0, SCHEMA));
             case "tasks" -> {
-                drain("tasks", 1, intArg("n", 100_000), 0);
-                drain("tasks", 20, intArg("n", 100_000), 0);
+                run(prepare("tasks", 1, intArg("n", 100_000), 0, SCHEMA));
+                run(prepare("tasks", 20, intArg("n", 100_000), 0, SCHEMA));
             }
             case "latency" -> {
                 for (String rate : this.args.getOrDefault("rates", "200,2000").split(",")) {
@@ -125,12 +130,18 @@ public final class QueueBenchmark {
             }
             case "mixed" -> mixed();
             case "backlog" -> {
-                // The two drains of a pair run back to back; their ratio is less exposed to the
-                // machine's drift than medians of runs minutes apart.
-                double empty = drain("backlog", 1, intArg("n", 100_000), 0);
+                // The two drains of a pair run back to back, the backlog filled before both: their
+                // ratio is less exposed to the machine's drift than medians of runs minutes apart,
+                // and filling 10 M jobs takes a minute.
                 int backlog = intArg("backlog", 1_000_000);
-                double full = drain("backlog", 1, intArg("n", 100_000), backlog);
-                report("workload=backlog_vs_empty backlog=%d drain_ratio=%.3f%n", backlog, full / empty);
+                Drain queued = prepare("backlog", 1, intArg("n", 100_000), backlog, SCHEMA + "_backlog");
+                Drain alone = prepare("backlog", 1, intArg("n", 100_000), 0, SCHEMA);
+                checkpoint();
+                double empty = run(alone);
+                checkpoint();
+                double full = run(queued);
+                report("workload=backlog_vs_empty backlog=%d keys=%s drain_ratio=%.3f%n", backlog,
+                        distinctKeys() ? "distinct" : "batch", full / empty);
             }
             default -> throw new IllegalArgumentException("Unknown workload '" + workload
                     + "'; use drain, latency, mixed, backlog, tasks or all");
@@ -138,35 +149,44 @@ public final class QueueBenchmark {
     }
 
     /**
-     * Enqueues n jobs in bulk over the given number of task types (plus an optional backlog of
-     * queued jobs of the same types, inserted directly), then drains n of them.
-     * @return the drain rate, jobs per second
+     * A drain made ready to run: its schema, tasks and enqueued jobs.
+     * @param runs how often each job ran, by payload
      */
-    private double drain(String workload, int taskTypes, int n, int backlog) throws Exception {
-        QueueConfig config = config();
+    private record Drain(String workload, int taskTypes, int n, int backlog, boolean distinctKeys, QueueConfig config,
+            List<WorkerTask> tasks, AtomicIntegerArray runs, double enqueueSeconds) {
+    }
+
+    /**
+     * Enqueues n jobs in bulk over the given number of task types (plus an optional backlog of
+     * queued jobs of the same types, inserted directly) into a new schema of the given name.
+     * @return the drain, to be run by {@link #run(Drain)}
+     */
+    private Drain prepare(String workload, int taskTypes, int n, int backlog, String schema) {
+        QueueConfig config = config().withSchema(schema);
         reset(config);
         List<String> names = new ArrayList<>();
         for (int t = 0; t < taskTypes; t++) {
             names.add("noop-" + t);
         }
         AtomicIntegerArray runs = new AtomicIntegerArray(n + backlog);
-        AtomicInteger done = new AtomicInteger();
-        TaskHandler<Integer> handler = (i, context) -> {
-            runs.incrementAndGet(i);
-            done.incrementAndGet();
-        };
+        TaskHandler<Integer> handler = (i, context) -> runs.incrementAndGet(i);
         int perTask = Math.max(1, intArg("concurrency", 8) / taskTypes);
         List<WorkerTask> tasks = names.stream().map(name -> task(name, handler, Integer.class,
                 taskTypes == 1 ? intArg("concurrency", 8) : perTask)).toList();
         QueueClient client = client(config, tasks, this.producerPool);
 
+        boolean distinctKeys = distinctKeys();
         if (backlog > 0) {
-            fillBacklog(config, names, n, backlog);
+            fillBacklog(config, names, n, backlog, distinctKeys);
         }
+        // Distinct keys: due a minute ago, 1 µs apart, in enqueue order (after any backlog's keys).
+        Instant firstDue = Instant.now().minus(Duration.ofMinutes(1));
         long start = System.nanoTime();
         List<JobRequest> batch = new ArrayList<>(1000);
         for (int i = 0; i < n; i++) {
-            batch.add(JobRequest.of(names.get(i % taskTypes), i));
+            batch.add(distinctKeys
+                    ? JobRequest.of(names.get(i % taskTypes), i, EnqueueOptions.defaults().withRunAt(firstDue.plusNanos(i * 1000L)))
+                    : JobRequest.of(names.get(i % taskTypes), i));
             if (batch.size() == 1000) {
                 client.enqueueAll(batch);
                 batch.clear();
@@ -175,9 +195,18 @@ public final class QueueBenchmark {
         if (!batch.isEmpty()) {
             client.enqueueAll(batch);
         }
-        double enqueueSeconds = seconds(start);
+        return new Drain(workload, taskTypes, n, backlog, distinctKeys, config, tasks, runs, seconds(start));
+    }
 
-        QueueWorkers workers = workers(config, tasks);
+    /**
+     * Drains n jobs of a prepared drain with one node and checks that each ran at most once (exactly
+     * once without a backlog).
+     * @return the drain rate, jobs per second
+     */
+    private double run(Drain drain) throws Exception {
+        int n = drain.n();
+        AtomicIntegerArray runs = drain.runs();
+        QueueWorkers workers = workers(drain.config(), drain.tasks());
         ServerCounters before = ServerCounters.read(this.producerPool);
         JvmCounters jvmBefore = JvmCounters.read();
         long drainStart = System.nanoTime();
@@ -190,20 +219,21 @@ public final class QueueBenchmark {
         workers.stop();
 
         boolean exactlyOnce = true;
-        if (backlog == 0) {
+        if (drain.backlog() == 0) {
             for (int i = 0; i < n; i++) {
                 exactlyOnce &= runs.get(i) == 1;
             }
-            exactlyOnce &= activeJobs(config) == 0;
+            exactlyOnce &= activeJobs(drain.config()) == 0;
         }
         else {
-            for (int i = 0; i < n + backlog; i++) {
+            for (int i = 0; i < runs.length(); i++) {
                 exactlyOnce &= runs.get(i) <= 1;
             }
         }
-        report("workload=%s task_types=%d n=%d backlog=%d enqueue_per_s=%.0f drain_per_s=%.0f "
-                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d db_cpu_us_per_job=%.1f %s%n", workload,
-                taskTypes, n, backlog, n / enqueueSeconds, n / drainSeconds, exactlyOnce, claimStats(),
+        report("workload=%s task_types=%d n=%d backlog=%d keys=%s enqueue_per_s=%.0f drain_per_s=%.0f "
+                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d db_cpu_us_per_job=%.1f %s%n",
+                drain.workload(), drain.taskTypes(), n, drain.backlog(), drain.distinctKeys() ? "distinct" : "batch",
+                n / drain.enqueueSeconds(), n / drainSeconds, exactlyOnce, claimStats(),
                 (double) during.walBytes() / n, during.checkpoints(), during.cpuMicrosPerJob(n), jvm);
         return n / drainSeconds;
     }
@@ -332,7 +362,7 @@ public final class QueueBenchmark {
                 this.emptyClaims.get(), batch.mean(), latency.mean(TimeUnit.MILLISECONDS));
     }
 
-    private void fillBacklog(QueueConfig config, List<String> names, int offset, int backlog) {
+    private void fillBacklog(QueueConfig config, List<String> names, int offset, int backlog, boolean distinctKeys) {
         JdbcTemplate jdbc = new JdbcTemplate(this.workerPool);
         // Finished rows not yet cleaned up: older jobs, so their ids come first from the job
         // sequence, as they would have. (With ids above the backlog's, every drained job's
@@ -344,19 +374,32 @@ public final class QueueBenchmark {
         String tasks = "ARRAY[" + String.join(",", names.stream().map(name -> "'" + name + "'").toList()) + "]";
         for (int from = 0; from < backlog; from += 1_000_000) {
             int to = Math.min(backlog, from + 1_000_000);
-            // Due already, like a backlog that piled up: the drain claims from the whole of it.
+            // Due already, like a backlog that piled up: the drain claims from the whole of it. Its
+            // keys have the shape of the drained jobs' (see distinctKeys), or the pair would compare
+            // key shapes rather than queue lengths: a claim walks the index entries its predecessors
+            // left behind until VACUUM removes them, and deduplication packs entries with one key
+            // into a fraction of the pages (1,000 leaf pages against 4,926 for 1 M jobs).
+            String due = distinctKeys ? "n * interval '1 microsecond'" : "(n / 1000) * interval '1 millisecond'";
             jdbc.update("INSERT INTO " + config.schema() + ".job (task, payload, max_attempts, schedule_time) "
                     + "SELECT (" + tasks + ")[1 + n % " + names.size() + "], to_jsonb(n + " + offset + "), 5, "
-                    + "now() - interval '1 hour' + n * interval '1 microsecond' FROM generate_series(?, ?) n", from, to - 1);
+                    + "now() - interval '1 hour' + " + due + " FROM generate_series(?, ?) n", from, to - 1);
         }
         jdbc.execute("VACUUM ANALYZE " + config.schema() + ".job");
         jdbc.execute("ANALYZE " + config.schema() + ".job_finished");
-        // Writing 10 M rows in seconds leaves ~1.7 GB of dirty pages, which the checkpoint that
-        // filling the WAL set off would otherwise flush during the timed drain (10 M drain / empty
-        // drain 0.60 and 0.83 in one run with that flush, 0.80-1.05 in six pairs after a CHECKPOINT).
-        // A backlog that piled up over hours went through its checkpoints as it grew.
+    }
+
+    /**
+     * Starts a drain of the backlog pair on a fresh checkpoint. Writing 10 M rows in seconds leaves
+     * ~1.7 GB of dirty pages, which the checkpoint that filling the WAL set off would otherwise
+     * flush during a timed drain (10 M drain / empty drain 0.60 and 0.83 in one run with that
+     * flush, 0.80-1.05 in six pairs after a CHECKPOINT); a backlog that piled up over hours went
+     * through its checkpoints as it grew. Before each drain of the pair, not only after the fill:
+     * the empty drain's WAL then set off a checkpoint inside the backlog's (checkpoints=1 in all
+     * three 10 M drains of one run), and both drains first change their pages after a checkpoint.
+     */
+    private void checkpoint() {
         try {
-            jdbc.execute("CHECKPOINT");
+            new JdbcTemplate(this.workerPool).execute("CHECKPOINT");
         }
         catch (DataAccessException ex) {
             System.out.println("# CHECKPOINT not permitted (" + ex.getMostSpecificCause().getMessage()
@@ -387,7 +430,7 @@ public final class QueueBenchmark {
             // 100,000-job drain still ran ~30 % slower than the rest (34-39 k vs 51-63 k jobs/s);
             // with the JIT limited to C1 that gap mostly closed, so it is compilation, not the database.
             for (int left = benchmark.intArg("warmup", 200_000); left > 0; left -= 100_000) {
-                benchmark.drain("warmup", 1, Math.min(left, 100_000), 0);
+                benchmark.run(benchmark.prepare("warmup", 1, Math.min(left, 100_000), 0, SCHEMA));
             }
             // The single-enqueue and single-job claim paths are not compiled by then: the first
             // measured 2,000 jobs/s run had p99 43 ms with its slow jobs in its first 5 s, the
@@ -459,6 +502,15 @@ public final class QueueBenchmark {
     private static WorkerTask task(String name, TaskHandler<?> handler, Class<?> payloadType, int concurrency) {
         return new WorkerTask(TaskDefinition.builder(name).build(), (TaskHandler<Object>) handler, payloadType,
                 concurrency, Duration.ofMinutes(1), "default");
+    }
+
+    /** @return whether every job gets its own claim-order key ({@code keys=distinct}) */
+    private boolean distinctKeys() {
+        String keys = this.args.getOrDefault("keys", "batch");
+        if (!keys.equals("batch") && !keys.equals("distinct")) {
+            throw new IllegalArgumentException("Unknown keys '" + keys + "'; use batch or distinct");
+        }
+        return keys.equals("distinct");
     }
 
     private int intArg(String name, int fallback) {

@@ -14,7 +14,7 @@ import java.util.Set;
 final class Summary {
 
     /** Keys that identify a configuration rather than measure it. */
-    private static final Set<String> IDENTITY = Set.of("workload", "task_types", "n", "backlog", "rate", "target_per_s",
+    private static final Set<String> IDENTITY = Set.of("workload", "task_types", "n", "backlog", "keys", "rate", "target_per_s",
             "producers");
 
     private Summary() {

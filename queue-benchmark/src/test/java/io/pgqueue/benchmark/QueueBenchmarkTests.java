@@ -9,6 +9,7 @@ import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -57,8 +58,36 @@ class QueueBenchmarkTests {
         assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 ").contains("exactly_once=true");
         assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 ")
             .contains("exactly_once=true");
-        assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 drain_ratio=");
+        assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 keys=batch drain_ratio=");
         assertThat(Double.parseDouble(field(lines.get(2), "drain_ratio"))).isPositive();
+        // Batch keys: the backlog's 5,000 jobs share 5 schedule times, 1,000 each; the 2,000 enqueued
+        // behind it one per enqueueAll transaction of 1,000.
+        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7L);
+    }
+
+    @Test
+    void distinctKeysGiveEveryQueuedAndDrainedJobItsOwnScheduleTime() throws Exception {
+        List<String> lines = QueueBenchmark.execute(Map.of("workload", "backlog", "n", "2000", "backlog", "5000",
+                "keys", "distinct", "url", url(), "repeat", "1", "warmup", "0"));
+
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 keys=distinct ")
+            .contains("exactly_once=true");
+        assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 keys=distinct ")
+            .contains("exactly_once=true");
+        assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 keys=distinct drain_ratio=");
+        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7000L);
+    }
+
+    /**
+     * @return the backlog drain's jobs (queued and enqueued, run or not; not the finished rows
+     * inserted with the backlog, which no worker held) and how many schedule times they have
+     */
+    private static List<Long> scheduleTimesOfBacklogDrainJobs() {
+        return new JdbcTemplate(db.dataSource()).queryForObject("SELECT count(*), count(DISTINCT schedule_time) FROM ("
+                + "SELECT schedule_time FROM pgqueue_bench_backlog.job UNION ALL "
+                + "SELECT schedule_time FROM pgqueue_bench_backlog.job_finished WHERE lease_owner IS NOT NULL) jobs",
+                (rs, row) -> List.of(rs.getLong(1), rs.getLong(2)));
     }
 
     @Test
