@@ -118,10 +118,10 @@ public final class QueueBenchmark {
 
     private void run(String workload) throws Exception {
         switch (workload) {
-            case "drain" -> run(prepare("drain", 1, intArg("n", 100_000), 0, SCHEMA));
+            case "drain" -> drain(prepare("drain", 1, intArg("n", 100_000), 0, SCHEMA));
             case "tasks" -> {
-                run(prepare("tasks", 1, intArg("n", 100_000), 0, SCHEMA));
-                run(prepare("tasks", 20, intArg("n", 100_000), 0, SCHEMA));
+                drain(prepare("tasks", 1, intArg("n", 100_000), 0, SCHEMA));
+                drain(prepare("tasks", 20, intArg("n", 100_000), 0, SCHEMA));
             }
             case "latency" -> {
                 for (String rate : this.args.getOrDefault("rates", "200,2000").split(",")) {
@@ -137,9 +137,9 @@ public final class QueueBenchmark {
                 Drain queued = prepare("backlog", 1, intArg("n", 100_000), backlog, SCHEMA + "_backlog");
                 Drain alone = prepare("backlog", 1, intArg("n", 100_000), 0, SCHEMA);
                 checkpoint();
-                double empty = run(alone);
+                double empty = drain(alone);
                 checkpoint();
-                double full = run(queued);
+                double full = drain(queued);
                 report("workload=backlog_vs_empty backlog=%d keys=%s drain_ratio=%.3f%n", backlog,
                         distinctKeys() ? "distinct" : "batch", full / empty);
             }
@@ -159,7 +159,7 @@ public final class QueueBenchmark {
     /**
      * Enqueues n jobs in bulk over the given number of task types (plus an optional backlog of
      * queued jobs of the same types, inserted directly) into a new schema of the given name.
-     * @return the drain, to be run by {@link #run(Drain)}
+     * @return the drain, to be run by {@link #drain(Drain)}
      */
     private Drain prepare(String workload, int taskTypes, int n, int backlog, String schema) {
         QueueConfig config = config().withSchema(schema);
@@ -203,7 +203,7 @@ public final class QueueBenchmark {
      * once without a backlog).
      * @return the drain rate, jobs per second
      */
-    private double run(Drain drain) throws Exception {
+    private double drain(Drain drain) throws Exception {
         int n = drain.n();
         AtomicIntegerArray runs = drain.runs();
         QueueWorkers workers = workers(drain.config(), drain.tasks());
@@ -430,7 +430,7 @@ public final class QueueBenchmark {
             // 100,000-job drain still ran ~30 % slower than the rest (34-39 k vs 51-63 k jobs/s);
             // with the JIT limited to C1 that gap mostly closed, so it is compilation, not the database.
             for (int left = benchmark.intArg("warmup", 200_000); left > 0; left -= 100_000) {
-                benchmark.run(benchmark.prepare("warmup", 1, Math.min(left, 100_000), 0, SCHEMA));
+                benchmark.drain(benchmark.prepare("warmup", 1, Math.min(left, 100_000), 0, SCHEMA));
             }
             // The single-enqueue and single-job claim paths are not compiled by then: the first
             // measured 2,000 jobs/s run had p99 43 ms with its slow jobs in its first 5 s, the
