@@ -150,7 +150,15 @@ public final class QueueBenchmark {
 
     /**
      * A drain made ready to run: its schema, tasks and enqueued jobs.
+     * @param workload the workload name to report
+     * @param taskTypes how many task types the jobs are spread over
+     * @param n the jobs to drain
+     * @param backlog the jobs queued ahead of them
+     * @param distinctKeys whether every job has its own schedule time
+     * @param config the queue configuration, naming the drain's schema
+     * @param tasks the tasks the workers run
      * @param runs how often each job ran, by payload
+     * @param enqueueSeconds how long enqueuing the n jobs took
      */
     private record Drain(String workload, int taskTypes, int n, int backlog, boolean distinctKeys, QueueConfig config,
             List<WorkerTask> tasks, AtomicIntegerArray runs, double enqueueSeconds) {
@@ -159,6 +167,11 @@ public final class QueueBenchmark {
     /**
      * Enqueues n jobs in bulk over the given number of task types (plus an optional backlog of
      * queued jobs of the same types, inserted directly) into a new schema of the given name.
+     * @param workload the workload name to report
+     * @param taskTypes how many task types to spread the jobs over
+     * @param n the jobs to enqueue and drain
+     * @param backlog the jobs to queue ahead of them, 0 for none
+     * @param schema the schema to create (dropped first if it exists)
      * @return the drain, to be run by {@link #drain(Drain)}
      */
     private Drain prepare(String workload, int taskTypes, int n, int backlog, String schema) {
@@ -385,17 +398,19 @@ public final class QueueBenchmark {
                     + "now() - interval '1 hour' + " + due + " FROM generate_series(?, ?) n", from, to - 1);
         }
         jdbc.execute("VACUUM ANALYZE " + config.schema() + ".job");
-        jdbc.execute("ANALYZE " + config.schema() + ".job_finished");
+        // Vacuumed too, or the millions of inserted rows set off an autovacuum of it within a
+        // minute (insert threshold: 20 % of the table), which could fall into either drain.
+        jdbc.execute("VACUUM ANALYZE " + config.schema() + ".job_finished");
     }
 
     /**
      * Starts a drain of the backlog pair on a fresh checkpoint. Writing 10 M rows in seconds leaves
      * ~1.7 GB of dirty pages, which the checkpoint that filling the WAL set off would otherwise
-     * flush during a timed drain (10 M drain / empty drain 0.60 and 0.83 in one run with that
-     * flush, 0.80-1.05 in six pairs after a CHECKPOINT); a backlog that piled up over hours went
-     * through its checkpoints as it grew. Before each drain of the pair, not only after the fill:
-     * the empty drain's WAL then set off a checkpoint inside the backlog's (checkpoints=1 in all
-     * three 10 M drains of one run), and both drains first change their pages after a checkpoint.
+     * flush during a timed drain (the fourth session measured 10 M / empty 0.60 and 0.83 with that
+     * flush); a backlog that piled up over hours went through its checkpoints as it grew. Before
+     * each drain of the pair, not only after the fill: with one CHECKPOINT after the fill, the
+     * empty drain's WAL set off a checkpoint inside the backlog's (checkpoints=1 in all three 10 M
+     * drains of one run), and now both drains first change their pages after a checkpoint.
      */
     private void checkpoint() {
         try {

@@ -55,14 +55,15 @@ class QueueBenchmarkTests {
                 "url", url(), "repeat", "1", "warmup", "0"));
 
         assertThat(lines).hasSize(3);
-        assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 ").contains("exactly_once=true");
-        assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 ")
+        assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 keys=batch ")
+            .contains("exactly_once=true");
+        assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 keys=batch ")
             .contains("exactly_once=true");
         assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 keys=batch drain_ratio=");
         assertThat(Double.parseDouble(field(lines.get(2), "drain_ratio"))).isPositive();
         // Batch keys: the backlog's 5,000 jobs share 5 schedule times, 1,000 each; the 2,000 enqueued
         // behind it one per enqueueAll transaction of 1,000.
-        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7L);
+        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7L, 1L);
     }
 
     @Test
@@ -76,18 +77,21 @@ class QueueBenchmarkTests {
         assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 keys=distinct ")
             .contains("exactly_once=true");
         assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 keys=distinct drain_ratio=");
-        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7000L);
+        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7000L, 1L);
     }
 
     /**
-     * @return the backlog drain's jobs (queued and enqueued, run or not; not the finished rows
-     * inserted with the backlog, which no worker held) and how many schedule times they have
+     * @return of the backlog drain's jobs (queued and enqueued, run or not; not the finished rows
+     * inserted with the backlog, which no worker held): how many, how many schedule times they have,
+     * and 1 if every queued job (payload 2000 and up) is due before every enqueued one, else 0
      */
     private static List<Long> scheduleTimesOfBacklogDrainJobs() {
-        return new JdbcTemplate(db.dataSource()).queryForObject("SELECT count(*), count(DISTINCT schedule_time) FROM ("
-                + "SELECT schedule_time FROM pgqueue_bench_backlog.job UNION ALL "
-                + "SELECT schedule_time FROM pgqueue_bench_backlog.job_finished WHERE lease_owner IS NOT NULL) jobs",
-                (rs, row) -> List.of(rs.getLong(1), rs.getLong(2)));
+        return new JdbcTemplate(db.dataSource()).queryForObject("SELECT count(*), count(DISTINCT schedule_time), "
+                + "CASE WHEN max(schedule_time) FILTER (WHERE payload::text::int >= 2000) "
+                + "< min(schedule_time) FILTER (WHERE payload::text::int < 2000) THEN 1 ELSE 0 END FROM ("
+                + "SELECT schedule_time, payload FROM pgqueue_bench_backlog.job UNION ALL "
+                + "SELECT schedule_time, payload FROM pgqueue_bench_backlog.job_finished WHERE lease_owner IS NOT NULL) jobs",
+                (rs, row) -> List.of(rs.getLong(1), rs.getLong(2), rs.getLong(3)));
     }
 
     @Test
