@@ -9,6 +9,8 @@ import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -49,35 +51,25 @@ class QueueBenchmarkTests {
             .orElseThrow().substring(key.length() + 1);
     }
 
-    @Test
-    void backlogDrainsBehindQueuedJobsAndComparesThePair() throws Exception {
+    /**
+     * Batch keys: the backlog's 5,000 jobs share 5 schedule times, 1,000 each, and the 2,000
+     * enqueued behind it one per enqueueAll transaction of 1,000. Distinct keys: every job its own.
+     */
+    @ParameterizedTest
+    @CsvSource({ "batch, 7", "distinct, 7000" })
+    void backlogDrainsBehindQueuedJobsOfTheSameKeyShapeAndComparesThePair(String keys, long scheduleTimes)
+            throws Exception {
         List<String> lines = QueueBenchmark.execute(Map.of("workload", "backlog", "n", "2000", "backlog", "5000",
-                "url", url(), "repeat", "1", "warmup", "0"));
+                "keys", keys, "url", url(), "repeat", "1", "warmup", "0"));
 
         assertThat(lines).hasSize(3);
-        assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 keys=batch ")
+        assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 keys=" + keys + " ")
             .contains("exactly_once=true");
-        assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 keys=batch ")
+        assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 keys=" + keys + " ")
             .contains("exactly_once=true");
-        assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 keys=batch drain_ratio=");
+        assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 keys=" + keys + " drain_ratio=");
         assertThat(Double.parseDouble(field(lines.get(2), "drain_ratio"))).isPositive();
-        // Batch keys: the backlog's 5,000 jobs share 5 schedule times, 1,000 each; the 2,000 enqueued
-        // behind it one per enqueueAll transaction of 1,000.
-        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7L, 1L);
-    }
-
-    @Test
-    void distinctKeysGiveEveryQueuedAndDrainedJobItsOwnScheduleTime() throws Exception {
-        List<String> lines = QueueBenchmark.execute(Map.of("workload", "backlog", "n", "2000", "backlog", "5000",
-                "keys", "distinct", "url", url(), "repeat", "1", "warmup", "0"));
-
-        assertThat(lines).hasSize(3);
-        assertThat(lines.get(0)).startsWith("workload=backlog task_types=1 n=2000 backlog=0 keys=distinct ")
-            .contains("exactly_once=true");
-        assertThat(lines.get(1)).startsWith("workload=backlog task_types=1 n=2000 backlog=5000 keys=distinct ")
-            .contains("exactly_once=true");
-        assertThat(lines.get(2)).startsWith("workload=backlog_vs_empty backlog=5000 keys=distinct drain_ratio=");
-        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, 7000L, 1L);
+        assertThat(scheduleTimesOfBacklogDrainJobs()).containsExactly(7000L, scheduleTimes, 1L);
     }
 
     /**
