@@ -140,8 +140,8 @@ public final class QueueBenchmark {
                 double empty = drain(alone);
                 checkpoint();
                 double full = drain(queued);
-                report("workload=backlog_vs_empty backlog=%d keys=%s drain_ratio=%.3f%n", backlog,
-                        distinctKeys() ? "distinct" : "batch", full / empty);
+                report("workload=backlog_vs_empty backlog=%d keys=%s drain_ratio=%.3f%n", backlog, queued.keys(),
+                        full / empty);
             }
             default -> throw new IllegalArgumentException("Unknown workload '" + workload
                     + "'; use drain, latency, mixed, backlog, tasks or all");
@@ -162,6 +162,11 @@ public final class QueueBenchmark {
      */
     private record Drain(String workload, int taskTypes, int n, int backlog, boolean distinctKeys, QueueConfig config,
             List<WorkerTask> tasks, AtomicIntegerArray runs, double enqueueSeconds) {
+
+        /** @return the key shape as the result lines name it */
+        String keys() {
+            return this.distinctKeys ? "distinct" : "batch";
+        }
     }
 
     /**
@@ -245,7 +250,7 @@ public final class QueueBenchmark {
         }
         report("workload=%s task_types=%d n=%d backlog=%d keys=%s enqueue_per_s=%.0f drain_per_s=%.0f "
                 + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d db_cpu_us_per_job=%.1f %s%n",
-                drain.workload(), drain.taskTypes(), n, drain.backlog(), drain.distinctKeys() ? "distinct" : "batch",
+                drain.workload(), drain.taskTypes(), n, drain.backlog(), drain.keys(),
                 n / drain.enqueueSeconds(), n / drainSeconds, exactlyOnce, claimStats(),
                 (double) during.walBytes() / n, during.checkpoints(), during.cpuMicrosPerJob(n), jvm);
         return n / drainSeconds;
