@@ -1,5 +1,6 @@
 package io.pgqueue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -7,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
@@ -23,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * and gets its own error: if a group fails, its jobs are retried one by one so that only the
  * offending call fails.
  */
-final class GroupCommitter implements AutoCloseable {
+final class GroupCommitter extends BackgroundService implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GroupCommitter.class);
 
@@ -33,26 +35,26 @@ final class GroupCommitter implements AutoCloseable {
 
     private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
 
-    private final List<Thread> writers = new ArrayList<>();
-
     /** One per transaction in flight, taken by callers writing their own job and by writer threads. */
     private final Semaphore inFlight;
 
+    /** Cleared by {@link #close()}: from then on every job is written by its caller. */
     private volatile boolean open = true;
 
     private record Pending(NewJob job, CompletableFuture<Long> result) {
     }
 
+    /**
+     * Creates a group committer; its writer threads start with the first enqueue.
+     * @param writers the most transactions in flight, and the number of writer threads
+     * @param maxBatch the most jobs in one transaction
+     */
     GroupCommitter(JobStore store, int writers, int maxBatch) {
+        super(IntStream.rangeClosed(1, writers).mapToObj(i -> "pgqueue-group-commit-" + i).toList(),
+                Duration.ofSeconds(2));
         this.store = store;
         this.maxBatch = maxBatch;
         this.inFlight = new Semaphore(writers);
-        for (int i = 0; i < writers; i++) {
-            Thread thread = new Thread(this::write, "pgqueue-group-commit-" + (i + 1));
-            thread.setDaemon(true);
-            thread.start();
-            this.writers.add(thread);
-        }
     }
 
     /**
@@ -60,7 +62,10 @@ final class GroupCommitter implements AutoCloseable {
      * @return the job id, or {@code null} if an active job holds its dedup key
      */
     Long insert(NewJob job) {
-        if (!this.open) {
+        if (this.open && !isRunning()) {
+            start();
+        }
+        if (!isRunning()) {
             return this.store.insert(List.of(job)).get(0);
         }
         if (this.queue.isEmpty() && this.inFlight.tryAcquire()) {
@@ -90,9 +95,10 @@ final class GroupCommitter implements AutoCloseable {
         }
     }
 
-    private void write() {
+    @Override
+    protected void run() {
         List<Pending> group = new ArrayList<>(this.maxBatch);
-        while (this.open || !this.queue.isEmpty()) {
+        while (isRunning() || !this.queue.isEmpty()) {
             try {
                 Pending first = this.queue.poll(100, TimeUnit.MILLISECONDS);
                 if (first == null) {
@@ -144,17 +150,10 @@ final class GroupCommitter implements AutoCloseable {
         }
     }
 
+    /** Stops the writer threads once the queued jobs are written; later enqueues are written one by one. */
     @Override
     public void close() {
         this.open = false;
-        for (Thread writer : this.writers) {
-            try {
-                writer.join(2000);
-            }
-            catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
+        stop();
     }
 }

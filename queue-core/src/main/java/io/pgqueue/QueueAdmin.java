@@ -20,8 +20,6 @@ import io.pgqueue.store.NodeStore;
  */
 public final class QueueAdmin {
 
-    private static final int RESCUE_BATCH = 1000;
-
     private final JobStore jobs;
 
     private final ControlStore controls;
@@ -34,6 +32,8 @@ public final class QueueAdmin {
 
     private final QueueClient client;
 
+    private final Rescuer rescuer;
+
     /**
      * Creates the admin.
      * @param jobs the job store
@@ -42,15 +42,17 @@ public final class QueueAdmin {
      * @param tasks the task types declared on this node
      * @param stats the statistics cache (tasks that have jobs count as known, too)
      * @param client the client, for cancellation
+     * @param rescuer the rescuer, for rescues on demand
      */
     public QueueAdmin(JobStore jobs, ControlStore controls, NodeStore nodes, TaskRegistry tasks, QueueStatsPoller stats,
-            QueueClient client) {
+            QueueClient client, Rescuer rescuer) {
         this.jobs = jobs;
         this.controls = controls;
         this.nodes = nodes;
         this.tasks = tasks;
         this.stats = stats;
         this.client = client;
+        this.rescuer = rescuer;
     }
 
     /**
@@ -130,13 +132,7 @@ public final class QueueAdmin {
      * @return the number of jobs moved to each state
      */
     public Map<JobState, Long> rescueNow() {
-        Map<JobState, Long> counts = new LinkedHashMap<>();
-        FencedResult result;
-        do {
-            result = this.jobs.rescueExpiredLeases(RESCUE_BATCH);
-            result.applied().values().forEach(state -> counts.merge(state, 1L, Long::sum));
-        }
-        while (result.applied().size() == RESCUE_BATCH);
+        Map<JobState, Long> counts = this.rescuer.rescueExpired();
         this.stats.refresh();
         return counts;
     }

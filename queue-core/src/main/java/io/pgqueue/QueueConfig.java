@@ -10,9 +10,10 @@ import java.util.regex.Pattern;
  * @param schema the database schema of the queue's tables (lower-case letters, digits and underscores)
  * @param maxPayloadBytes the upper bound of a job's serialized payload in bytes
  * @param statementTimeout the timeout of each statement the queue runs itself
- * @param completedRetention how long completed jobs are kept; zero deletes them when they complete
+ * @param retention how long finished jobs are kept, by final state; a zero retention of completed jobs
+ * deletes them when they complete, unarchived
  */
-public record QueueConfig(String schema, long maxPayloadBytes, Duration statementTimeout, Duration completedRetention) {
+public record QueueConfig(String schema, long maxPayloadBytes, Duration statementTimeout, Retention retention) {
 
     private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
 
@@ -28,10 +29,7 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
         if (statementTimeout.isNegative()) {
             throw new IllegalArgumentException("Statement timeout must not be negative, was " + statementTimeout);
         }
-        Objects.requireNonNull(completedRetention, "completedRetention");
-        if (completedRetention.isNegative()) {
-            throw new IllegalArgumentException("Completed retention must not be negative, was " + completedRetention);
-        }
+        Objects.requireNonNull(retention, "retention");
     }
 
     /**
@@ -40,7 +38,7 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
      */
     public static QueueConfig defaults() {
         return new QueueConfig(QueueDefaults.SCHEMA, QueueDefaults.MAX_PAYLOAD_BYTES, QueueDefaults.STATEMENT_TIMEOUT,
-                QueueDefaults.COMPLETED_RETENTION);
+                Retention.defaults());
     }
 
     /**
@@ -49,7 +47,7 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
      * @return the copy
      */
     public QueueConfig withSchema(String schema) {
-        return new QueueConfig(schema, this.maxPayloadBytes, this.statementTimeout, this.completedRetention);
+        return new QueueConfig(schema, this.maxPayloadBytes, this.statementTimeout, this.retention);
     }
 
     /**
@@ -58,7 +56,7 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
      * @return the copy
      */
     public QueueConfig withMaxPayloadBytes(long maxPayloadBytes) {
-        return new QueueConfig(this.schema, maxPayloadBytes, this.statementTimeout, this.completedRetention);
+        return new QueueConfig(this.schema, maxPayloadBytes, this.statementTimeout, this.retention);
     }
 
     /**
@@ -67,7 +65,7 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
      * @return the copy
      */
     public QueueConfig withStatementTimeout(Duration statementTimeout) {
-        return new QueueConfig(this.schema, this.maxPayloadBytes, statementTimeout, this.completedRetention);
+        return new QueueConfig(this.schema, this.maxPayloadBytes, statementTimeout, this.retention);
     }
 
     /**
@@ -76,7 +74,16 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
      * @return the copy
      */
     public QueueConfig withCompletedRetention(Duration completedRetention) {
-        return new QueueConfig(this.schema, this.maxPayloadBytes, this.statementTimeout, completedRetention);
+        return withRetention(new Retention(completedRetention, this.retention.failed(), this.retention.cancelled()));
+    }
+
+    /**
+     * Returns a copy with other retentions.
+     * @param retention how long finished jobs are kept, by final state
+     * @return the copy
+     */
+    public QueueConfig withRetention(Retention retention) {
+        return new QueueConfig(this.schema, this.maxPayloadBytes, this.statementTimeout, retention);
     }
 
     /**

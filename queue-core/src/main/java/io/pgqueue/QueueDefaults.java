@@ -2,6 +2,8 @@ package io.pgqueue;
 
 import java.time.Duration;
 
+import io.pgqueue.retry.RetryPolicy;
+
 /**
  * Default values of the queue's settings, defined once here. The Spring Boot properties refer to
  * these constants.
@@ -41,8 +43,14 @@ public final class QueueDefaults {
     /** Default time cancelled jobs are kept before retention deletes them. */
     public static final Duration CANCELLED_RETENTION = Duration.ofDays(7);
 
-    /** Default number of rows one retention or rescue statement handles. */
+    /** Default number of rows one retention statement deletes, or one rescue transaction returns, at most. */
     public static final int MAINTENANCE_BATCH_SIZE = 1000;
+
+    /** Default number of jobs of one task that one claim takes at most. */
+    public static final int CLAIM_BATCH_SIZE = 1000;
+
+    /** Default number of leases one heartbeat statement renews at most. */
+    public static final int HEARTBEAT_BATCH_SIZE = 1000;
 
     /** Default number of jobs of one task running at once on one node. */
     public static final int CONCURRENCY = 4;
@@ -79,6 +87,25 @@ public final class QueueDefaults {
 
     /** Default number of outcomes (or starts) written in one statement at most. */
     public static final int WRITE_BATCH_SIZE = 1000;
+
+    /** Default delay before the second attempt of a failed job. */
+    public static final Duration RETRY_DELAY = Duration.ofSeconds(1);
+
+    /** Default growth factor of the delay between attempts (exponential backoff). */
+    public static final double RETRY_MULTIPLIER = 2.0;
+
+    /** Default cap of the delay between attempts. */
+    public static final Duration RETRY_MAX_DELAY = Duration.ofHours(1);
+
+    /** Default fraction of the delay between attempts that is randomised (exponential backoff). */
+    public static final double RETRY_JITTER = 0.2;
+
+    /**
+     * Default retry policy: exponential from {@link #RETRY_DELAY}, growing by {@link #RETRY_MULTIPLIER},
+     * capped at {@link #RETRY_MAX_DELAY}, with {@link #RETRY_JITTER} jitter.
+     */
+    public static final RetryPolicy RETRY_POLICY = RetryPolicy.exponential(RETRY_DELAY, RETRY_MULTIPLIER,
+            RETRY_MAX_DELAY, RETRY_JITTER);
 
     /** Default interval of the aggregate statistics query behind metrics, health and the endpoint. */
     public static final Duration STATS_INTERVAL = Duration.ofSeconds(10);

@@ -125,10 +125,10 @@ public @interface QueueTask {
         Kind kind() default Kind.EXPONENTIAL;
 
         /**
-         * Delay after the first failure.
+         * Delay after the first failure; empty for the default ({@link QueueDefaults#RETRY_DELAY}, 1 s).
          * @return the delay
          */
-        String delay() default "1s";
+        String delay() default "";
 
         /**
          * Increase per further failure ({@link Kind#LINEAR}); empty for the same as {@link #delay()}.
@@ -140,19 +140,19 @@ public @interface QueueTask {
          * Growth factor ({@link Kind#EXPONENTIAL}).
          * @return the multiplier
          */
-        double multiplier() default 2.0;
+        double multiplier() default QueueDefaults.RETRY_MULTIPLIER;
 
         /**
-         * Cap of the delay.
+         * Cap of the delay; empty for the default ({@link QueueDefaults#RETRY_MAX_DELAY}, 1 h).
          * @return the maximum delay
          */
-        String maxDelay() default "1h";
+        String maxDelay() default "";
 
         /**
          * Fraction of the delay that is randomised ({@link Kind#EXPONENTIAL}), 0 to 1.
          * @return the jitter
          */
-        double jitter() default 0.2;
+        double jitter() default QueueDefaults.RETRY_JITTER;
 
         /**
          * Name of a {@link io.pgqueue.retry.RetryPolicy} bean to use instead ({@link Kind#CUSTOM}).

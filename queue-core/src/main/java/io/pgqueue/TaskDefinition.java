@@ -29,10 +29,6 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
 
-    /** Default retry policy: exponential from 1 s, doubling, capped at 1 h, 20 % jitter. */
-    public static final RetryPolicy DEFAULT_RETRY_POLICY =
-            RetryPolicy.exponential(Duration.ofSeconds(1), 2.0, Duration.ofHours(1), 0.2);
-
     /**
      * Validates the definition.
      */
@@ -109,7 +105,7 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
 
         private int maxAttempts = QueueDefaults.MAX_ATTEMPTS;
 
-        private RetryPolicy retryPolicy = DEFAULT_RETRY_POLICY;
+        private RetryPolicy retryPolicy = QueueDefaults.RETRY_POLICY;
 
         private int priority = QueueDefaults.PRIORITY;
 

@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure;
 import javax.sql.DataSource;
 
 import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
@@ -10,10 +11,7 @@ import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.QueueTelemetry;
-import io.pgqueue.store.ControlStore;
 import io.pgqueue.store.JobStore;
-import io.pgqueue.store.NodeStore;
-import io.pgqueue.store.StatsStore;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -30,7 +28,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.core.task.VirtualThreadTaskExecutor;
-import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -47,21 +44,10 @@ import tools.jackson.databind.json.JsonMapper;
 @EnableConfigurationProperties(QueueProperties.class)
 public final class QueueAutoConfiguration {
 
-    /**
-     * Returns the DataSource qualified {@link QueueDataSource}, or else the application's.
-     */
-    static DataSource queueDataSource(ObjectProvider<DataSource> dataSource, ObjectProvider<DataSource> queueDataSource) {
-        DataSource qualified = queueDataSource.getIfUnique();
-        if (qualified != null) {
-            return qualified;
-        }
-        DataSource unique = dataSource.getIfUnique();
-        if (unique == null) {
-            throw new QueueConfigurationException("The application has several DataSources and pgqueue cannot tell "
-                    + "which one to use", "Mark the queue's DataSource with @QueueDataSource, or one DataSource with "
-                    + "@Primary.");
-        }
-        return unique;
+    @Bean
+    QueueDatabase queueDatabase(ObjectProvider<DataSource> dataSource,
+            @QueueDataSource ObjectProvider<DataSource> queueDataSource) {
+        return QueueDatabase.resolve(dataSource, queueDataSource);
     }
 
     @Bean
@@ -85,18 +71,8 @@ public final class QueueAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBooleanProperty(name = "pgqueue.flyway.enabled", matchIfMissing = true)
-    QueueSchemaInitializer queueSchemaInitializer(ObjectProvider<DataSource> dataSource,
-            @QueueDataSource ObjectProvider<DataSource> queueDataSource, QueueConfig config) {
-        return new QueueSchemaInitializer(queueDataSource(dataSource, queueDataSource), config.schema());
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    JobStore queueJobStore(ObjectProvider<DataSource> dataSource, @QueueDataSource ObjectProvider<DataSource> queueDataSource,
-            QueueConfig config, ObjectProvider<QueueSchemaInitializer> schema) {
-        // The tables must exist before anything uses the store.
-        schema.ifAvailable(initializer -> { });
-        return new JobStore(queueDataSource(dataSource, queueDataSource), config);
+    QueueSchemaInitializer queueSchemaInitializer(QueueDatabase database, QueueConfig config) {
+        return new QueueSchemaInitializer(database.dataSource(), config.schema());
     }
 
     @Bean
@@ -106,31 +82,50 @@ public final class QueueAutoConfiguration {
                 observations.getIfAvailable(() -> ObservationRegistry.NOOP));
     }
 
+    /**
+     * The queue: {@code pgqueue.*} mapped onto the core's one builder, then the customizers. Its
+     * workers, if this node runs any, are started and stopped by {@link QueueWorkersLifecycle}.
+     */
     @Bean
     @ConditionalOnMissingBean
-    QueueClient queueClient(JobStore store, QueueConfig config, TaskRegistry tasks, ObjectProvider<JsonMapper> jsonMapper,
-            QueueTelemetry telemetry) {
-        return new QueueClient(store, config, tasks, jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()),
-                telemetry);
+    PgQueue pgQueue(QueueDatabase database, QueueConfig config, QueueProperties properties, TaskRegistry tasks,
+            QueueTaskBindings bindings, ListableBeanFactory beans, ObjectProvider<JsonMapper> jsonMapper,
+            QueueTelemetry telemetry, ObjectProvider<WorkerSettings> workerSettings,
+            ObjectProvider<WorkerExecutors> executors, ObjectProvider<PgQueueCustomizer> customizers) {
+        PgQueue.Builder builder = PgQueue.builder(database.dataSource())
+            .config(config)
+            .tasks(tasks)
+            .mapper(jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()))
+            .telemetry(telemetry)
+            .statsInterval(QueueSettingsMapper.statsInterval(properties));
+        workerSettings.ifAvailable(settings -> builder.workers(settings, () -> bindings.workerTasks(beans)));
+        executors.ifAvailable(builder::executors);
+        customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+        return builder.build();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    JobStore queueJobStore(PgQueue queue) {
+        return queue.jobs();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    QueueClient queueClient(PgQueue queue) {
+        return queue.client();
     }
 
     @Bean(initMethod = "start", destroyMethod = "stop")
     @ConditionalOnMissingBean
-    QueueStatsPoller queueStatsPoller(ObjectProvider<DataSource> dataSource,
-            @QueueDataSource ObjectProvider<DataSource> queueDataSource, QueueConfig config, QueueProperties properties,
-            ObjectProvider<QueueSchemaInitializer> schema) {
-        schema.ifAvailable(initializer -> { });
-        QueueSettingsMapper.positive(properties.getStats().getInterval(), "pgqueue.stats.interval");
-        return new QueueStatsPoller(new StatsStore(queueDataSource(dataSource, queueDataSource), config),
-                properties.getStats().getInterval());
+    QueueStatsPoller queueStatsPoller(PgQueue queue) {
+        return queue.stats();
     }
 
     @Bean
     @ConditionalOnMissingBean
-    QueueAdmin queueAdmin(ObjectProvider<DataSource> dataSource, @QueueDataSource ObjectProvider<DataSource> queueDataSource,
-            QueueConfig config, JobStore jobs, TaskRegistry tasks, QueueStatsPoller stats, QueueClient client) {
-        DataSource queue = queueDataSource(dataSource, queueDataSource);
-        return new QueueAdmin(jobs, new ControlStore(queue, config), new NodeStore(queue, config), tasks, stats, client);
+    QueueAdmin queueAdmin(PgQueue queue) {
+        return queue.admin();
     }
 
     /**
@@ -157,14 +152,8 @@ public final class QueueAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        QueueWorkersLifecycle queueWorkersLifecycle(ListableBeanFactory beans, QueueTaskBindings tasks,
-                ObjectProvider<DataSource> dataSource, @QueueDataSource ObjectProvider<DataSource> queueDataSource,
-                QueueConfig config, WorkerSettings settings, ObjectProvider<JsonMapper> jsonMapper,
-                WorkerExecutors executors, ObjectProvider<QueueSchemaInitializer> schema, QueueTelemetry telemetry) {
-            schema.ifAvailable(initializer -> { });
-            ObjectMapper mapper = jsonMapper.getIfAvailable(() -> JsonMapper.builder().build());
-            return new QueueWorkersLifecycle(beans, tasks, queueDataSource(dataSource, queueDataSource), config, settings,
-                    mapper, executors, telemetry);
+        QueueWorkersLifecycle queueWorkersLifecycle(PgQueue queue, QueueTaskBindings tasks) {
+            return new QueueWorkersLifecycle(queue, tasks);
         }
     }
 }

@@ -7,6 +7,7 @@ import java.util.Map;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
 
 /**
@@ -60,6 +61,8 @@ public class QueueProperties {
     private final Retention retention = new Retention();
 
     private final Vacuum vacuum = new Vacuum();
+
+    private final Batch batch = new Batch();
 
     private final Flyway flyway = new Flyway();
 
@@ -147,6 +150,10 @@ public class QueueProperties {
 
     public Retention getRetention() {
         return this.retention;
+    }
+
+    public Batch getBatch() {
+        return this.batch;
     }
 
     public Vacuum getVacuum() {
@@ -304,9 +311,9 @@ public class QueueProperties {
         private Duration interval = QueueDefaults.RETENTION_INTERVAL;
 
         /**
-         * Maximum number of rows one maintenance or batched write statement handles.
+         * Maximum number of rows per statement, for all four kinds at once (see pgqueue.batch).
          */
-        private int batchSize = QueueDefaults.WRITE_BATCH_SIZE;
+        private Integer batchSize;
 
         public Duration getCompleted() {
             return this.completed;
@@ -340,12 +347,77 @@ public class QueueProperties {
             this.interval = interval;
         }
 
-        public int getBatchSize() {
+        @Deprecated(since = "0.1.0")
+        @DeprecatedConfigurationProperty(replacement = "pgqueue.batch.write",
+                reason = "Split by what it limits into pgqueue.batch.claim, pgqueue.batch.heartbeat, "
+                        + "pgqueue.batch.write and pgqueue.batch.maintenance; when set, it still sets all four")
+        public Integer getBatchSize() {
             return this.batchSize;
         }
 
-        public void setBatchSize(int batchSize) {
+        @Deprecated(since = "0.1.0")
+        public void setBatchSize(Integer batchSize) {
             this.batchSize = batchSize;
+        }
+    }
+
+    /**
+     * Most rows one statement of the worker runtime handles, by what the statement does.
+     */
+    public static class Batch {
+
+        /**
+         * Maximum number of jobs of one task one claim takes (a task's free capacity, concurrency
+         * plus prefetch, is usually smaller).
+         */
+        private int claim = QueueDefaults.CLAIM_BATCH_SIZE;
+
+        /**
+         * Maximum number of leases one heartbeat statement renews.
+         */
+        private int heartbeat = QueueDefaults.HEARTBEAT_BATCH_SIZE;
+
+        /**
+         * Maximum number of job starts or outcomes one completer statement writes.
+         */
+        private int write = QueueDefaults.WRITE_BATCH_SIZE;
+
+        /**
+         * Maximum number of expired leases one rescue transaction returns, and of finished jobs one
+         * retention statement deletes.
+         */
+        private int maintenance = QueueDefaults.MAINTENANCE_BATCH_SIZE;
+
+        public int getClaim() {
+            return this.claim;
+        }
+
+        public void setClaim(int claim) {
+            this.claim = claim;
+        }
+
+        public int getHeartbeat() {
+            return this.heartbeat;
+        }
+
+        public void setHeartbeat(int heartbeat) {
+            this.heartbeat = heartbeat;
+        }
+
+        public int getWrite() {
+            return this.write;
+        }
+
+        public void setWrite(int write) {
+            this.write = write;
+        }
+
+        public int getMaintenance() {
+            return this.maintenance;
+        }
+
+        public void setMaintenance(int maintenance) {
+            this.maintenance = maintenance;
         }
     }
 

@@ -9,6 +9,8 @@ import java.util.Map;
 import java.util.UUID;
 
 import io.pgqueue.QueueConfig;
+import io.pgqueue.Retention;
+import io.pgqueue.worker.BatchSizes;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerSettings;
 import org.springframework.boot.convert.DurationStyle;
@@ -32,9 +34,12 @@ final class QueueSettingsMapper {
         long maxPayload = properties.getMaxPayloadSize() == null ? 0 : properties.getMaxPayloadSize().toBytes();
         require(maxPayload > 0, "pgqueue.max-payload-size", properties.getMaxPayloadSize(), "must be positive");
         notNegative(properties.getStatementTimeout(), "pgqueue.statement-timeout");
-        notNegative(properties.getRetention().getCompleted(), "pgqueue.retention.completed");
+        QueueProperties.Retention retention = properties.getRetention();
+        notNegative(retention.getCompleted(), "pgqueue.retention.completed");
+        notNegative(retention.getFailed(), "pgqueue.retention.failed");
+        notNegative(retention.getCancelled(), "pgqueue.retention.cancelled");
         return new QueueConfig(properties.getSchema(), maxPayload, properties.getStatementTimeout(),
-                properties.getRetention().getCompleted());
+                new Retention(retention.getCompleted(), retention.getFailed(), retention.getCancelled()));
     }
 
     static WorkerSettings workerSettings(QueueProperties properties) {
@@ -49,10 +54,7 @@ final class QueueSettingsMapper {
         positive(properties.getRescue().getInterval(), "pgqueue.rescue.interval");
         QueueProperties.Retention retention = properties.getRetention();
         positive(retention.getInterval(), "pgqueue.retention.interval");
-        notNegative(retention.getCompleted(), "pgqueue.retention.completed");
-        notNegative(retention.getFailed(), "pgqueue.retention.failed");
-        notNegative(retention.getCancelled(), "pgqueue.retention.cancelled");
-        require(retention.getBatchSize() > 0, "pgqueue.retention.batch-size", retention.getBatchSize(), "must be positive");
+        BatchSizes batchSizes = batchSizes(properties);
         notNegative(properties.getVacuum().getInterval(), "pgqueue.vacuum.interval");
         Map<String, PoolSettings> pools = new LinkedHashMap<>();
         properties.getPools().forEach((name, pool) -> {
@@ -73,11 +75,30 @@ final class QueueSettingsMapper {
             .shutdownTimeout(properties.getShutdown().getTimeout())
             .rescueInterval(properties.getRescue().getInterval())
             .retentionInterval(retention.getInterval())
-            .retention(retention.getFailed(), retention.getCancelled())
             .vacuumInterval(properties.getVacuum().getInterval())
-            .batchSize(retention.getBatchSize())
+            .batchSizes(batchSizes)
             .pools(pools)
             .build();
+    }
+
+    static Duration statsInterval(QueueProperties properties) {
+        positive(properties.getStats().getInterval(), "pgqueue.stats.interval");
+        return properties.getStats().getInterval();
+    }
+
+    @SuppressWarnings("deprecation")
+    private static BatchSizes batchSizes(QueueProperties properties) {
+        Integer legacy = properties.getRetention().getBatchSize();
+        if (legacy != null) {
+            require(legacy > 0, "pgqueue.retention.batch-size", legacy, "must be positive");
+            return new BatchSizes(legacy, legacy, legacy, legacy);
+        }
+        QueueProperties.Batch batch = properties.getBatch();
+        require(batch.getClaim() > 0, "pgqueue.batch.claim", batch.getClaim(), "must be positive");
+        require(batch.getHeartbeat() > 0, "pgqueue.batch.heartbeat", batch.getHeartbeat(), "must be positive");
+        require(batch.getWrite() > 0, "pgqueue.batch.write", batch.getWrite(), "must be positive");
+        require(batch.getMaintenance() > 0, "pgqueue.batch.maintenance", batch.getMaintenance(), "must be positive");
+        return new BatchSizes(batch.getClaim(), batch.getHeartbeat(), batch.getWrite(), batch.getMaintenance());
     }
 
     /** Host name, process id and a random suffix: unique even for two contexts in one JVM. */

@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure;
 import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -14,8 +15,10 @@ import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.retry.RetryPolicy;
+import io.pgqueue.worker.WorkerTask;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.ResolvableType;
@@ -61,6 +64,21 @@ public final class QueueTaskBindings {
     /** @return the bindings by task name */
     public Map<String, Binding> all() {
         return this.bindings;
+    }
+
+    /**
+     * Returns the tasks this node runs: those with a handler bean, the handlers looked up now.
+     * @param beans the bean factory holding the handler beans
+     * @return the worker tasks
+     */
+    @SuppressWarnings("unchecked")
+    public List<WorkerTask> workerTasks(BeanFactory beans) {
+        return this.bindings.values().stream()
+            .filter(binding -> binding.beanName() != null)
+            .map(binding -> new WorkerTask(binding.definition(),
+                    (TaskHandler<Object>) beans.getBean(binding.beanName(), TaskHandler.class), binding.payloadType(),
+                    binding.concurrency(), binding.timeout(), binding.pool()))
+            .toList();
     }
 
     /** @return the registry of task definitions */
@@ -164,7 +182,7 @@ public final class QueueTaskBindings {
             .priority(priority)
             .delayTolerance(task.getDelayTolerance())
             // Retries are decided on the nodes that run the handler, with its own settings.
-            .retryPolicy(TaskDefinition.DEFAULT_RETRY_POLICY)
+            .retryPolicy(QueueDefaults.RETRY_POLICY)
             .dedupPolicy(dedupPolicy(beans, null, Object.class, mode, where))
             .dedupKey(dedupKey(task.getDedupKey(), prefix + ".dedup-key", where))
             .build();
@@ -175,11 +193,11 @@ public final class QueueTaskBindings {
             QueueProperties.Retry overrides, String prefix, String where) {
         QueueTask.Backoff.Kind kind = overrides.getKind() != null ? overrides.getKind() : backoff.kind();
         Duration delay = overrides.getDelay() != null ? overrides.getDelay()
-                : duration(backoff.delay(), Duration.ofSeconds(1), prefix + ".delay", where);
+                : duration(backoff.delay(), QueueDefaults.RETRY_DELAY, prefix + ".delay", where);
         Duration step = overrides.getStep() != null ? overrides.getStep()
                 : duration(backoff.step(), delay, prefix + ".step", where);
         Duration maxDelay = overrides.getMaxDelay() != null ? overrides.getMaxDelay()
-                : duration(backoff.maxDelay(), Duration.ofHours(1), prefix + ".max-delay", where);
+                : duration(backoff.maxDelay(), QueueDefaults.RETRY_MAX_DELAY, prefix + ".max-delay", where);
         double multiplier = overrides.getMultiplier() != null ? overrides.getMultiplier() : backoff.multiplier();
         double jitter = overrides.getJitter() != null ? overrides.getJitter() : backoff.jitter();
         String policyBean = overrides.getPolicyBean() != null ? overrides.getPolicyBean() : backoff.policyBean();

@@ -1,23 +1,17 @@
 package io.pgqueue.autoconfigure;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
-import javax.sql.DataSource;
-
-import io.pgqueue.QueueConfig;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueSchemaException;
-import io.pgqueue.TaskHandler;
-import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.QueueWorkers;
-import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
-import io.pgqueue.worker.WorkerTask;
-import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.SmartLifecycle;
-import tools.jackson.databind.ObjectMapper;
 
 /**
  * Starts the node's worker runtime once the application context is ready (after the queue's
@@ -31,84 +25,41 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
      */
     public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 512;
 
-    private final BeanFactory beans;
+    private final PgQueue queue;
 
     private final QueueTaskBindings tasks;
 
-    private final DataSource dataSource;
-
-    private final QueueConfig config;
-
-    private final WorkerSettings settings;
-
-    private final ObjectMapper mapper;
-
-    private final WorkerExecutors executors;
-
-    private final QueueTelemetry telemetry;
-
-    private volatile QueueWorkers workers;
-
     /**
      * Creates the lifecycle.
-     * @param beans the bean factory holding the handler beans
+     * @param queue the queue whose workers it starts and stops
      * @param tasks the task bindings
-     * @param dataSource the queue's database
-     * @param config the queue's settings
-     * @param settings the worker settings
-     * @param mapper the JSON mapper for payloads
-     * @param executors creates the executors of the pools
-     * @param telemetry where the workers report events and observations
      */
-    public QueueWorkersLifecycle(BeanFactory beans, QueueTaskBindings tasks, DataSource dataSource, QueueConfig config,
-            WorkerSettings settings, ObjectMapper mapper, WorkerExecutors executors, QueueTelemetry telemetry) {
-        this.telemetry = telemetry;
-        this.beans = beans;
+    public QueueWorkersLifecycle(PgQueue queue, QueueTaskBindings tasks) {
+        this.queue = queue;
         this.tasks = tasks;
-        this.dataSource = dataSource;
-        this.config = config;
-        this.settings = settings;
-        this.mapper = mapper;
-        this.executors = executors;
     }
 
     @Override
-    @SuppressWarnings("unchecked")
-    public synchronized void start() {
-        if (this.workers != null && this.workers.isRunning()) {
-            return;
-        }
-        List<WorkerTask> workerTasks = new ArrayList<>();
-        for (QueueTaskBindings.Binding binding : this.tasks.all().values()) {
-            if (binding.beanName() != null) {
-                TaskHandler<Object> handler = this.beans.getBean(binding.beanName(), TaskHandler.class);
-                workerTasks.add(new WorkerTask(binding.definition(), handler, binding.payloadType(),
-                        binding.concurrency(), binding.timeout(), binding.pool()));
-            }
-        }
-        this.workers = new QueueWorkers(this.dataSource, this.config, this.settings, workerTasks, this.mapper,
-                this.executors, this.telemetry);
+    public void start() {
         try {
-            this.workers.start();
+            this.queue.startWorkers();
         }
         catch (QueueSchemaException ex) {
             throw new QueueConfigurationException(ex.getMessage(), "Let pgqueue migrate its schema at start-up "
                     + "(pgqueue.flyway.enabled=true, the default), or apply the migrations in "
-                    + QueueSchema.MIGRATION_LOCATION + " to schema '" + this.config.schema() + "' before starting "
-                    + "the application.", ex);
+                    + QueueSchema.MIGRATION_LOCATION + " to schema '" + this.queue.config().schema() + "' before "
+                    + "starting the application.", ex);
         }
     }
 
     @Override
-    public synchronized void stop() {
-        if (this.workers != null) {
-            this.workers.stop();
-        }
+    public void stop() {
+        this.queue.stopWorkers();
     }
 
     @Override
-    public synchronized boolean isRunning() {
-        return this.workers != null && this.workers.isRunning();
+    public boolean isRunning() {
+        return this.queue.isWorking();
     }
 
     @Override
@@ -121,16 +72,15 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
      * @return the pools, empty before the workers start
      */
     public List<PoolState> pools() {
-        QueueWorkers current = this.workers;
-        return current == null ? List.of() : current.pools();
+        return this.queue.workers().map(QueueWorkers::pools).orElse(List.of());
     }
 
     /**
      * Returns the pools this node runs and their tasks, known before the workers start.
      * @return task names by pool name
      */
-    public java.util.Map<String, List<String>> poolTasks() {
-        java.util.Map<String, List<String>> pools = new java.util.LinkedHashMap<>();
+    public Map<String, List<String>> poolTasks() {
+        Map<String, List<String>> pools = new LinkedHashMap<>();
         this.tasks.all().values().stream()
             .filter(binding -> binding.beanName() != null)
             .forEach(binding -> pools.computeIfAbsent(binding.pool(), pool -> new ArrayList<>())
@@ -140,11 +90,11 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
 
     /** @return the worker settings */
     public WorkerSettings settings() {
-        return this.settings;
+        return this.queue.workerSettings().orElseThrow();
     }
 
     /** @return this node's id */
     public String nodeId() {
-        return this.settings.nodeId();
+        return settings().nodeId();
     }
 }

@@ -10,6 +10,8 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
+import io.pgqueue.observe.QueueMeterBinder;
+import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
@@ -32,8 +34,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The queues endpoint, the queue health and the metrics on a real PostgreSQL, with jobs in every
- * state. Workers are off here so that jobs stay where the test puts them; a "worker" that claims
- * and then stops heartbeating produces the stuck leases.
+ * state. Workers are off, except for the pools' meters, so that jobs stay where the test puts them;
+ * a "worker" that claims and then stops heartbeating produces the stuck leases.
  */
 class QueueMonitoringTests {
 
@@ -167,6 +169,41 @@ class QueueMonitoringTests {
                 assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
                 assertThat(map(health.getDetails().get("lagSeconds"))).containsOnlyKeys("push");
             });
+    }
+
+    @Test
+    void poolGaugesAndClaimCountersFollowTheWorkers() {
+        this.runner.withBean(TestHandlers.SendPush.class)
+            .withBean(TestHandlers.SyncFolder.class)
+            .withPropertyValues("pgqueue.workers.enabled=true")
+            .run(context -> {
+                MeterRegistry meters = context.getBean(MeterRegistry.class);
+                assertThat(meters.get("pgqueue.jobs.claimed").tags("task", "send-push", "pool", "default").counter()
+                    .count()).isZero();
+                assertThat(meters.get("pgqueue.jobs.claimed").tags("task", "sync-folder", "pool", "slow").counter()
+                    .count()).isZero();
+                await().atMost(Duration.ofSeconds(10))
+                    .until(() -> meters.get("pgqueue.pool.capacity").tags("pool", "default").gauge().value() == 3);
+                assertThat(meters.get("pgqueue.pool.busy").tags("pool", "slow").gauge().value()).isZero();
+                assertThat(meters.get("pgqueue.pool.buffered").tags("pool", "slow").gauge().value()).isZero();
+                assertThat(meters.find("pgqueue.pool.prefetch").tags("pool", "default", "task", "send-push").gauge())
+                    .isNotNull();
+            });
+    }
+
+    @Test
+    void metersBindNothingWhenTheQueueIsOffAndGiveWayToTheApplicationsBinder() {
+        this.runner.withPropertyValues("pgqueue.enabled=false").run(context -> {
+            assertThat(context).hasNotFailed().getBean(QueueMeterBinder.class).isSameAs(QueueMeterBinder.NONE);
+            assertThat(context.getBean(MeterRegistry.class).find("pgqueue.jobs.completed").counters()).isEmpty();
+        });
+        QueueMeterBinder own = QueueMeterBinder.NONE.withTasks(List.of("push"), () -> QueueStats.NONE);
+        this.runner.withBean("ownQueueMeterBinder", QueueMeterBinder.class, () -> own).run(context -> {
+            assertThat(context).hasSingleBean(QueueMeterBinder.class).getBean(QueueMeterBinder.class).isSameAs(own);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            assertThat(meters.find("pgqueue.jobs.completed").tags("task", "push").counter()).isNotNull();
+            assertThat(meters.find("pgqueue.jobs.completed").tags("task", "copy").counter()).isNull();
+        });
     }
 
     @SuppressWarnings("unchecked")

@@ -2,6 +2,7 @@ package io.pgqueue.autoconfigure;
 
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.worker.BatchSizes;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerSettings;
 import org.junit.jupiter.api.Test;
@@ -29,10 +30,8 @@ class QueuePropertiesTests {
         assertThat(mapped.shutdownTimeout()).isEqualTo(defaults.shutdownTimeout());
         assertThat(mapped.rescueInterval()).isEqualTo(defaults.rescueInterval());
         assertThat(mapped.retentionInterval()).isEqualTo(defaults.retentionInterval());
-        assertThat(mapped.failedRetention()).isEqualTo(defaults.failedRetention());
-        assertThat(mapped.cancelledRetention()).isEqualTo(defaults.cancelledRetention());
         assertThat(mapped.vacuumInterval()).isEqualTo(defaults.vacuumInterval());
-        assertThat(mapped.batchSize()).isEqualTo(defaults.batchSize());
+        assertThat(mapped.batchSizes()).isEqualTo(defaults.batchSizes()).isEqualTo(BatchSizes.defaults());
         QueueProperties.Pool pool = new QueueProperties.Pool();
         assertThat(new PoolSettings(pool.getMaxPrefetch(), pool.getPrefetchWindow())).isEqualTo(PoolSettings.defaults());
         assertThat(properties.isEnabled()).isTrue();

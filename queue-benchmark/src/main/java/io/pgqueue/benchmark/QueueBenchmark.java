@@ -25,6 +25,7 @@ import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
+import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
@@ -321,7 +322,7 @@ public final class QueueBenchmark {
             QueueConfig config = config();
             reset(config);
             AtomicInteger done = new AtomicInteger();
-            WorkerTask task = task("noop-0", (TaskHandler<Integer>) (i, context) -> done.incrementAndGet(), Integer.class,
+            WorkerTask task = task("noop-0", (Integer i, TaskContext context) -> done.incrementAndGet(), Integer.class,
                     intArg("concurrency", 8));
             QueueClient producer = client(config, List.of(task), this.producerPool);
             QueueWorkers workers = workers(config, List.of(task));
@@ -383,8 +384,9 @@ public final class QueueBenchmark {
     private void fillBacklog(QueueConfig config, List<String> names, int offset, int backlog, boolean distinctKeys) {
         JdbcTemplate jdbc = new JdbcTemplate(this.workerPool);
         // Finished rows not yet cleaned up: older jobs, so their ids come first from the job
-        // sequence, as they would have. (With ids above the backlog's, every drained job's
-        // finished row went to the left end of job_finished_pkey, which a real queue appends to.)
+        // sequence, as in a queue that ran for a while, where each drained job's finished row is
+        // appended at the right end of job_finished_pkey (with ids above the backlog's, every one
+        // would go to its left end).
         jdbc.update("INSERT INTO " + config.schema() + ".job_finished (id, task, state, priority, payload, headers, "
                 + "schedule_time, attempt, max_attempts, created_at, started_at, finished_at) "
                 + "SELECT nextval('" + config.schema() + ".job_id_seq'), 'noop-0', 'COMPLETED', 0, '0', '{}', now(), 1, 5, "
@@ -410,12 +412,12 @@ public final class QueueBenchmark {
 
     /**
      * Starts a drain of the backlog pair on a fresh checkpoint. Writing 10 M rows in seconds leaves
-     * ~1.7 GB of dirty pages, which the checkpoint that filling the WAL set off would otherwise
-     * flush during a timed drain (the fourth session measured 10 M / empty 0.60 and 0.83 with that
-     * flush); a backlog that piled up over hours went through its checkpoints as it grew. Before
+     * ~1.7 GB of dirty pages, which the checkpoint that filling the WAL sets off would otherwise
+     * flush during a timed drain (10 M / empty ratios of 0.60 and 0.83 with that flush inside the
+     * drain); a backlog that piled up over hours went through its checkpoints as it grew. Before
      * each drain of the pair, not only after the fill: with one CHECKPOINT after the fill, the
-     * empty drain's WAL set off a checkpoint inside the backlog's (checkpoints=1 in all three 10 M
-     * drains of one run), and now both drains first change their pages after a checkpoint.
+     * empty drain's WAL sets off a checkpoint inside the backlog's drain (checkpoints=1 in all three
+     * 10 M drains of a run); this way both drains first change their pages after a checkpoint.
      */
     private void checkpoint() {
         try {
@@ -446,15 +448,15 @@ public final class QueueBenchmark {
                     + Runtime.getRuntime().availableProcessors() + " cores, Java " + Runtime.version());
             String workload = args.getOrDefault("workload", "all");
             int repeat = benchmark.intArg("repeat", 3);
-            // JIT and connection warm-up; not reported. After one 20,000-job drain the first measured
-            // 100,000-job drain still ran ~30 % slower than the rest (34-39 k vs 51-63 k jobs/s);
-            // with the JIT limited to C1 that gap mostly closed, so it is compilation, not the database.
+            // JIT and connection warm-up; not reported. After a 20,000-job warm-up the first measured
+            // 100,000-job drain runs ~30 % slower than the rest (34-39 k vs 51-63 k jobs/s); with the
+            // JIT limited to C1 that gap mostly closes, so it is compilation, not the database.
             for (int left = benchmark.intArg("warmup", 200_000); left > 0; left -= 100_000) {
                 benchmark.drain(benchmark.prepare("warmup", 1, Math.min(left, 100_000), 0, SCHEMA));
             }
-            // The single-enqueue and single-job claim paths are not compiled by then: the first
-            // measured 2,000 jobs/s run had p99 43 ms with its slow jobs in its first 5 s, the
-            // next two 3.5-3.7 ms. Five discarded seconds at that rate compile them.
+            // The single-enqueue and single-job claim paths are not compiled by then: without this,
+            // the first measured 2,000 jobs/s run has a p99 of 43 ms with its slow jobs in its first
+            // 5 s, against 3.5-3.7 ms for the next two. Five discarded seconds at that rate compile them.
             if (benchmark.intArg("warmup", 200_000) > 0) {
                 benchmark.latency(2000, 5);
             }
@@ -489,7 +491,6 @@ public final class QueueBenchmark {
         WorkerSettings settings = WorkerSettings.builder("bench-" + ProcessHandle.current().pid())
             .pollInterval(Duration.parse(this.args.getOrDefault("poll", "PT0.5S")))
             .vacuumInterval(Duration.parse(this.args.getOrDefault("vacuum", "PT10S")))
-            .retention(Duration.ofDays(7), Duration.ofDays(7))
             .pools(Map.of("default", new PoolSettings(intArg("prefetch", 1000), Duration.ofMillis(200))))
             .build();
         this.meters = new SimpleMeterRegistry();
@@ -518,10 +519,9 @@ public final class QueueBenchmark {
                 MAPPER);
     }
 
-    @SuppressWarnings("unchecked")
-    private static WorkerTask task(String name, TaskHandler<?> handler, Class<?> payloadType, int concurrency) {
-        return new WorkerTask(TaskDefinition.builder(name).build(), (TaskHandler<Object>) handler, payloadType,
-                concurrency, Duration.ofMinutes(1), "default");
+    private static <P> WorkerTask task(String name, TaskHandler<P> handler, Class<P> payloadType, int concurrency) {
+        return WorkerTask.of(TaskDefinition.builder(name).build(), handler, payloadType, concurrency, Duration.ofMinutes(1),
+                "default");
     }
 
     /** @return whether every job gets its own claim-order key ({@code keys=distinct}) */

@@ -3,7 +3,9 @@ package io.pgqueue.observe;
 /**
  * Names of every meter and observation pgqueue publishes, and their tags. Documented in one table
  * in {@code docs/monitoring.md}. Tags are bounded: task, pool, state, outcome — never job ids or
- * payload values.
+ * payload values. {@link MicrometerQueueEvents} registers the counters and timers of events,
+ * {@link QueueMeterBinder} the gauges and the counters at zero, {@link QueueObservations} the
+ * observations.
  */
 public final class QueueMeterNames {
 
@@ -28,7 +30,7 @@ public final class QueueMeterNames {
     /** Counter: jobs that failed for good on this node (terminal error or no attempts left). Tag: task. */
     public static final String FAILED = "pgqueue.jobs.failed";
 
-    /** Counter: failed attempts that will be retried. Tag: task. */
+    /** Counter: jobs back to READY after an attempt (a retry, a dedup re-run, or a release at shutdown). Tag: task. */
     public static final String RETRIED = "pgqueue.jobs.retried";
 
     /** Counter: jobs taken back by this node's rescuer after their lease expired, by new state. Tags: task, state. */
@@ -46,7 +48,7 @@ public final class QueueMeterNames {
     /** Counter: jobs that started after their delay-tolerance deadline (an SLO miss). Tag: task. */
     public static final String DEADLINE_MISSED = "pgqueue.jobs.deadline.missed";
 
-    /** Timer: handler execution time. Tags: task, outcome (completed, retry, failed, cancelled). */
+    /** Timer: handler execution time. Tags: task, outcome (completed, retry, failed, cancelled, released). */
     public static final String EXECUTION = "pgqueue.job.execution";
 
     /** Timer: time from a job becoming due (schedule time) to its handler starting. Tag: task. */

@@ -13,6 +13,9 @@ import java.util.Map;
  */
 public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error) {
 
+    /** No statistics read yet. */
+    public static final QueueStats NONE = new QueueStats(Map.of(), null, null);
+
     /**
      * Returns the statistics of a task.
      * @param task the task

@@ -3,10 +3,8 @@ package io.pgqueue.observe;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
+import io.pgqueue.BackgroundService;
 import io.pgqueue.store.StatsStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +21,7 @@ import org.springframework.core.NestedExceptionUtils;
  * duration, so counting takes at most a tenth of one connection's time for the cluster, however
  * large the backlog grows.
  */
-public final class QueueStatsPoller {
+public final class QueueStatsPoller extends BackgroundService {
 
     private static final Logger log = LoggerFactory.getLogger(QueueStatsPoller.class);
 
@@ -37,9 +35,7 @@ public final class QueueStatsPoller {
     /** The wait between two reads: the configured interval, or longer while counting is slow. */
     private volatile Duration currentInterval;
 
-    private volatile QueueStats latest = new QueueStats(Map.of(), null, null);
-
-    private ScheduledExecutorService scheduler;
+    private volatile QueueStats latest = QueueStats.NONE;
 
     /**
      * Creates a poller; it polls once {@link #start() started}.
@@ -47,31 +43,20 @@ public final class QueueStatsPoller {
      * @param interval how often to read the statistics
      */
     public QueueStatsPoller(StatsStore store, Duration interval) {
+        super("pgqueue-stats", Duration.ofSeconds(5));
         this.store = store;
         this.interval = interval;
         this.currentInterval = interval;
     }
 
-    /** Starts polling at once and then every interval. Idempotent. */
-    public synchronized void start() {
-        if (this.scheduler != null) {
-            return;
+    /** Reads the statistics at once, then every interval, until stopped. */
+    @Override
+    protected void run() {
+        do {
+            // Younger than half the interval: counted by another node since this one last looked.
+            read(this.currentInterval.dividedBy(2));
         }
-        this.scheduler = Executors.newSingleThreadScheduledExecutor(task -> {
-            Thread thread = new Thread(task, "pgqueue-stats");
-            thread.setDaemon(true);
-            return thread;
-        });
-        ScheduledExecutorService polling = this.scheduler;
-        polling.execute(() -> poll(polling));
-    }
-
-    /** Stops polling. Idempotent. */
-    public synchronized void stop() {
-        if (this.scheduler != null) {
-            this.scheduler.shutdownNow();
-            this.scheduler = null;
-        }
+        while (pause(this.currentInterval));
     }
 
     /**
@@ -121,23 +106,6 @@ public final class QueueStatsPoller {
                     this.interval.toMillis());
         }
         this.currentInterval = next;
-    }
-
-    private void poll(ScheduledExecutorService polling) {
-        // Younger than half the interval: counted by another node since this one last looked.
-        try {
-            read(this.currentInterval.dividedBy(2));
-        }
-        finally {
-            schedule(polling, this.currentInterval);
-        }
-    }
-
-    private synchronized void schedule(ScheduledExecutorService polling, Duration delay) {
-        // Not after stop(), nor onto the executor of a later start().
-        if (this.scheduler == polling) {
-            polling.schedule(() -> poll(polling), delay.toMillis(), TimeUnit.MILLISECONDS);
-        }
     }
 
     /** @return the latest statistics (possibly with the error of the last attempt) */

@@ -9,19 +9,10 @@ import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
 /**
- * Operator controls per task type: pause and resume. Internal API.
+ * Operator controls per task type: pause and resume. Internal API; its SQL is in
+ * {@link ControlStatements}.
  */
 public final class ControlStore {
-
-    private static final String SET_PAUSED = """
-            INSERT INTO ${schema}.task_control (task, paused) VALUES (:task, :paused)
-            ON CONFLICT (task) DO UPDATE SET paused = excluded.paused, updated_at = now()
-            RETURNING coalesce((SELECT paused FROM ${schema}.task_control WHERE task = :task), false) <> :paused AS changed
-            """;
-
-    private static final String PAUSED = """
-            SELECT task FROM ${schema}.task_control WHERE paused
-            """;
 
     private final NamedParameterJdbcTemplate jdbc;
 
@@ -36,8 +27,8 @@ public final class ControlStore {
      */
     public ControlStore(DataSource dataSource, QueueConfig config) {
         this.jdbc = StoreSupport.jdbc(dataSource, config);
-        this.setPaused = StoreSupport.sql(SET_PAUSED, config);
-        this.paused = StoreSupport.sql(PAUSED, config);
+        this.setPaused = StoreSupport.sql(ControlStatements.SET_PAUSED, config);
+        this.paused = StoreSupport.sql(ControlStatements.PAUSED, config);
     }
 
     /**

@@ -15,34 +15,9 @@ import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
 /**
  * The node registry: which worker nodes run, since when, with which pools, and when they last
- * reported. Internal API.
+ * reported. Internal API; its SQL is in {@link NodeStatements}.
  */
 public final class NodeStore {
-
-    /** Registers a node, or refreshes it when its id is already known. */
-    private static final String REGISTER = """
-            INSERT INTO ${schema}.node (id, host, pools) VALUES (:id, :host, CAST(:pools AS jsonb))
-            ON CONFLICT (id) DO UPDATE SET host = excluded.host, pools = excluded.pools,
-                started_at = now(), last_heartbeat = now()
-            """;
-
-    private static final String HEARTBEAT = """
-            UPDATE ${schema}.node SET last_heartbeat = now() WHERE id = :id
-            """;
-
-    private static final String REMOVE = """
-            DELETE FROM ${schema}.node WHERE id = :id
-            """;
-
-    /** Nodes that stopped reporting long ago vanished without deregistering (killed, crashed). */
-    private static final String REMOVE_SILENT = """
-            DELETE FROM ${schema}.node WHERE last_heartbeat < now() - :silenceMillis * interval '1 millisecond'
-            """;
-
-    private static final String LIST = """
-            SELECT id, host, started_at, last_heartbeat, CAST(pools AS text) AS pools
-            FROM ${schema}.node ORDER BY started_at
-            """;
 
     private final NamedParameterJdbcTemplate jdbc;
 
@@ -59,11 +34,11 @@ public final class NodeStore {
      */
     public NodeStore(DataSource dataSource, QueueConfig config) {
         this.jdbc = StoreSupport.jdbc(dataSource, config);
-        this.register = StoreSupport.sql(REGISTER, config);
-        this.heartbeat = StoreSupport.sql(HEARTBEAT, config);
-        this.remove = StoreSupport.sql(REMOVE, config);
-        this.removeSilent = StoreSupport.sql(REMOVE_SILENT, config);
-        this.list = StoreSupport.sql(LIST, config);
+        this.register = StoreSupport.sql(NodeStatements.REGISTER, config);
+        this.heartbeat = StoreSupport.sql(NodeStatements.HEARTBEAT, config);
+        this.remove = StoreSupport.sql(NodeStatements.REMOVE, config);
+        this.removeSilent = StoreSupport.sql(NodeStatements.REMOVE_SILENT, config);
+        this.list = StoreSupport.sql(NodeStatements.LIST, config);
     }
 
     /**

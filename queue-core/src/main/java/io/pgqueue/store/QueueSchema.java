@@ -9,12 +9,16 @@ import io.pgqueue.QueueSchemaException;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
-import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
 /**
- * The queue's tables, created and upgraded by Flyway migrations shipped in this module. The queue
- * keeps its own schema-history table inside its own schema, so it never touches an application's
- * Flyway history, and the order in which the two Flyways run does not matter.
+ * The queue's tables and functions, created and upgraded by Flyway migrations shipped in this
+ * module: versioned migrations ({@code V<n>__*.sql}) change the tables; repeatable ones
+ * ({@code R__*.sql}, one per concern) hold the current definition of every function, and Flyway
+ * applies them after the versioned ones and again whenever one changes. The queue keeps its own
+ * schema-history table inside its own schema, so it never touches an application's Flyway
+ * history, and the order in which the two Flyways run does not matter.
  */
 public final class QueueSchema {
 
@@ -27,17 +31,22 @@ public final class QueueSchema {
     /** The newest migration the workers cannot run without. */
     static final String LATEST_VERSION = "8";
 
-    /** The functions the workers call (V4, V5 and V7), which {@link #requireMigrated} looks for. */
+    /**
+     * The functions the workers and the store's statements call (repeatable migrations R__claim,
+     * R__fenced_writes and R__archive), which {@link #requireMigrated} looks for; {@code ${schema}}
+     * stands for the queue's schema.
+     */
     private static final List<String> WORKER_FUNCTIONS = List.of(
-            "claim_jobs(text[], integer[], text, text, bigint)",
-            "held_leases(bigint[], integer[], text[])",
-            "mark_running(bigint[], integer[], bigint)",
-            "renew_leases(bigint[], integer[], text[], bigint)",
-            "record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
-            "complete_jobs(bigint[], integer[], boolean)");
+            "${schema}.claim_jobs(text[], integer[], text, text, bigint)",
+            "${schema}.held_leases(bigint[], integer[], text[])",
+            "${schema}.mark_running(bigint[], integer[], bigint)",
+            "${schema}.renew_leases(bigint[], integer[], text[], bigint)",
+            "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
+            "${schema}.complete_jobs(bigint[], integer[], boolean)",
+            "${schema}.finished_job(${schema}.job, text, integer, text, text)");
 
     /** The tables added after V1 that every node reads (V8), which {@link #requireMigrated} looks for too. */
-    private static final List<String> NODE_TABLES = List.of("stats_snapshot");
+    private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot");
 
     private QueueSchema() {
     }
@@ -61,7 +70,11 @@ public final class QueueSchema {
             // A shared schema may already hold the application's tables; start our history at 0 so
             // that our first migration still runs.
             .baselineOnMigrate(true)
-            .baselineVersion("0");
+            .baselineVersion("0")
+            // A release that does not know a repeatable migration applied by a newer one (rolled
+            // back to, or still running during a rolling deployment) must start all the same, as
+            // it does with the newer versioned migrations (future ones, ignored by default).
+            .ignoreMigrationPatterns("*:future", "repeatable:missing");
     }
 
     /**
@@ -76,28 +89,23 @@ public final class QueueSchema {
 
     /**
      * Checks that the queue's schema is migrated far enough for this version's workers: the
-     * functions they call (the claim, V4; the fenced writes, V5 and V7) and the shared statistics
-     * table (V8) exist. Without the check, a schema migrated by separate tooling that missed a
-     * migration would let the workers start and then fail every claim, every outcome or every
-     * statistics read.
+     * functions they call (the claim, the fenced writes and the archive row, from the repeatable
+     * migrations) and the shared statistics table (V8) exist. Without the check, a schema migrated
+     * by separate tooling that missed a migration would let the workers start and then fail every
+     * claim, every outcome or every statistics read.
      * @param dataSource the database
      * @param schema the queue's schema
      * @throws QueueSchemaException if the schema lacks one of those functions or tables
      */
     public static void requireMigrated(DataSource dataSource, String schema) {
         QueueConfig.validateSchema(schema);
-        List<String> functions = WORKER_FUNCTIONS.stream().map(function -> schema + "." + function).toList();
-        List<String> tables = NODE_TABLES.stream().map(table -> schema + "." + table).toList();
-        List<String> missing = new JdbcTemplate(dataSource).queryForList("""
-                SELECT missing FROM (
-                    SELECT 1 AS kind, ord, 'function ' || f AS missing
-                    FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(f, ord) WHERE to_regprocedure(f) IS NULL
-                    UNION ALL
-                    SELECT 2, ord, 'table ' || f
-                    FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(f, ord) WHERE to_regclass(f) IS NULL
-                ) AS m
-                ORDER BY kind, ord
-                """, String.class, SqlArrays.texts(functions), SqlArrays.texts(tables));
+        List<String> functions = WORKER_FUNCTIONS.stream().map(function -> StoreSupport.sql(function, schema)).toList();
+        List<String> tables = NODE_TABLES.stream().map(table -> StoreSupport.sql(table, schema)).toList();
+        MapSqlParameterSource names = new MapSqlParameterSource("functions", SqlArrays.texts(functions))
+            .addValue("jobTable", schema + ".job")
+            .addValue("tables", SqlArrays.texts(tables));
+        List<String> missing = new NamedParameterJdbcTemplate(dataSource).queryForList(SchemaStatements.MISSING_OBJECTS,
+                names, String.class);
         if (!missing.isEmpty()) {
             throw new QueueSchemaException("The queue schema '" + schema + "' is not migrated to version "
                     + LATEST_VERSION + " (missing: " + String.join(", ", missing) + "). Apply the queue's migrations ("

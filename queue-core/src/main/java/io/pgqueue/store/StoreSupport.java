@@ -19,6 +19,10 @@ final class StoreSupport {
     }
 
     static String sql(String statement, QueueConfig config) {
-        return statement.replace("${schema}", config.schema());
+        return sql(statement, config.schema());
+    }
+
+    static String sql(String statement, String schema) {
+        return statement.replace("${schema}", schema);
     }
 }

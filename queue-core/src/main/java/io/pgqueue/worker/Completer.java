@@ -2,17 +2,14 @@ package io.pgqueue.worker;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 
+import io.pgqueue.BackgroundService;
 import io.pgqueue.JobState;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.FencedResult;
@@ -32,7 +29,32 @@ import org.springframework.dao.NonTransientDataAccessResourceException;
  * Nothing is lost when the database is briefly unavailable: failed writes are retried, and if the
  * node dies first the leases expire and the jobs are rescued (at-least-once).
  */
-final class Completer {
+final class Completer extends BackgroundService implements JobExecutor.Recorder {
+
+    /** Receives what the completer's writes found. Called on the completer's thread; must return quickly. */
+    interface Listener {
+
+        /**
+         * A batch of STARTING→RUNNING transitions was written.
+         * @param result lost leases and cancellation requests among them
+         */
+        void startsWritten(FencedResult result);
+
+        /**
+         * A batch of outcomes was written; their capacity is free again.
+         * @param leases the leases the outcomes were written with
+         * @param result the new states, and the leases that were lost before the write
+         */
+        void outcomesWritten(List<Lease> leases, FencedResult result);
+
+        /**
+         * A job went back to READY (retry, re-run): a local pool may look for it when it is due
+         * rather than at the next poll.
+         * @param task the job's task
+         * @param delay how long until it is due
+         */
+        void requeued(String task, Duration delay);
+    }
 
     private static final Logger log = LoggerFactory.getLogger(Completer.class);
 
@@ -53,13 +75,9 @@ final class Completer {
 
     private final int batchSize;
 
-    private final Consumer<FencedResult> onStarted;
-
-    private final BiConsumer<String, Duration> onRequeued;
+    private final Listener listener;
 
     private final QueueEvents events;
-
-    private final Consumer<List<Lease>> onWritten;
 
     private final ReentrantLock lock = new ReentrantLock();
 
@@ -74,43 +92,27 @@ final class Completer {
 
     private List<Outcome> outcomes = new ArrayList<>();
 
-    /** Task of each pending outcome's job, by job id. */
-    private final Map<Long, String> tasks = new HashMap<>();
-
     private int writing;
-
-    private volatile boolean running;
-
-    private Thread thread;
 
     /**
      * Creates a completer.
-     * @param onStarted receives the result of each STARTING→RUNNING batch (lost leases, cancel requests)
-     * @param onRequeued receives the task and delay of each job that went back to READY (retry or
-     * re-run), so a local pool can look for it without waiting for the poll
+     * @param store where to write
+     * @param lease the lease a STARTING→RUNNING write sets
+     * @param batchSize the most starts or outcomes written in one statement
+     * @param listener receives what the writes found
+     * @param events receives the states the outcomes led to
      */
-    Completer(JobStore store, Duration lease, int batchSize, Consumer<FencedResult> onStarted,
-            BiConsumer<String, Duration> onRequeued, Consumer<List<Lease>> onWritten, QueueEvents events) {
-        this.events = events;
-        this.onWritten = onWritten;
+    Completer(JobStore store, Duration lease, int batchSize, Listener listener, QueueEvents events) {
+        super("pgqueue-completer", RETRY_DELAY.multipliedBy(5));
         this.store = store;
         this.lease = lease;
         this.batchSize = batchSize;
-        this.onStarted = onStarted;
-        this.onRequeued = onRequeued;
+        this.listener = listener;
+        this.events = events;
     }
 
-    synchronized void start(String name) {
-        if (this.thread != null) {
-            return;
-        }
-        this.running = true;
-        this.thread = new Thread(this::run, name);
-        this.thread.setDaemon(true);
-        this.thread.start();
-    }
-
-    void started(Lease lease) {
+    @Override
+    public void started(Lease lease) {
         this.lock.lock();
         try {
             if (this.starts.isEmpty()) {
@@ -125,11 +127,11 @@ final class Completer {
         }
     }
 
-    void finished(Outcome outcome, String task) {
+    @Override
+    public void finished(Outcome outcome) {
         this.lock.lock();
         try {
             this.outcomes.add(outcome);
-            this.tasks.put(outcome.lease().jobId(), task);
             this.pending.signal();
         }
         finally {
@@ -158,11 +160,8 @@ final class Completer {
         }
     }
 
-    synchronized void stop() throws InterruptedException {
-        if (this.thread == null) {
-            return;
-        }
-        this.running = false;
+    @Override
+    protected void wakeUp() {
         this.lock.lock();
         try {
             this.pending.signal();
@@ -170,11 +169,10 @@ final class Completer {
         finally {
             this.lock.unlock();
         }
-        this.thread.join(RETRY_DELAY.toMillis() * 5);
-        this.thread = null;
     }
 
-    private void run() {
+    @Override
+    protected void run() {
         while (true) {
             List<Lease> startBatch;
             List<Outcome> outcomeBatch;
@@ -183,12 +181,12 @@ final class Completer {
                 while (this.outcomes.isEmpty()) {
                     if (!this.starts.isEmpty()) {
                         long left = this.startsSince + START_LINGER_NANOS - System.nanoTime();
-                        if (left <= 0 || !this.running) {
+                        if (left <= 0 || !isRunning()) {
                             break;
                         }
                         this.pending.awaitNanos(left);
                     }
-                    else if (!this.running) {
+                    else if (!isRunning()) {
                         return;
                     }
                     else {
@@ -225,10 +223,10 @@ final class Completer {
             finally {
                 this.lock.unlock();
             }
-            if (!written && this.running) {
+            if (!written && isRunning()) {
                 if (left == before) {
                     // Nothing got through (the database is away?): wait before the next round.
-                    sleep();
+                    pause(RETRY_DELAY);
                 }
             }
             else if (!written) {
@@ -247,7 +245,7 @@ final class Completer {
                 Set<Lease> finished = new HashSet<>();
                 outcomeBatch.forEach(outcome -> finished.add(outcome.lease()));
                 List<Lease> toStart = startBatch.stream().filter(lease -> !finished.contains(lease)).toList();
-                this.onStarted.accept(this.store.markRunning(toStart, this.lease));
+                this.listener.startsWritten(this.store.markRunning(toStart, this.lease));
                 // Written: a retry of the outcomes below must not write these again.
                 startBatch.clear();
             }
@@ -275,7 +273,7 @@ final class Completer {
         }
         try {
             FencedResult result = this.store.record(outcomes);
-            this.onWritten.accept(outcomes.stream().map(Outcome::lease).toList());
+            this.listener.outcomesWritten(outcomes.stream().map(Outcome::lease).toList(), result);
             requeued(outcomes, result);
             if (!result.lost().isEmpty()) {
                 log.info("Outcomes of {} jobs were not recorded: their leases had expired and the jobs were "
@@ -301,27 +299,12 @@ final class Completer {
     }
 
     private void requeued(List<Outcome> written, FencedResult result) {
-        Map<Long, String> tasksOfBatch = new HashMap<>();
-        this.lock.lock();
-        try {
-            written.forEach(outcome -> tasksOfBatch.put(outcome.lease().jobId(), this.tasks.remove(outcome.lease().jobId())));
-        }
-        finally {
-            this.lock.unlock();
-        }
         result.applied().forEach((id, state) -> this.events.recorded(result.tasks().get(id), state));
-        for (Lease lost : result.lost()) {
-            String task = tasksOfBatch.get(lost.jobId());
-            if (task != null) {
-                this.events.leaseLost(task);
-            }
-        }
         for (Outcome outcome : written) {
-            if (result.applied().get(outcome.lease().jobId()) == JobState.READY) {
-                String task = tasksOfBatch.get(outcome.lease().jobId());
-                if (task != null) {
-                    this.onRequeued.accept(task, outcome.kind() == Outcome.Kind.RETRY ? outcome.retryDelay() : Duration.ZERO);
-                }
+            long id = outcome.lease().jobId();
+            if (result.applied().get(id) == JobState.READY) {
+                this.listener.requeued(result.tasks().get(id),
+                        outcome.kind() == Outcome.Kind.RETRY ? outcome.retryDelay() : Duration.ZERO);
             }
         }
     }
@@ -332,14 +315,5 @@ final class Completer {
 
     private static <T> List<T> rest(List<T> items, List<T> taken) {
         return taken == items ? new ArrayList<>() : new ArrayList<>(items.subList(taken.size(), items.size()));
-    }
-
-    private static void sleep() {
-        try {
-            Thread.sleep(RETRY_DELAY.toMillis());
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -1,10 +1,14 @@
 package io.pgqueue.worker;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 
+import io.pgqueue.BackgroundService;
 import io.pgqueue.JobState;
-import io.pgqueue.observe.QueueEvents;
-import io.pgqueue.store.FencedResult;
+import io.pgqueue.Rescuer;
+import io.pgqueue.Retention;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NodeStore;
 import org.slf4j.Logger;
@@ -21,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * autovacuum wakes up (measured: 4× the sustained throughput).</li>
  * </ul>
  */
-final class Maintenance {
+final class Maintenance extends BackgroundService {
 
     private static final Logger log = LoggerFactory.getLogger(Maintenance.class);
 
@@ -34,34 +38,42 @@ final class Maintenance {
 
     private final WorkerSettings settings;
 
-    /** How long completed jobs are kept: the queue's setting, which also decides whether they are archived. */
-    private final Duration completedRetention;
+    private final Retention retention;
 
-    private final QueueEvents events;
+    private final Rescuer rescuer;
 
-    Maintenance(JobStore jobs, NodeStore nodes, Duration completedRetention, WorkerSettings settings,
-            QueueEvents events) {
-        this.completedRetention = completedRetention;
-        this.events = events;
+    Maintenance(JobStore jobs, NodeStore nodes, Retention retention, WorkerSettings settings, Rescuer rescuer) {
+        super("pgqueue-maintenance", Duration.ofSeconds(30));
+        this.retention = retention;
+        this.rescuer = rescuer;
         this.jobs = jobs;
         this.nodes = nodes;
         this.settings = settings;
     }
 
+    /** Runs each piece of housekeeping when its interval has passed since it last ran. */
+    @Override
+    protected void run() {
+        List<Periodic> work = new ArrayList<>(List.of(new Periodic(this.settings.rescueInterval(), this::rescue),
+                new Periodic(this.settings.retentionInterval(), this::purge)));
+        if (!this.settings.vacuumInterval().isZero()) {
+            work.add(new Periodic(this.settings.vacuumInterval(), this::vacuum));
+        }
+        long now = System.nanoTime();
+        work.forEach(periodic -> periodic.next = now + periodic.interval);
+        while (isRunning()) {
+            Periodic due = work.stream().min(Comparator.comparingLong(periodic -> periodic.next)).orElseThrow();
+            if (!pause(Duration.ofNanos(due.next - System.nanoTime()))) {
+                return;
+            }
+            due.work.run();
+            due.next = System.nanoTime() + due.interval;
+        }
+    }
+
     void rescue() {
         try {
-            FencedResult result;
-            do {
-                result = this.jobs.rescueExpiredLeases(this.settings.batchSize());
-                FencedResult rescued = result;
-                rescued.applied().forEach((id, state) -> this.events.rescued(rescued.tasks().get(id), state));
-                if (!result.applied().isEmpty()) {
-                    log.info("Rescued {} jobs whose leases expired: {} ready again, {} failed, {} cancelled",
-                            result.applied().size(), result.count(JobState.READY), result.count(JobState.FAILED),
-                            result.count(JobState.CANCELLED));
-                }
-            }
-            while (result.applied().size() == this.settings.batchSize());
+            this.rescuer.rescueExpired();
         }
         catch (RuntimeException ex) {
             log.warn("Could not rescue expired leases: {}", ex.toString());
@@ -70,9 +82,9 @@ final class Maintenance {
 
     void purge() {
         try {
-            purge(JobState.COMPLETED, this.completedRetention);
-            purge(JobState.FAILED, this.settings.failedRetention());
-            purge(JobState.CANCELLED, this.settings.cancelledRetention());
+            for (JobState state : List.of(JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED)) {
+                purge(state, this.retention.of(state));
+            }
             this.nodes.removeSilent(this.settings.heartbeatInterval().multipliedBy(SILENT_HEARTBEATS));
         }
         catch (RuntimeException ex) {
@@ -81,7 +93,7 @@ final class Maintenance {
     }
 
     private void purge(JobState state, Duration retention) {
-        long deleted = this.jobs.purgeFinished(state, retention, this.settings.batchSize());
+        long deleted = this.jobs.purgeFinished(state, retention, this.settings.batchSizes().maintenance());
         if (deleted > 0) {
             log.debug("Deleted {} {} jobs older than {}", deleted, state, retention);
         }
@@ -93,6 +105,21 @@ final class Maintenance {
         }
         catch (RuntimeException ex) {
             log.debug("Could not vacuum the job table: {}", ex.toString());
+        }
+    }
+
+    /** One piece of housekeeping, run with a fixed delay between the end of one run and the next. */
+    private static final class Periodic {
+
+        final long interval;
+
+        final Runnable work;
+
+        long next;
+
+        Periodic(Duration interval, Runnable work) {
+            this.interval = interval.toNanos();
+            this.work = work;
         }
     }
 }

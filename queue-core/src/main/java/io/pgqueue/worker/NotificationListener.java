@@ -4,10 +4,13 @@ import java.lang.reflect.Field;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.function.Consumer;
 
 import javax.sql.DataSource;
+
+import io.pgqueue.BackgroundService;
 
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -30,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * therefore turns that probe into a plain check of the bytes already received, when the driver's
  * internals allow it (checked at start-up; otherwise it logs once and lives with the delay).
  */
-final class NotificationListener {
+final class NotificationListener extends BackgroundService {
 
     private static final Logger log = LoggerFactory.getLogger(NotificationListener.class);
 
@@ -50,41 +53,21 @@ final class NotificationListener {
 
     private final Runnable onReconnect;
 
-    private volatile boolean running;
-
-    private Thread thread;
-
     NotificationListener(DataSource dataSource, Collection<String> channels, Consumer<String> onNotification,
             Runnable onReconnect) {
+        super("pgqueue-listener", Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS * 4L));
         this.dataSource = dataSource;
         this.channels = channels;
         this.onNotification = onNotification;
         this.onReconnect = onReconnect;
     }
 
-    synchronized void start() {
-        if (this.thread != null || this.channels.isEmpty()) {
-            return;
-        }
-        this.running = true;
-        this.thread = new Thread(this::run, "pgqueue-listener");
-        this.thread.setDaemon(true);
-        this.thread.start();
-    }
-
-    synchronized void stop() throws InterruptedException {
-        if (this.thread == null) {
-            return;
-        }
-        this.running = false;
-        this.thread.join(RECEIVE_TIMEOUT_MILLIS * 4L);
-        this.thread = null;
-    }
-
-    private void run() {
+    /** Listens until stopped; with notifications switched off (no channels) the thread ends at once. */
+    @Override
+    protected void run() {
         long backoff = 0;
         boolean connectedBefore = false;
-        while (this.running) {
+        while (isRunning() && !this.channels.isEmpty()) {
             try (Connection connection = this.dataSource.getConnection()) {
                 listen(connection);
                 boolean tuned = probeWithoutWaiting(connection, true);
@@ -101,19 +84,13 @@ final class NotificationListener {
                 }
             }
             catch (SQLException | RuntimeException ex) {
-                if (!this.running) {
+                if (!isRunning()) {
                     return;
                 }
                 backoff = Math.min(Math.max(backoff * 2, 250), 10_000);
                 log.warn("Job notifications interrupted, reconnecting in {} ms (polling continues): {}", backoff,
                         ex.toString());
-                try {
-                    Thread.sleep(backoff);
-                }
-                catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    return;
-                }
+                pause(Duration.ofMillis(backoff));
             }
         }
     }
@@ -130,7 +107,7 @@ final class NotificationListener {
     }
 
     private void receive(PGConnection connection) throws SQLException {
-        while (this.running) {
+        while (isRunning()) {
             PGNotification[] notifications = connection.getNotifications(RECEIVE_TIMEOUT_MILLIS);
             if (notifications != null) {
                 for (PGNotification notification : notifications) {

@@ -16,14 +16,17 @@ import javax.sql.DataSource;
 
 import io.pgqueue.AttemptOutcomes;
 import io.pgqueue.QueueConfig;
+import io.pgqueue.Rescuer;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.ControlStore;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Lease;
 import io.pgqueue.store.NodeStore;
 import io.pgqueue.store.QueueSchema;
+import io.pgqueue.store.QueueStores;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.ObjectMapper;
@@ -58,15 +61,19 @@ public final class QueueWorkers {
 
     private final ObjectMapper mapper;
 
-    private final List<WorkerPool> pools = new ArrayList<>();
+    private final List<Producer> pools = new ArrayList<>();
 
-    private final Map<String, WorkerPool> poolsByChannel = new LinkedHashMap<>();
+    private final Map<String, Producer> poolsByChannel = new LinkedHashMap<>();
 
     private final Map<String, String> tasksByChannel = new LinkedHashMap<>();
 
     private final List<Executor> executors = new ArrayList<>();
 
+    private final HeldJobs held;
+
     private final Completer completer;
+
+    private final LeaseKeeper leaseKeeper;
 
     private final QueueEvents events;
 
@@ -78,9 +85,7 @@ public final class QueueWorkers {
 
     private final ScheduledExecutorService timers = scheduler("pgqueue-timer");
 
-    private final ScheduledExecutorService housekeeping = scheduler("pgqueue-maintenance");
-
-    private boolean running;
+    private volatile boolean running;
 
     private boolean stopped;
 
@@ -110,29 +115,46 @@ public final class QueueWorkers {
      */
     public QueueWorkers(DataSource dataSource, QueueConfig config, WorkerSettings settings, Collection<WorkerTask> tasks,
             ObjectMapper mapper, WorkerExecutors executors, QueueTelemetry telemetry) {
+        this(QueueStores.create(dataSource, config), settings, tasks, mapper, executors, telemetry);
+    }
+
+    /**
+     * Creates the runtime on a queue's stores; nothing runs until {@link #start()}.
+     * @param stores the stores of the queue's database
+     * @param settings the worker settings
+     * @param tasks the tasks this node runs
+     * @param mapper the JSON mapper for payloads
+     * @param executors creates the executor of each pool
+     * @param telemetry where to report events (metrics) and execution observations (tracing)
+     */
+    public QueueWorkers(QueueStores stores, WorkerSettings settings, Collection<WorkerTask> tasks, ObjectMapper mapper,
+            WorkerExecutors executors, QueueTelemetry telemetry) {
+        QueueConfig config = stores.config();
+        DataSource dataSource = stores.dataSource();
         this.settings = settings;
         this.dataSource = dataSource;
         this.schema = config.schema();
         this.events = telemetry.events();
-        this.controls = new ControlStore(dataSource, config);
-        this.store = new JobStore(dataSource, config);
-        this.nodes = new NodeStore(dataSource, config);
+        this.controls = stores.controls();
+        this.store = stores.jobs();
+        this.nodes = stores.nodes();
         this.mapper = mapper;
-        this.completer = new Completer(this.store, settings.lease(), settings.batchSize(), this::onStarted,
-                this::onRequeued, leases -> this.pools.forEach(pool -> {
-                    leases.forEach(pool::written);
-                    pool.outcomesWritten();
-                }), this.events);
-        this.maintenance = new Maintenance(this.store, this.nodes, config.completedRetention(), settings, this.events);
+        this.held = new HeldJobs(this.events);
+        this.completer = new Completer(this.store, settings.lease(), settings.batchSizes().write(), new Writes(), this.events);
+        this.leaseKeeper = new LeaseKeeper(this.store, this.held, settings, this.completer);
+        this.maintenance = new Maintenance(this.store, this.nodes, config.retention(), settings,
+                new Rescuer(this.store, settings.batchSizes().maintenance(), this.events));
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
+        JobExecutor jobExecutor = new JobExecutor(tasks, mapper, outcomes, this.completer, this.timers, telemetry,
+                settings.nodeId());
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));
         for (Map.Entry<String, List<WorkerTask>> entry : byPool.entrySet()) {
             int threads = entry.getValue().stream().mapToInt(WorkerTask::concurrency).sum();
             Executor executor = executors.create(entry.getKey(), threads);
             this.executors.add(executor);
-            WorkerPool pool = new WorkerPool(entry.getKey(), entry.getValue(), settings.pool(entry.getKey()), settings,
-                    this.store, mapper, outcomes, this.completer, executor, this.timers, telemetry);
+            Producer pool = new Producer(entry.getKey(), entry.getValue(), settings, this.store, this.held, jobExecutor,
+                    executor, this.events);
             this.pools.add(pool);
             for (WorkerTask task : entry.getValue()) {
                 String channel = this.store.channel(task.name());
@@ -169,21 +191,16 @@ public final class QueueWorkers {
         // Fail here, with what to do, rather than in every claim.
         QueueSchema.requireMigrated(this.dataSource, this.schema);
         this.nodes.register(this.settings.nodeId(), host(), poolsJson());
-        this.completer.start("pgqueue-completer");
+        this.completer.start();
         refreshPaused();
-        this.pools.forEach(WorkerPool::start);
+        this.pools.forEach(Producer::start);
         this.listener.start();
-        LeaseKeeper leaseKeeper = new LeaseKeeper(this.store, this.pools, this.settings, this.completer, this.events);
+        this.leaseKeeper.start();
         long heartbeat = this.settings.heartbeatInterval().toMillis();
-        this.timers.scheduleWithFixedDelay(guard(leaseKeeper), heartbeat, heartbeat, TimeUnit.MILLISECONDS);
         this.timers.scheduleWithFixedDelay(guard(this::nodeHeartbeat), heartbeat, heartbeat, TimeUnit.MILLISECONDS);
         long poll = this.settings.pollInterval().toMillis();
         this.timers.scheduleWithFixedDelay(guard(this::refreshPaused), poll, poll, TimeUnit.MILLISECONDS);
-        every(this.settings.rescueInterval(), this.maintenance::rescue);
-        every(this.settings.retentionInterval(), this.maintenance::purge);
-        if (!this.settings.vacuumInterval().isZero()) {
-            every(this.settings.vacuumInterval(), this.maintenance::vacuum);
-        }
+        this.maintenance.start();
         this.running = true;
         log.info("pgqueue node '{}' started pools {}", this.settings.nodeId(),
                 this.pools.stream().map(pool -> pool.name() + pool.tasks()).toList());
@@ -201,17 +218,18 @@ public final class QueueWorkers {
         this.stopped = true;
         try {
             this.listener.stop();
-            for (WorkerPool pool : this.pools) {
-                pool.stopFetching();
-            }
+            this.pools.forEach(Producer::stop);
             long deadline = System.nanoTime() + this.settings.shutdownTimeout().toNanos();
             boolean idle = true;
-            for (WorkerPool pool : this.pools) {
+            for (Producer pool : this.pools) {
                 idle &= pool.awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             }
             if (!idle) {
-                this.pools.forEach(WorkerPool::interruptRunning);
-                for (WorkerPool pool : this.pools) {
+                this.held.all().stream().filter(RunningJob::isRunning).forEach(job -> {
+                    log.warn("Interrupting {} at shutdown", job);
+                    job.interruptForShutdown();
+                });
+                for (Producer pool : this.pools) {
                     if (!pool.awaitIdle(INTERRUPT_GRACE)) {
                         log.warn("Pool '{}' still has handlers running after their interrupt; their jobs return when "
                                 + "their leases expire", pool.name());
@@ -227,8 +245,9 @@ public final class QueueWorkers {
             Thread.currentThread().interrupt();
         }
         finally {
+            this.leaseKeeper.stop();
+            this.maintenance.stop();
             this.timers.shutdownNow();
-            this.housekeeping.shutdownNow();
             for (Executor executor : this.executors) {
                 shutdown(executor);
             }
@@ -244,7 +263,7 @@ public final class QueueWorkers {
 
     /** @return the state of each pool, for metrics and operators */
     public List<PoolState> pools() {
-        return this.pools.stream().map(WorkerPool::state).toList();
+        return this.pools.stream().map(Producer::state).toList();
     }
 
     /** Reads which tasks operators paused; every node honours a pause within one poll interval. */
@@ -259,41 +278,38 @@ public final class QueueWorkers {
     }
 
     private void onNotification(String channel) {
-        WorkerPool pool = this.poolsByChannel.get(channel);
+        Producer pool = this.poolsByChannel.get(channel);
         if (pool != null) {
             pool.wake(this.tasksByChannel.get(channel));
         }
     }
 
-    /** A job went back to READY here (retry, re-run): look for it when it is due, not at the next poll. */
-    private void onRequeued(String task, Duration delay) {
-        WorkerPool pool = this.poolsByChannel.get(this.store.channel(task));
-        if (pool == null || delay.compareTo(this.settings.pollInterval()) >= 0) {
-            return;
-        }
-        if (delay.isZero()) {
-            pool.wake(task);
-        }
-        else if (this.running) {
-            this.timers.schedule(() -> pool.wake(task), delay.toNanos(), TimeUnit.NANOSECONDS);
-        }
-    }
+    /** Applies what the completer's writes found to the held jobs and the pools. */
+    private final class Writes implements Completer.Listener {
 
-    private void onStarted(FencedResult result) {
-        if (result.lost().isEmpty() && result.cancelRequested().isEmpty()) {
-            return;
+        @Override
+        public void startsWritten(FencedResult result) {
+            QueueWorkers.this.held.apply(result, QueueWorkers.this.completer);
         }
-        for (WorkerPool pool : this.pools) {
-            List<RunningJob> held = pool.held().stream()
-                .filter(job -> result.lost().contains(job.lease()) || result.cancelRequested().contains(job.jobId()))
-                .toList();
-            for (RunningJob job : held) {
-                if (result.lost().contains(job.lease())) {
-                    job.leaseLost = true;
-                }
-                else {
-                    job.cancelRequested = true;
-                }
+
+        @Override
+        public void outcomesWritten(List<Lease> leases, FencedResult result) {
+            QueueWorkers.this.held.written(leases, result.lost());
+            QueueWorkers.this.pools.forEach(Producer::outcomesWritten);
+        }
+
+        /** A job went back to READY here (retry, re-run): look for it when it is due, not at the next poll. */
+        @Override
+        public void requeued(String task, Duration delay) {
+            Producer pool = QueueWorkers.this.poolsByChannel.get(QueueWorkers.this.store.channel(task));
+            if (pool == null || delay.compareTo(QueueWorkers.this.settings.pollInterval()) >= 0) {
+                return;
+            }
+            if (delay.isZero()) {
+                pool.wake(task);
+            }
+            else if (QueueWorkers.this.running) {
+                QueueWorkers.this.timers.schedule(() -> pool.wake(task), delay.toNanos(), TimeUnit.NANOSECONDS);
             }
         }
     }
@@ -303,11 +319,6 @@ public final class QueueWorkers {
             // Removed as silent (e.g. after a long pause): register again.
             this.nodes.register(this.settings.nodeId(), host(), poolsJson());
         }
-    }
-
-    private void every(Duration interval, Runnable work) {
-        long millis = interval.toMillis();
-        this.housekeeping.scheduleWithFixedDelay(guard(work), millis, millis, TimeUnit.MILLISECONDS);
     }
 
     private static Runnable guard(Runnable work) {
@@ -323,9 +334,8 @@ public final class QueueWorkers {
 
     private String poolsJson() {
         Map<String, Object> pools = new LinkedHashMap<>();
-        for (WorkerPool pool : this.pools) {
-            pools.put(pool.name(), Map.of("tasks", List.copyOf(pool.tasks()),
-                    "capacity", pool.capacity(this.settings.pool(pool.name()))));
+        for (Producer pool : this.pools) {
+            pools.put(pool.name(), Map.of("tasks", List.copyOf(pool.tasks()), "capacity", pool.capacity()));
         }
         return this.mapper.writeValueAsString(pools);
     }

@@ -8,9 +8,12 @@ import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.Lease;
 
 /**
- * A job this node holds, from claim to outcome: buffered first, then running. It is also the
- * handler's {@link TaskContext}. Flags are written by the lease keeper, the timeout timer and the
- * shutdown, and read by the handler thread, hence volatile.
+ * A job this node holds, from claim to written outcome: buffered first, then running, then
+ * finished while its outcome waits to be written. It is also the handler's {@link TaskContext}.
+ * <p>
+ * Its state changes only through the methods here; the write results that change it are applied
+ * in one place, {@link HeldJobs#apply}. The flags are set by the completer, the lease keeper, the
+ * timeout timer and the shutdown, and read by the handler thread, hence volatile.
  */
 final class RunningJob implements TaskContext {
 
@@ -18,51 +21,139 @@ final class RunningJob implements TaskContext {
 
     final WorkerTask task;
 
-    private final Map<String, String> headers;
-
-    volatile Thread thread;
-
-    volatile Instant deadline;
+    /** The producer whose buffer and slots the job occupies. */
+    final Producer producer;
 
     /** Local clock when the claim returned, to place the start on the database clock. */
     final long claimedNanos = System.nanoTime();
 
-    volatile long startedNanos;
+    private volatile Map<String, String> headers = Map.of();
 
-    volatile boolean cancelRequested;
+    private volatile Thread thread;
 
-    volatile boolean leaseLost;
+    private volatile Instant deadline;
 
-    volatile boolean timedOut;
+    private volatile long startedNanos;
 
-    volatile boolean interruptedByShutdown;
+    private volatile boolean cancelRequested;
 
-    volatile String progress;
+    private volatile boolean leaseLost;
+
+    private volatile boolean timedOut;
+
+    private volatile boolean interruptedByShutdown;
+
+    private volatile String progress;
 
     /** When the handler finished (local clock), 0 while it runs; the outcome may not be written yet. */
-    volatile long finishedNanos;
+    private volatile long finishedNanos;
 
-    RunningJob(ClaimedJob job, WorkerTask task, Map<String, String> headers) {
+    RunningJob(ClaimedJob job, WorkerTask task, Producer producer) {
         this.job = job;
         this.task = task;
-        this.headers = headers;
+        this.producer = producer;
     }
 
     Lease lease() {
         return this.job.lease();
     }
 
-    /** Interrupts the handler thread, if the job is running. */
-    synchronized void interrupt() {
-        Thread running = this.thread;
-        if (running != null) {
-            running.interrupt();
-        }
+    /** Attaches the handler thread and sets the attempt's deadline. */
+    synchronized void attach(Thread thread, Map<String, String> headers) {
+        this.thread = thread;
+        this.headers = headers;
+        this.startedNanos = System.nanoTime();
+        this.deadline = Instant.now().plus(this.task.timeout());
     }
 
     /** Detaches the handler thread, so a late interrupt cannot hit the thread's next job. */
     synchronized void detach() {
         this.thread = null;
+    }
+
+    /** @return whether a handler thread runs the job now */
+    boolean isRunning() {
+        return this.thread != null;
+    }
+
+    long startedNanos() {
+        return this.startedNanos;
+    }
+
+    /**
+     * The database no longer gives this node the job (rescued, re-claimed or cancelled). A finished
+     * job is left alone: its row may simply have been finished by its own outcome meanwhile.
+     * @return whether this call took the lease away
+     */
+    boolean loseLease() {
+        if (this.leaseLost || this.finishedNanos != 0) {
+            return false;
+        }
+        this.leaseLost = true;
+        return true;
+    }
+
+    boolean isLeaseLost() {
+        return this.leaseLost;
+    }
+
+    /** An operator asked to cancel the job. */
+    void requestCancel() {
+        this.cancelRequested = true;
+    }
+
+    /** @return whether a buffered job must not start: its lease is lost or its cancellation requested */
+    boolean mustNotStart() {
+        return this.leaseLost || this.cancelRequested;
+    }
+
+    /** The attempt ran past its timeout: the handler is interrupted and keeps no lease. */
+    void timeOut() {
+        this.timedOut = true;
+        interrupt();
+    }
+
+    boolean isTimedOut() {
+        return this.timedOut;
+    }
+
+    /** The node stops and the shutdown timeout passed: the handler is interrupted, the job released. */
+    void interruptForShutdown() {
+        this.interruptedByShutdown = true;
+        interrupt();
+    }
+
+    boolean isInterruptedByShutdown() {
+        return this.interruptedByShutdown;
+    }
+
+    /** The handler returned; the job stays held until its outcome is written. */
+    void finish() {
+        this.finishedNanos = System.nanoTime();
+    }
+
+    boolean isFinished() {
+        return this.finishedNanos != 0;
+    }
+
+    /**
+     * Whether the lease keeper renews the job's lease: not after a timeout (a handler that ignores
+     * its interrupt keeps no lease, its job comes back by rescue), nor for a finished job whose
+     * outcome could not be written within the grace.
+     */
+    boolean keepsLease(long nowNanos, long writeGraceNanos) {
+        return !this.timedOut && (this.finishedNanos == 0 || nowNanos - this.finishedNanos < writeGraceNanos);
+    }
+
+    String progress() {
+        return this.progress;
+    }
+
+    private synchronized void interrupt() {
+        Thread running = this.thread;
+        if (running != null) {
+            running.interrupt();
+        }
     }
 
     @Override

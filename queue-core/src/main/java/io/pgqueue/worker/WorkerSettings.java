@@ -18,16 +18,13 @@ import io.pgqueue.QueueDefaults;
  * @param shutdownTimeout how long running handlers get to finish when the node stops
  * @param rescueInterval how often expired leases are rescued
  * @param retentionInterval how often finished jobs past their retention are deleted
- * @param failedRetention how long failed jobs are kept
- * @param cancelledRetention how long cancelled jobs are kept
  * @param vacuumInterval how often the queue VACUUMs its active-job table; zero to leave it to autovacuum
- * @param batchSize the maximum number of rows one maintenance or write statement handles
+ * @param batchSizes the most rows one claim, heartbeat, write or maintenance statement handles
  * @param pools settings per pool, by name; pools not listed use {@link PoolSettings#defaults()}
  */
 public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatInterval, Duration pollInterval,
         boolean notifications, Duration shutdownTimeout, Duration rescueInterval, Duration retentionInterval,
-        Duration failedRetention, Duration cancelledRetention, Duration vacuumInterval, int batchSize,
-        Map<String, PoolSettings> pools) {
+        Duration vacuumInterval, BatchSizes batchSizes, Map<String, PoolSettings> pools) {
 
     /**
      * Validates the settings.
@@ -46,12 +43,8 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
         notNegative(shutdownTimeout, "shutdown timeout");
         positive(rescueInterval, "rescue interval");
         positive(retentionInterval, "retention interval");
-        notNegative(failedRetention, "failed retention");
-        notNegative(cancelledRetention, "cancelled retention");
         notNegative(vacuumInterval, "vacuum interval");
-        if (batchSize < 1) {
-            throw new IllegalArgumentException("Batch size must be positive, was " + batchSize);
-        }
+        Objects.requireNonNull(batchSizes, "batchSizes");
         pools = Map.copyOf(pools);
     }
 
@@ -100,10 +93,8 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
         private Duration shutdownTimeout = QueueDefaults.SHUTDOWN_TIMEOUT;
         private Duration rescueInterval = QueueDefaults.RESCUE_INTERVAL;
         private Duration retentionInterval = QueueDefaults.RETENTION_INTERVAL;
-        private Duration failedRetention = QueueDefaults.FAILED_RETENTION;
-        private Duration cancelledRetention = QueueDefaults.CANCELLED_RETENTION;
         private Duration vacuumInterval = QueueDefaults.VACUUM_INTERVAL;
-        private int batchSize = QueueDefaults.WRITE_BATCH_SIZE;
+        private BatchSizes batchSizes = BatchSizes.defaults();
         private Map<String, PoolSettings> pools = Map.of();
 
         private Builder(String nodeId) {
@@ -152,29 +143,15 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
             return this;
         }
 
-        /**
-         * Sets the retention of failed and cancelled jobs. Completed jobs are kept for
-         * {@link io.pgqueue.QueueConfig#completedRetention()}: that setting also decides whether
-         * a completed job is archived at all, so it belongs to the queue, not to the workers.
-         * @param failed how long failed jobs are kept
-         * @param cancelled how long cancelled jobs are kept
-         * @return this builder
-         */
-        public Builder retention(Duration failed, Duration cancelled) {
-            this.failedRetention = failed;
-            this.cancelledRetention = cancelled;
-            return this;
-        }
-
         /** @param vacuumInterval the vacuum interval, zero to disable @return this builder */
         public Builder vacuumInterval(Duration vacuumInterval) {
             this.vacuumInterval = vacuumInterval;
             return this;
         }
 
-        /** @param batchSize the maximum rows per statement @return this builder */
-        public Builder batchSize(int batchSize) {
-            this.batchSize = batchSize;
+        /** @param batchSizes the most rows per statement, by statement @return this builder */
+        public Builder batchSizes(BatchSizes batchSizes) {
+            this.batchSizes = batchSizes;
             return this;
         }
 
@@ -188,7 +165,7 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
         public WorkerSettings build() {
             return new WorkerSettings(this.nodeId, this.lease, this.heartbeatInterval, this.pollInterval,
                     this.notifications, this.shutdownTimeout, this.rescueInterval, this.retentionInterval,
-                    this.failedRetention, this.cancelledRetention, this.vacuumInterval, this.batchSize, this.pools);
+                    this.vacuumInterval, this.batchSizes, this.pools);
         }
     }
 }

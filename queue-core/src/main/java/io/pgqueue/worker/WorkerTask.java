@@ -4,6 +4,7 @@ import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.Objects;
 
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 
@@ -36,6 +37,37 @@ public record WorkerTask(TaskDefinition definition, TaskHandler<Object> handler,
         if (timeout == null || timeout.isZero() || timeout.isNegative()) {
             throw new IllegalArgumentException("Task '" + definition.name() + "': timeout must be positive, was " + timeout);
         }
+    }
+
+    /**
+     * Describes a task with a typed handler, so callers need no unchecked cast.
+     * @param <P> the payload type
+     * @param definition the task definition
+     * @param handler the handler
+     * @param payloadType the handler's payload type
+     * @param concurrency the maximum number of jobs of this task running at once on the node
+     * @param timeout how long one attempt may run before it is interrupted and fails
+     * @param pool the name of the pool that runs the task
+     * @return the task
+     */
+    @SuppressWarnings("unchecked")
+    public static <P> WorkerTask of(TaskDefinition definition, TaskHandler<P> handler, Class<P> payloadType,
+            int concurrency, Duration timeout, String pool) {
+        return new WorkerTask(definition, (TaskHandler<Object>) handler, payloadType, concurrency, timeout, pool);
+    }
+
+    /**
+     * Describes a task with the default definition, concurrency ({@link QueueDefaults#CONCURRENCY}),
+     * timeout ({@link QueueDefaults#TASK_TIMEOUT}) and pool ({@link QueueDefaults#POOL}).
+     * @param <P> the payload type
+     * @param name the task name
+     * @param handler the handler
+     * @param payloadType the handler's payload type
+     * @return the task
+     */
+    public static <P> WorkerTask of(String name, TaskHandler<P> handler, Class<P> payloadType) {
+        return of(TaskDefinition.builder(name).build(), handler, payloadType, QueueDefaults.CONCURRENCY,
+                QueueDefaults.TASK_TIMEOUT, QueueDefaults.POOL);
     }
 
     /** @return the task name */

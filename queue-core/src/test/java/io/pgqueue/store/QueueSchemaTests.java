@@ -1,7 +1,13 @@
 package io.pgqueue.store;
 
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
+import java.util.stream.IntStream;
 
+import io.pgqueue.CancelResult;
+import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueSchemaException;
 import io.pgqueue.testing.TestDatabase;
@@ -11,6 +17,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -22,7 +31,8 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(9);
+        // Nine versioned migrations (the tables) and three repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(12);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -47,7 +57,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(9);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(12);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -111,6 +121,47 @@ class QueueSchemaTests {
         assertThat(plan).contains("\"Index Name\": \"job_finished_failed_idx\"");
         assertThat(new JobStore(db.dataSource(), QueueConfig.defaults().withSchema("archive")).recentFailures("task-0", 20))
             .extracting(JobStore.Failure::id).containsExactly(4985L, 9970L, 14955L, 19940L, 24925L, 29910L);
+    }
+
+    @Test
+    void theArchivedRowIsInlinedIntoEveryStatementThatArchives() throws Exception {
+        QueueConfig config = QueueConfig.defaults().withSchema("inlined");
+        QueueSchema.migrate(db.dataSource(), "inlined");
+        // Due when the transaction below begins (its now()).
+        new JobStore(db.dataSource(), config)
+            .insert(IntStream.range(0, 5).mapToObj(i -> new NewJob("t", "{}", "{}", 0, null, 0, null, 3, null)).toList());
+        String calls = "SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions "
+                + "WHERE schemaname = 'inlined' AND funcname = ?";
+        try (Connection connection = db.dataSource().getConnection()) {
+            SingleConnectionDataSource oneConnection = new SingleConnectionDataSource(connection, true);
+            JdbcTemplate jdbc = new JdbcTemplate(oneConnection);
+            JobStore store = new JobStore(oneConnection, config);
+            new TransactionTemplate(new DataSourceTransactionManager(oneConnection)).executeWithoutResult(status -> {
+                // 'all' counts the calls of SQL functions too, those PostgreSQL did not inline.
+                jdbc.execute("SET LOCAL track_functions = 'all'");
+                List<Lease> leases = store.claim(List.of(new ClaimLimit("t", 4)), "w", JobState.RUNNING, Duration.ofMinutes(1))
+                    .stream()
+                    .map(ClaimedJob::lease)
+                    .sorted(Comparator.comparingLong(Lease::jobId))
+                    .toList();
+                assertThat(store.record(List.of(Outcome.completed(leases.get(0)))).count(JobState.COMPLETED)).isOne();
+                assertThat(store.record(List.of(Outcome.failed(leases.get(1), "no"), Outcome.released(leases.get(2), "stop")))
+                    .applied()).hasSize(2);
+                jdbc.update("UPDATE inlined.job SET cancel_requested = true WHERE id = ?", leases.get(3).jobId());
+                assertThat(store.record(List.of(Outcome.failed(leases.get(3), "no"))).count(JobState.CANCELLED)).isOne();
+                long ready = jdbc.queryForObject("SELECT max(id) FROM inlined.job WHERE state = 'READY'", Long.class);
+                assertThat(store.cancel(ready).result()).isEqualTo(CancelResult.CANCELLED);
+
+                assertThat(jdbc.queryForObject(calls, Long.class, "complete_jobs")).isOne();
+                assertThat(jdbc.queryForObject(calls, Long.class, "record_outcomes")).isEqualTo(2);
+                assertThat(jdbc.queryForObject("SELECT count(*) FROM inlined.job_finished", Long.class)).isEqualTo(4);
+                assertThat(jdbc.queryForObject(calls, Long.class, "finished_job")).as("calls not inlined").isZero();
+                // Called in a select list, where PostgreSQL cannot inline it, each call counts.
+                jdbc.queryForList("SELECT inlined.finished_job(j, 'CANCELLED', j.attempt, j.last_error, j.progress) "
+                        + "FROM inlined.job AS j");
+                assertThat(jdbc.queryForObject(calls, Long.class, "finished_job")).isOne();
+            });
+        }
     }
 
     @Test

@@ -64,7 +64,7 @@ class StatsStoreTests {
     @Test
     void readsOnlyTheRetainedFailuresAndTheLastMinutesFinishes() {
         String plan = jdbc.queryForObject("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
-                + StoreSupport.sql(StatsStore.SNAPSHOT, QueueConfig.defaults()), String.class);
+                + StoreSupport.sql(StatsStatements.SNAPSHOT, QueueConfig.defaults()), String.class);
         long pages = jdbc.queryForObject("SELECT (p -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint "
                 + "+ (p -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint FROM CAST(? AS json) AS p", Long.class, plan);
 

@@ -51,15 +51,26 @@ class CompleterTests {
     @BeforeEach
     void start() {
         new JdbcTemplate(db.dataSource()).execute("TRUNCATE pgqueue.job, pgqueue.job_finished");
-        this.completer = new Completer(store, Duration.ofSeconds(30), 100, this.startWrites::add, (task, delay) -> {
-        }, leases -> {
+        this.completer = new Completer(store, Duration.ofSeconds(30), 100, new Completer.Listener() {
+            @Override
+            public void startsWritten(FencedResult result) {
+                CompleterTests.this.startWrites.add(result);
+            }
+
+            @Override
+            public void outcomesWritten(List<Lease> leases, FencedResult result) {
+            }
+
+            @Override
+            public void requeued(String task, Duration delay) {
+            }
         }, new QueueEvents() {
         });
-        this.completer.start("test-completer");
+        this.completer.start();
     }
 
     @AfterEach
-    void stop() throws InterruptedException {
+    void stop() {
         this.completer.stop();
     }
 
@@ -70,7 +81,7 @@ class CompleterTests {
             // A handler of 0.2 ms, one job at a time: written at once, every start would go alone.
             this.completer.started(lease);
             LockSupport.parkNanos(200_000);
-            this.completer.finished(Outcome.completed(lease), "t");
+            this.completer.finished(Outcome.completed(lease));
             Thread.sleep(3);
         }
 

@@ -59,16 +59,7 @@ class NotificationListenerTests {
             assertThat(reconnects).hasValue(0);
         }
         finally {
-            stopQuietly(listener);
-        }
-    }
-
-    private static void stopQuietly(NotificationListener listener) {
-        try {
             listener.stop();
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -1,0 +1,20 @@
+package io.pgqueue.autoconfigure;
+
+import java.util.Set;
+
+import io.pgqueue.PgQueue;
+import io.pgqueue.observe.QueueStatsPoller;
+import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
+
+/**
+ * Tells Spring Boot that the queue, its statistics poller and its workers use the database, so
+ * they are created after every database initializer — the queue's own schema migration and the
+ * application's Flyway or Liquibase — has run.
+ */
+class PgQueueDependsOnDatabaseInitializationDetector extends AbstractBeansOfTypeDependsOnDatabaseInitializationDetector {
+
+    @Override
+    protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
+        return Set.of(PgQueue.class, QueueStatsPoller.class, QueueWorkersLifecycle.class);
+    }
+}

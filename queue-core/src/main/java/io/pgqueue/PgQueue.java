@@ -1,0 +1,305 @@
+package io.pgqueue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.store.JobStore;
+import io.pgqueue.store.QueueSchema;
+import io.pgqueue.store.QueueStores;
+import io.pgqueue.worker.QueueWorkers;
+import io.pgqueue.worker.WorkerExecutors;
+import io.pgqueue.worker.WorkerSettings;
+import io.pgqueue.worker.WorkerTask;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * One queue on one PostgreSQL database: the single entry point that creates the stores once and
+ * hands out the {@link QueueClient} (enqueue), the {@link QueueAdmin} (inspect and steer), the
+ * {@link QueueStatsPoller} (the shared statistics) and, on nodes that run jobs, the
+ * {@link QueueWorkers}.
+ * <pre>{@code
+ * PgQueue queue = PgQueue.builder(dataSource)
+ *     .migrateSchema(true)
+ *     .workers(WorkerSettings.builder("node-1").build(), List.of(WorkerTask.of("send-push", handler, Push.class)))
+ *     .build();
+ * queue.start();
+ * queue.client().enqueue("send-push", new Push("ann", "hi"));
+ * queue.stop();
+ * }</pre>
+ * The Spring Boot starter builds it from {@code pgqueue.*} properties and runs {@link #start()} and
+ * {@link #stop()} with the application context.
+ */
+public final class PgQueue {
+
+    private final QueueStores stores;
+
+    private final QueueClient client;
+
+    private final QueueStatsPoller stats;
+
+    private final QueueAdmin admin;
+
+    private final QueueTelemetry telemetry;
+
+    private final ObjectMapper mapper;
+
+    private final WorkerSettings workerSettings;
+
+    private final Supplier<? extends Collection<WorkerTask>> workerTasks;
+
+    private final WorkerExecutors executors;
+
+    private QueueWorkers workers;
+
+    private PgQueue(Builder builder) {
+        this.stores = QueueStores.create(builder.dataSource, builder.config);
+        this.telemetry = builder.telemetry;
+        this.mapper = builder.mapper;
+        this.workerSettings = builder.workerSettings;
+        this.workerTasks = builder.workerTasks;
+        this.executors = builder.executors;
+        TaskRegistry tasks = builder.registry();
+        this.client = new QueueClient(this.stores.jobs(), builder.config, tasks, this.mapper, this.telemetry);
+        this.stats = new QueueStatsPoller(this.stores.stats(), builder.statsInterval);
+        int rescueBatch = this.workerSettings != null ? this.workerSettings.batchSizes().maintenance()
+                : QueueDefaults.MAINTENANCE_BATCH_SIZE;
+        this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
+                this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()));
+    }
+
+    /**
+     * Starts building a queue on a database.
+     * @param dataSource the queue's database
+     * @return the builder
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /** @return the client that enqueues jobs */
+    public QueueClient client() {
+        return this.client;
+    }
+
+    /** @return the admin that inspects and steers the queue */
+    public QueueAdmin admin() {
+        return this.admin;
+    }
+
+    /** @return the statistics poller behind metrics, health and the admin's counts */
+    public QueueStatsPoller stats() {
+        return this.stats;
+    }
+
+    /** @return the job store */
+    public JobStore jobs() {
+        return this.stores.jobs();
+    }
+
+    /** @return the stores of the queue's database */
+    public QueueStores stores() {
+        return this.stores;
+    }
+
+    /** @return the queue's settings */
+    public QueueConfig config() {
+        return this.stores.config();
+    }
+
+    /** @return the worker settings, empty on a node that runs no workers */
+    public Optional<WorkerSettings> workerSettings() {
+        return Optional.ofNullable(this.workerSettings);
+    }
+
+    /** @return the running workers, empty before {@link #startWorkers()} and on a node that runs no workers */
+    public synchronized Optional<QueueWorkers> workers() {
+        return Optional.ofNullable(this.workers);
+    }
+
+    /**
+     * Starts the statistics poller and, on a node with workers, the workers.
+     * @throws QueueSchemaException if the schema is not migrated to this version
+     */
+    public synchronized void start() {
+        this.stats.start();
+        startWorkers();
+    }
+
+    /**
+     * Starts the workers, once; on a node that runs no workers it does nothing. The worker tasks
+     * are looked up now, so their handlers may depend on the client.
+     * @throws QueueSchemaException if the schema is not migrated to this version
+     */
+    public synchronized void startWorkers() {
+        if (this.workerSettings == null || (this.workers != null && this.workers.isRunning())) {
+            return;
+        }
+        this.workers = new QueueWorkers(this.stores, this.workerSettings, List.copyOf(this.workerTasks.get()),
+                this.mapper, this.executors, this.telemetry);
+        this.workers.start();
+    }
+
+    /** Stops the workers gracefully (see {@link QueueWorkers#stop()}); they can be started again. */
+    public synchronized void stopWorkers() {
+        if (this.workers != null) {
+            this.workers.stop();
+        }
+    }
+
+    /** @return whether the workers run */
+    public synchronized boolean isWorking() {
+        return this.workers != null && this.workers.isRunning();
+    }
+
+    /** Stops the workers gracefully, then the statistics poller and the client's group commit. */
+    public synchronized void stop() {
+        stopWorkers();
+        this.stats.stop();
+        this.client.close();
+    }
+
+    /**
+     * Builds a {@link PgQueue}; every setting has a default from {@link QueueDefaults}.
+     */
+    public static final class Builder {
+
+        private final DataSource dataSource;
+
+        private QueueConfig config = QueueConfig.defaults();
+
+        private TaskRegistry tasks;
+
+        private ObjectMapper mapper;
+
+        private QueueTelemetry telemetry = QueueTelemetry.NONE;
+
+        private Duration statsInterval = QueueDefaults.STATS_INTERVAL;
+
+        private WorkerSettings workerSettings;
+
+        private Supplier<? extends Collection<WorkerTask>> workerTasks = List::of;
+
+        private List<WorkerTask> eagerWorkerTasks = List.of();
+
+        private WorkerExecutors executors = WorkerExecutors.platformThreads();
+
+        private boolean migrateSchema;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** @param config the queue's settings (schema, payload limit, statement timeout, retention) @return this builder */
+        public Builder config(QueueConfig config) {
+            this.config = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        /**
+         * Sets the task types jobs may be enqueued for. Tasks of {@link #workers(WorkerSettings, Collection)}
+         * are added to them.
+         * @param tasks the declared task types
+         * @return this builder
+         */
+        public Builder tasks(TaskRegistry tasks) {
+            this.tasks = Objects.requireNonNull(tasks, "tasks");
+            return this;
+        }
+
+        /** @param mapper the JSON mapper of payloads and headers @return this builder */
+        public Builder mapper(ObjectMapper mapper) {
+            this.mapper = Objects.requireNonNull(mapper, "mapper");
+            return this;
+        }
+
+        /** @param telemetry where events (metrics) and observations (tracing) go @return this builder */
+        public Builder telemetry(QueueTelemetry telemetry) {
+            this.telemetry = Objects.requireNonNull(telemetry, "telemetry");
+            return this;
+        }
+
+        /** @param statsInterval how often the shared statistics are read @return this builder */
+        public Builder statsInterval(Duration statsInterval) {
+            Objects.requireNonNull(statsInterval, "statsInterval");
+            if (statsInterval.isZero() || statsInterval.isNegative()) {
+                throw new IllegalArgumentException("The statistics interval must be positive, was " + statsInterval);
+            }
+            this.statsInterval = statsInterval;
+            return this;
+        }
+
+        /**
+         * Runs workers on this node for the given tasks; their definitions are declared too.
+         * @param settings the worker settings
+         * @param tasks the tasks this node runs
+         * @return this builder
+         */
+        public Builder workers(WorkerSettings settings, Collection<WorkerTask> tasks) {
+            List<WorkerTask> copy = List.copyOf(tasks);
+            this.eagerWorkerTasks = copy;
+            return workers(settings, () -> copy);
+        }
+
+        /**
+         * Runs workers on this node for tasks looked up when the workers start, e.g. handler beans
+         * that depend on the client; their definitions must be among {@link #tasks(TaskRegistry)}.
+         * @param settings the worker settings
+         * @param tasks supplies the tasks this node runs
+         * @return this builder
+         */
+        public Builder workers(WorkerSettings settings, Supplier<? extends Collection<WorkerTask>> tasks) {
+            this.workerSettings = Objects.requireNonNull(settings, "settings");
+            this.workerTasks = Objects.requireNonNull(tasks, "tasks");
+            return this;
+        }
+
+        /** @param executors creates the executor of each pool's handlers @return this builder */
+        public Builder executors(WorkerExecutors executors) {
+            this.executors = Objects.requireNonNull(executors, "executors");
+            return this;
+        }
+
+        /**
+         * Whether {@link #build()} creates or upgrades the queue's schema first (off by default:
+         * many teams migrate with their own tooling; see {@link QueueSchema}).
+         * @param migrateSchema whether to migrate
+         * @return this builder
+         */
+        public Builder migrateSchema(boolean migrateSchema) {
+            this.migrateSchema = migrateSchema;
+            return this;
+        }
+
+        /** @return the queue; nothing runs until {@link PgQueue#start()} */
+        public PgQueue build() {
+            if (this.mapper == null) {
+                this.mapper = JsonMapper.builder().build();
+            }
+            if (this.migrateSchema) {
+                QueueSchema.migrate(this.dataSource, this.config.schema());
+            }
+            return new PgQueue(this);
+        }
+
+        private TaskRegistry registry() {
+            Map<String, TaskDefinition> definitions = new LinkedHashMap<>();
+            if (this.tasks != null) {
+                this.tasks.all().forEach(task -> definitions.put(task.name(), task));
+            }
+            this.eagerWorkerTasks.forEach(task -> definitions.putIfAbsent(task.name(), task.definition()));
+            return TaskRegistry.of(new ArrayList<>(definitions.values()));
+        }
+    }
+}

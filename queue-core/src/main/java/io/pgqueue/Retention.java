@@ -1,0 +1,55 @@
+package io.pgqueue;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How long finished jobs are kept before the retention deletes them, by final state. Defaults
+ * come from {@link QueueDefaults}.
+ *
+ * @param completed how long completed jobs are kept; zero deletes them when they complete (they are
+ * then never archived)
+ * @param failed how long failed jobs are kept, to be inspected and re-run
+ * @param cancelled how long cancelled jobs are kept
+ */
+public record Retention(Duration completed, Duration failed, Duration cancelled) {
+
+    /**
+     * Validates the durations.
+     */
+    public Retention {
+        notNegative(completed, "completed");
+        notNegative(failed, "failed");
+        notNegative(cancelled, "cancelled");
+    }
+
+    /**
+     * Returns the default retentions.
+     * @return the defaults
+     */
+    public static Retention defaults() {
+        return new Retention(QueueDefaults.COMPLETED_RETENTION, QueueDefaults.FAILED_RETENTION,
+                QueueDefaults.CANCELLED_RETENTION);
+    }
+
+    /**
+     * Returns the retention of jobs that ended in the given final state.
+     * @param state COMPLETED, FAILED or CANCELLED
+     * @return the retention
+     */
+    public Duration of(JobState state) {
+        return switch (state) {
+            case COMPLETED -> this.completed;
+            case FAILED -> this.failed;
+            case CANCELLED -> this.cancelled;
+            default -> throw new IllegalArgumentException(state + " is not a final state");
+        };
+    }
+
+    private static void notNegative(Duration value, String field) {
+        Objects.requireNonNull(value, field);
+        if (value.isNegative()) {
+            throw new IllegalArgumentException("The " + field + " retention must not be negative, was " + value);
+        }
+    }
+}

@@ -1,0 +1,185 @@
+package io.pgqueue.observe;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.pgqueue.EnqueueOutcome;
+import io.pgqueue.JobState;
+import io.pgqueue.worker.PoolState;
+
+import static io.pgqueue.observe.QueueMeterNames.TAG_OUTCOME;
+import static io.pgqueue.observe.QueueMeterNames.TAG_POOL;
+import static io.pgqueue.observe.QueueMeterNames.TAG_STATE;
+import static io.pgqueue.observe.QueueMeterNames.TAG_TASK;
+
+/**
+ * Binds the queue's gauges, and its counters at zero, to a {@link MeterRegistry} (names in
+ * {@link QueueMeterNames}). The gauges read the cached aggregate statistics and the pools'
+ * in-memory state, so a scrape never queries the database; the counters are registered for every
+ * task and pool up front, so dashboards and alerts see each series from the start rather than after
+ * its first event ({@link MicrometerQueueEvents} increments them).
+ * <p>
+ * The binder is immutable: start from {@link #NONE} and add what to measure, for example
+ * <pre>{@code
+ * QueueMeterBinder.NONE.withTasks(taskNames, poller::latest).withPools(poolTasks, workers::pools).bindTo(registry);
+ * }</pre>
+ * Like every Micrometer gauge, the gauges hold their state, this binder, weakly: keep a reference
+ * to it for as long as they should report (a Spring bean is held by its context). Once it is
+ * collected they report {@code NaN}, so a registry that outlives the queue does not keep the
+ * statistics source or the pools alive.
+ */
+public final class QueueMeterBinder implements MeterBinder {
+
+    /** Binds nothing; {@link #withTasks} and {@link #withPools} add what to measure. */
+    public static final QueueMeterBinder NONE = new QueueMeterBinder(List.of(), () -> QueueStats.NONE, Map.of(),
+            List::of);
+
+    /** The job states that {@link QueueMeterNames#RESCUED} counts, in the order they are registered. */
+    private static final List<JobState> RESCUED_STATES = List.of(JobState.READY, JobState.FAILED, JobState.CANCELLED);
+
+    /** Counters tagged with the task alone. */
+    private static final List<String> TASK_COUNTERS = List.of(QueueMeterNames.COMPLETED, QueueMeterNames.FAILED,
+            QueueMeterNames.RETRIED, QueueMeterNames.CANCELLED, QueueMeterNames.LEASES_LOST,
+            QueueMeterNames.DEADLINE_MISSED);
+
+    private final List<String> tasks;
+
+    private final Supplier<QueueStats> stats;
+
+    private final Map<String, List<String>> pools;
+
+    private final Supplier<List<PoolState>> poolStates;
+
+    private QueueMeterBinder(List<String> tasks, Supplier<QueueStats> stats, Map<String, List<String>> pools,
+            Supplier<List<PoolState>> poolStates) {
+        this.tasks = tasks;
+        this.stats = stats;
+        this.pools = pools;
+        this.poolStates = poolStates;
+    }
+
+    /**
+     * Returns a binder that also binds, per task, the counters at zero and the gauges of the
+     * aggregate statistics: jobs by state, lag and stuck leases.
+     * @param tasks the names of the declared tasks
+     * @param stats the latest statistics, read at each scrape (usually {@link QueueStatsPoller#latest()},
+     * which never queries the database)
+     * @return a new binder with these tasks and this statistics source in place of any earlier ones
+     */
+    public QueueMeterBinder withTasks(Collection<String> tasks, Supplier<QueueStats> stats) {
+        return new QueueMeterBinder(List.copyOf(tasks), stats, this.pools, this.poolStates);
+    }
+
+    /**
+     * Returns a binder that also binds, per pool, the gauges of its capacity, busy and buffered
+     * handlers and each task's prefetch depth, and the claim counters of its tasks at zero.
+     * @param pools the pools this node runs, each with the names of its tasks
+     * @param states the pools' current state, read at each scrape (empty before the workers start;
+     * a pool missing from it reports zero)
+     * @return a new binder with these pools in place of any earlier ones
+     */
+    public QueueMeterBinder withPools(Map<String, ? extends Collection<String>> pools, Supplier<List<PoolState>> states) {
+        Map<String, List<String>> copy = new LinkedHashMap<>();
+        pools.forEach((pool, tasks) -> copy.put(pool, List.copyOf(tasks)));
+        return new QueueMeterBinder(this.tasks, this.stats, copy, states);
+    }
+
+    /**
+     * Registers the meters of every task and pool this binder was given.
+     * @param registry the registry to bind to
+     */
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        for (String task : this.tasks) {
+            bindTask(registry, task);
+        }
+        this.pools.forEach((pool, tasks) -> bindPool(registry, pool, tasks));
+    }
+
+    private void bindTask(MeterRegistry registry, String task) {
+        counters(registry, task);
+        jobs(registry, task, "ready", TaskStats::ready);
+        jobs(registry, task, "scheduled", TaskStats::scheduled);
+        jobs(registry, task, "starting", TaskStats::starting);
+        jobs(registry, task, "running", TaskStats::running);
+        jobs(registry, task, "failed", TaskStats::failed);
+        Gauge.builder(QueueMeterNames.LAG, this, binder -> binder.task(task).lagSeconds())
+            .description("Seconds since the oldest due READY job became due")
+            .baseUnit("seconds")
+            .tag(TAG_TASK, task)
+            .register(registry);
+        Gauge.builder(QueueMeterNames.STUCK, this, binder -> binder.task(task).stuck())
+            .description("Claimed jobs past their lease deadline, not yet rescued")
+            .tag(TAG_TASK, task)
+            .register(registry);
+    }
+
+    private static void counters(MeterRegistry registry, String task) {
+        for (String name : TASK_COUNTERS) {
+            registry.counter(name, TAG_TASK, task);
+        }
+        for (EnqueueOutcome outcome : EnqueueOutcome.values()) {
+            String tag = outcome.name().toLowerCase(Locale.ROOT);
+            registry.counter(QueueMeterNames.ENQUEUED, TAG_TASK, task, TAG_OUTCOME, tag);
+            if (outcome != EnqueueOutcome.CREATED) {
+                registry.counter(QueueMeterNames.DEDUPLICATED, TAG_TASK, task, TAG_OUTCOME, tag);
+            }
+        }
+        for (JobState state : RESCUED_STATES) {
+            registry.counter(QueueMeterNames.RESCUED, TAG_TASK, task, TAG_STATE, state.name().toLowerCase(Locale.ROOT));
+        }
+    }
+
+    private void jobs(MeterRegistry registry, String task, String state, ToDoubleFunction<TaskStats> value) {
+        Gauge.builder(QueueMeterNames.JOBS, this, binder -> value.applyAsDouble(binder.task(task)))
+            .description("Jobs by task and state")
+            .tags(TAG_TASK, task, TAG_STATE, state)
+            .register(registry);
+    }
+
+    private void bindPool(MeterRegistry registry, String pool, List<String> tasks) {
+        poolGauge(registry, QueueMeterNames.POOL_CAPACITY, "Handler slots of a pool", pool, PoolState::capacity);
+        poolGauge(registry, QueueMeterNames.POOL_BUSY, "Handlers running in a pool", pool, PoolState::busy);
+        poolGauge(registry, QueueMeterNames.POOL_BUFFERED, "Jobs claimed into a pool's buffer, not yet running", pool,
+                PoolState::buffered);
+        for (String task : tasks) {
+            registry.counter(QueueMeterNames.CLAIMED, TAG_TASK, task, TAG_POOL, pool);
+            Gauge.builder(QueueMeterNames.POOL_PREFETCH, this, binder -> {
+                PoolState.Task state = binder.pool(pool).tasks().get(task);
+                return state == null ? 0 : state.prefetchDepth();
+            })
+                .description("Prefetch depth the adaptive logic chose")
+                .tags(TAG_POOL, pool, TAG_TASK, task)
+                .register(registry);
+        }
+    }
+
+    private void poolGauge(MeterRegistry registry, String name, String description, String pool,
+            ToDoubleFunction<PoolState> value) {
+        Gauge.builder(name, this, binder -> value.applyAsDouble(binder.pool(pool)))
+            .description(description)
+            .tag(TAG_POOL, pool)
+            .register(registry);
+    }
+
+    private TaskStats task(String task) {
+        return this.stats.get().task(task);
+    }
+
+    /** The pool's current state; an empty one before the workers start. */
+    private PoolState pool(String name) {
+        return this.poolStates.get()
+            .stream()
+            .filter(pool -> pool.name().equals(name))
+            .findFirst()
+            .orElse(new PoolState(name, 0, 0, 0, Map.of()));
+    }
+}

@@ -1,0 +1,26 @@
+-- pgqueue: the row a finished job leaves in job_finished, current definition (repeatable
+-- migration: see R__claim.sql).
+--
+-- The one place that lists job_finished's columns: the outcome functions (R__fenced_writes.sql)
+-- and the cancel statement (JobStatements.CANCEL) archive the rows they delete from job as
+--     INSERT INTO job_finished
+--     SELECT a.* FROM deleted AS d, LATERAL finished_job(d, 'STATE', d.attempt, d.last_error, d.progress) AS a
+-- A LANGUAGE sql function that returns SETOF, whose body is one SELECT and which is neither STRICT
+-- nor VOLATILE nor carries SET clauses, is inlined into the statement that calls it in FROM: the
+-- plan holds the column list written out, with no function call per row (QueueSchemaTests checks
+-- that it is inlined). Adding a column to job_finished means adding it here too, in the same release.
+--
+-- p_job: the job as deleted from the active table (the row DELETE ... RETURNING job.* returns: the
+-- job table's columns in their order, which PostgreSQL casts to the job row type); p_state: COMPLETED, FAILED or CANCELLED;
+-- p_attempt, p_last_error, p_progress: the attempts it used, its last error and its progress as
+-- they are archived, which its last attempt may have changed.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.finished_job(p_job ${flyway:defaultSchema}.job, p_state text,
+                                                              p_attempt integer, p_last_error text, p_progress text)
+RETURNS SETOF ${flyway:defaultSchema}.job_finished
+LANGUAGE sql STABLE
+AS $finished$
+    SELECT (p_job).id, (p_job).task, p_state, (p_job).priority, (p_job).payload, (p_job).headers,
+           (p_job).schedule_time, (p_job).delay_tolerance_deadline, p_attempt, (p_job).max_attempts,
+           (p_job).lease_owner, (p_job).dedup_key, p_last_error, (p_job).created_at, (p_job).started_at, now(),
+           p_progress, (p_job).lease_epoch
+$finished$;
