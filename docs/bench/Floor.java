@@ -1,8 +1,9 @@
 /*
- * Bare JDBC pipeline probe (issue 5): INSERT+NOTIFY on one connection, LISTEN on a second, claim
- * on a third; prints call->claimed, insert and notification-arrival percentiles. -Dfix=true applies
- * the listener adjustment pgqueue makes (no 1 ms probe after each notification); -Dsame=true claims
- * on the listening connection itself (its backend has just woken to deliver the notification).
+ * Bare JDBC pipeline probe, the latency floor of an enqueue -> claim (docs/design-notes.md, "The
+ * latency floor"): INSERT+NOTIFY on one connection, LISTEN on a second, claim on a third; prints
+ * call->claimed, insert and notification-arrival percentiles. -Dfix=true applies the listener
+ * adjustment pgqueue makes (no 1 ms probe after each notification); -Dsame=true claims on the
+ * listening connection itself (its backend has just woken to deliver the notification).
  *   javac -cp postgresql.jar Floor.java && java -Dfix=true -cp postgresql.jar:. Floor 200 10
  */
 import java.sql.*;

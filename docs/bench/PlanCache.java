@@ -1,9 +1,9 @@
 /*
- * Plan-cache probe (issue 5, third session): times the claim statement through bare JDBC, one
- * execution every 2 ms after another connection inserted one job, with literal arrays and with
- * bound array parameters, and under each plan_cache_mode. With parameters PostgreSQL re-plans the
- * claim on every execution (its generic plan assumes 10 rows per unnest and always looks dearer
- * than the custom plan), which cost 0.15-0.25 ms per claim here.
+ * Plan-cache probe (docs/design-notes.md, "Plans"): times the claim written as a statement through
+ * bare JDBC, one execution every 2 ms after another connection inserted one job, with literal
+ * arrays and with bound array parameters, and under each plan_cache_mode. With parameters
+ * PostgreSQL re-plans the statement on every execution (its generic plan assumes 10 rows per unnest
+ * and always looks dearer than the custom plan), 0.15-0.25 ms per claim on the benchmark machine.
  * Needs the benchmark's schema (run the benchmark once, or QueueSchema.migrate into pgqueue_bench).
  *   javac -cp postgresql.jar PlanCache.java && java -cp postgresql.jar:. PlanCache
  */

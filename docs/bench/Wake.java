@@ -1,6 +1,7 @@
 /*
- * Thread wake-up probe (docs/benchmarks.md, sixth session): one thread signals another through a
- * Condition every 5 ms, 4,000 times, and the woken thread records how long the signal took to reach it.
+ * Thread wake-up probe (docs/design-notes.md, "The latency floor"): one thread signals another
+ * through a Condition every 5 ms, 4,000 times, and the woken thread records how long the signal
+ * took to reach it.
  *   javac Wake.java && java Wake
  */
 import java.util.*;

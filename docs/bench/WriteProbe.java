@@ -1,8 +1,8 @@
 /*
- * JDBC round trip of the fenced writes (fifth session, migration V5): per iteration, insert a
+ * JDBC round trip of the fenced writes (docs/design-notes.md, "Plans"): per iteration, insert a
  * batch of jobs, claim them, then time JobStore.markRunning and JobStore.record (completed) for the
- * batch on one connection; prints p50 over 250 iterations after 50 discarded. Run it against two
- * builds alternately (a second worktree) to compare:
+ * batch on one connection; prints p50 over 250 iterations after 50 discarded. To compare two
+ * versions of the writes, run it against each build alternately (e.g. from a second git worktree):
  *   CP=queue-core/target/classes:$(cat cp.txt)   # cp.txt: mvn dependency:build-classpath of queue-benchmark,
  *                                                 # without the io/pgqueue jars
  *   javac -d /tmp/probe -cp $CP docs/bench/WriteProbe.java && java -cp /tmp/probe:$CP WriteProbe 1

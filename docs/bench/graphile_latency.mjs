@@ -1,7 +1,7 @@
 /*
- * graphile-worker measured with pgqueue's latency method (issue 5): one producer on its own pool
- * (WorkerUtils) makes single addJob calls at a steady rate; workers (concurrency 8, LISTEN/NOTIFY)
- * run in the same process on their own pool. Prints enqueue call -> handler start, the addJob call
+ * graphile-worker measured with pgqueue's latency method (docs/benchmarks.md, "Comparison with
+ * peers"): one producer on its own pool (WorkerUtils) makes single addJob calls at a steady rate;
+ * workers (concurrency 8, LISTEN/NOTIFY) run in the same process on their own pool. Prints enqueue call -> handler start, the addJob call
  * itself, and the call's return (the commit) -> handler start, per 20 s run.
  *
  *   mkdir /tmp/gw && cd /tmp/gw && npm init -y && npm install graphile-worker@0.18.0 pg

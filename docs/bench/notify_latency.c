@@ -1,6 +1,6 @@
 /*
- * Bare NOTIFY latency probe (issue 5): one connection inserts a row and NOTIFYs at a fixed rate,
- * another LISTENs; prints commit and send->notification percentiles.
+ * Bare NOTIFY latency probe (docs/design-notes.md, "The latency floor"): one connection inserts a
+ * row and NOTIFYs at a fixed rate, another LISTENs; prints commit and send->notification percentiles.
  *   gcc -O2 -o notify docs/bench/notify_latency.c -I/usr/include/postgresql -lpq -lpthread
  *   ./notify 200 5      # rate per second, seconds
  */
