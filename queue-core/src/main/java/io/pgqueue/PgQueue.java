@@ -232,11 +232,7 @@ public final class PgQueue {
 
         /** @param statsInterval how often the shared statistics are read @return this builder */
         public Builder statsInterval(Duration statsInterval) {
-            Objects.requireNonNull(statsInterval, "statsInterval");
-            if (statsInterval.isZero() || statsInterval.isNegative()) {
-                throw new IllegalArgumentException("The statistics interval must be positive, was " + statsInterval);
-            }
-            this.statsInterval = statsInterval;
+            this.statsInterval = InvalidSettingException.positive(statsInterval, "stats.interval");
             return this;
         }
 

@@ -22,13 +22,8 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
      */
     public QueueConfig {
         validateSchema(schema);
-        if (maxPayloadBytes < 1) {
-            throw new IllegalArgumentException("Maximum payload size must be positive, was " + maxPayloadBytes);
-        }
-        Objects.requireNonNull(statementTimeout, "statementTimeout");
-        if (statementTimeout.isNegative()) {
-            throw new IllegalArgumentException("Statement timeout must not be negative, was " + statementTimeout);
-        }
+        InvalidSettingException.require(maxPayloadBytes > 0, "max-payload-size", maxPayloadBytes + "B", "must be positive");
+        InvalidSettingException.notNegative(statementTimeout, "statement-timeout");
         Objects.requireNonNull(retention, "retention");
     }
 
@@ -90,12 +85,11 @@ public record QueueConfig(String schema, long maxPayloadBytes, Duration statemen
      * Checks a schema name. Only plain lower-case identifiers are accepted, so the name can be
      * placed into SQL text unquoted.
      * @param schema the name
-     * @throws IllegalArgumentException if the name is not a plain lower-case identifier of at most 40 characters
+     * @throws InvalidSettingException if the name is not a plain lower-case identifier of at most 40 characters
      */
     public static void validateSchema(String schema) {
-        if (schema == null || !SCHEMA.matcher(schema).matches()) {
-            throw new IllegalArgumentException("Queue schema '" + schema + "' is invalid: use a lower-case identifier "
-                    + "of at most 40 characters (letters, digits, underscores; not starting with a digit)");
-        }
+        InvalidSettingException.require(schema != null && SCHEMA.matcher(schema).matches(), "schema", schema,
+                "must be a lower-case identifier of at most 40 characters (letters, digits, underscores; not "
+                        + "starting with a digit)");
     }
 }

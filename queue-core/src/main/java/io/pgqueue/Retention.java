@@ -1,7 +1,6 @@
 package io.pgqueue;
 
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * How long finished jobs are kept before the retention deletes them, by final state. Defaults
@@ -18,9 +17,9 @@ public record Retention(Duration completed, Duration failed, Duration cancelled)
      * Validates the durations.
      */
     public Retention {
-        notNegative(completed, "completed");
-        notNegative(failed, "failed");
-        notNegative(cancelled, "cancelled");
+        InvalidSettingException.notNegative(completed, "retention.completed");
+        InvalidSettingException.notNegative(failed, "retention.failed");
+        InvalidSettingException.notNegative(cancelled, "retention.cancelled");
     }
 
     /**
@@ -44,12 +43,5 @@ public record Retention(Duration completed, Duration failed, Duration cancelled)
             case CANCELLED -> this.cancelled;
             default -> throw new IllegalArgumentException(state + " is not a final state");
         };
-    }
-
-    private static void notNegative(Duration value, String field) {
-        Objects.requireNonNull(value, field);
-        if (value.isNegative()) {
-            throw new IllegalArgumentException("The " + field + " retention must not be negative, was " + value);
-        }
     }
 }

@@ -96,8 +96,8 @@ public final class QueueAutoConfiguration {
             .config(config)
             .tasks(tasks)
             .mapper(jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()))
-            .telemetry(telemetry)
-            .statsInterval(QueueSettingsMapper.statsInterval(properties));
+            .telemetry(telemetry);
+        QueueSettingsMapper.configure(builder, properties);
         workerSettings.ifAvailable(settings -> builder.workers(settings, () -> bindings.workerTasks(beans)));
         executors.ifAvailable(builder::executors);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));

@@ -1,89 +1,77 @@
 package io.pgqueue.autoconfigure;
 
-import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.UUID;
+import java.util.function.Supplier;
 
+import io.pgqueue.InvalidSettingException;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.Retention;
 import io.pgqueue.worker.BatchSizes;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerSettings;
-import org.springframework.boot.convert.DurationStyle;
+import org.springframework.boot.context.properties.PropertyMapper;
 
 /**
- * Maps {@code pgqueue.*} properties onto the core's settings, checking each value and naming the
- * property when one cannot work.
+ * Maps {@code pgqueue.*} properties onto the core's settings and its {@link PgQueue} builder: the
+ * one place that knows both. The core checks the values and names the setting that cannot work;
+ * this turns that into the property to fix. Only properties the core does not know (the deprecated
+ * batch size, health) are checked here.
  */
 final class QueueSettingsMapper {
+
+    private static final String PREFIX = "pgqueue.";
 
     private QueueSettingsMapper() {
     }
 
     static QueueConfig queueConfig(QueueProperties properties) {
-        try {
-            QueueConfig.validateSchema(properties.getSchema());
-        }
-        catch (IllegalArgumentException ex) {
-            throw invalid("pgqueue.schema", properties.getSchema(), ex.getMessage());
-        }
-        long maxPayload = properties.getMaxPayloadSize() == null ? 0 : properties.getMaxPayloadSize().toBytes();
-        require(maxPayload > 0, "pgqueue.max-payload-size", properties.getMaxPayloadSize(), "must be positive");
-        notNegative(properties.getStatementTimeout(), "pgqueue.statement-timeout");
         QueueProperties.Retention retention = properties.getRetention();
-        notNegative(retention.getCompleted(), "pgqueue.retention.completed");
-        notNegative(retention.getFailed(), "pgqueue.retention.failed");
-        notNegative(retention.getCancelled(), "pgqueue.retention.cancelled");
-        return new QueueConfig(properties.getSchema(), maxPayload, properties.getStatementTimeout(),
-                new Retention(retention.getCompleted(), retention.getFailed(), retention.getCancelled()));
+        long maxPayload = properties.getMaxPayloadSize() == null ? 0 : properties.getMaxPayloadSize().toBytes();
+        return mapped(() -> new QueueConfig(properties.getSchema(), maxPayload, properties.getStatementTimeout(),
+                new Retention(retention.getCompleted(), retention.getFailed(), retention.getCancelled())));
     }
 
     static WorkerSettings workerSettings(QueueProperties properties) {
-        QueueProperties.Lease lease = properties.getLease();
-        positive(lease.getDuration(), "pgqueue.lease.duration");
-        positive(lease.getHeartbeatInterval(), "pgqueue.lease.heartbeat-interval");
-        require(lease.getHeartbeatInterval().compareTo(lease.getDuration()) < 0, "pgqueue.lease.heartbeat-interval",
-                lease.getHeartbeatInterval(), "must be shorter than pgqueue.lease.duration ("
-                        + display(lease.getDuration()) + "), or leases expire between heartbeats");
-        positive(properties.getPollInterval(), "pgqueue.poll-interval");
-        notNegative(properties.getShutdown().getTimeout(), "pgqueue.shutdown.timeout");
-        positive(properties.getRescue().getInterval(), "pgqueue.rescue.interval");
-        QueueProperties.Retention retention = properties.getRetention();
-        positive(retention.getInterval(), "pgqueue.retention.interval");
-        BatchSizes batchSizes = batchSizes(properties);
-        notNegative(properties.getVacuum().getInterval(), "pgqueue.vacuum.interval");
         Map<String, PoolSettings> pools = new LinkedHashMap<>();
-        properties.getPools().forEach((name, pool) -> {
-            String prefix = "pgqueue.pools." + name;
-            require(pool.getMaxPrefetch() >= 0, prefix + ".max-prefetch", pool.getMaxPrefetch(), "must not be negative");
-            notNegative(pool.getPrefetchWindow(), prefix + ".prefetch-window");
-            pools.put(name, new PoolSettings(pool.getMaxPrefetch(), pool.getPrefetchWindow()));
-        });
+        properties.getPools().forEach((name, pool) -> pools.put(name,
+                mapped(() -> pool(name, pool.getMaxPrefetch(), pool.getPrefetchWindow()))));
+        BatchSizes batchSizes = batchSizes(properties);
         String nodeId = properties.getNodeId();
-        if (nodeId == null || nodeId.isBlank()) {
-            nodeId = defaultNodeId();
-        }
-        return WorkerSettings.builder(nodeId)
-            .lease(lease.getDuration())
-            .heartbeatInterval(lease.getHeartbeatInterval())
-            .pollInterval(properties.getPollInterval())
-            .notifications(properties.getNotifications().isEnabled())
-            .shutdownTimeout(properties.getShutdown().getTimeout())
-            .rescueInterval(properties.getRescue().getInterval())
-            .retentionInterval(retention.getInterval())
-            .vacuumInterval(properties.getVacuum().getInterval())
-            .batchSizes(batchSizes)
-            .pools(pools)
-            .build();
+        WorkerSettings.Builder builder = WorkerSettings
+            .builder(nodeId == null || nodeId.isBlank() ? WorkerSettings.defaultNodeId() : nodeId);
+        PropertyMapper map = PropertyMapper.get();
+        map.from(properties.getLease()::getDuration).to(builder::lease);
+        map.from(properties.getLease()::getHeartbeatInterval).to(builder::heartbeatInterval);
+        map.from(properties::getPollInterval).to(builder::pollInterval);
+        map.from(properties.getNotifications()::isEnabled).to(builder::notifications);
+        map.from(properties.getShutdown()::getTimeout).to(builder::shutdownTimeout);
+        map.from(properties.getRescue()::getInterval).to(builder::rescueInterval);
+        map.from(properties.getRetention()::getInterval).to(builder::retentionInterval);
+        map.from(properties.getVacuum()::getInterval).to(builder::vacuumInterval);
+        map.from(batchSizes).to(builder::batchSizes);
+        map.from(pools).to(builder::pools);
+        return mapped(builder::build);
     }
 
-    static Duration statsInterval(QueueProperties properties) {
-        positive(properties.getStats().getInterval(), "pgqueue.stats.interval");
-        return properties.getStats().getInterval();
+    /**
+     * Applies the properties the builder takes directly (the settings records come as beans).
+     * @param builder the queue's builder
+     * @param properties the properties
+     */
+    static void configure(PgQueue.Builder builder, QueueProperties properties) {
+        mapped(() -> builder.statsInterval(properties.getStats().getInterval()));
+    }
+
+    private static PoolSettings pool(String name, int maxPrefetch, Duration prefetchWindow) {
+        try {
+            return new PoolSettings(maxPrefetch, prefetchWindow);
+        }
+        catch (InvalidSettingException ex) {
+            throw ex.within("pools." + name);
+        }
     }
 
     @SuppressWarnings("deprecation")
@@ -94,32 +82,27 @@ final class QueueSettingsMapper {
             return new BatchSizes(legacy, legacy, legacy, legacy);
         }
         QueueProperties.Batch batch = properties.getBatch();
-        require(batch.getClaim() > 0, "pgqueue.batch.claim", batch.getClaim(), "must be positive");
-        require(batch.getHeartbeat() > 0, "pgqueue.batch.heartbeat", batch.getHeartbeat(), "must be positive");
-        require(batch.getWrite() > 0, "pgqueue.batch.write", batch.getWrite(), "must be positive");
-        require(batch.getMaintenance() > 0, "pgqueue.batch.maintenance", batch.getMaintenance(), "must be positive");
-        return new BatchSizes(batch.getClaim(), batch.getHeartbeat(), batch.getWrite(), batch.getMaintenance());
+        return mapped(() -> new BatchSizes(batch.getClaim(), batch.getHeartbeat(), batch.getWrite(),
+                batch.getMaintenance()));
     }
 
-    /** Host name, process id and a random suffix: unique even for two contexts in one JVM. */
-    static String defaultNodeId() {
-        String host;
+    /**
+     * Builds core settings, reporting a value the core refuses as the property to fix.
+     * @param build builds the settings
+     * @return the settings
+     * @throws QueueConfigurationException naming the property
+     */
+    static <T> T mapped(Supplier<T> build) {
         try {
-            host = InetAddress.getLocalHost().getHostName();
+            return build.get();
         }
-        catch (java.io.IOException ex) {
-            host = "node";
+        catch (InvalidSettingException ex) {
+            throw invalid(PREFIX + ex.setting(), ex.value(), ex.rule(PREFIX));
         }
-        String pid = ManagementFactory.getRuntimeMXBean().getName().split("@")[0];
-        return host + "-" + pid + "-" + UUID.randomUUID().toString().substring(0, 4);
     }
 
     static void positive(Duration value, String property) {
         require(value != null && !value.isZero() && !value.isNegative(), property, value, "must be positive");
-    }
-
-    static void notNegative(Duration value, String property) {
-        require(value != null && !value.isNegative(), property, value, "must not be negative");
     }
 
     static void require(boolean condition, String property, Object value, String rule) {
@@ -128,21 +111,8 @@ final class QueueSettingsMapper {
         }
     }
 
-    /** Shows durations as they are written in properties ("10s", not "PT10S"). */
-    static Object display(Object value) {
-        if (!(value instanceof Duration duration)) {
-            return value;
-        }
-        for (ChronoUnit unit : new ChronoUnit[] { ChronoUnit.DAYS, ChronoUnit.HOURS, ChronoUnit.MINUTES, ChronoUnit.SECONDS }) {
-            if (!duration.isZero() && duration.toNanos() % unit.getDuration().toNanos() == 0) {
-                return DurationStyle.SIMPLE.print(duration, unit);
-            }
-        }
-        return DurationStyle.SIMPLE.print(duration);
-    }
-
     static QueueConfigurationException invalid(String property, Object value, String rule) {
-        return new QueueConfigurationException("Invalid value '" + display(value) + "' for '" + property + "': " + rule,
-                "Update '" + property + "' in your application configuration.");
+        return new QueueConfigurationException("Invalid value '" + InvalidSettingException.display(value) + "' for '"
+                + property + "': " + rule, "Update '" + property + "' in your application configuration.");
     }
 }

@@ -9,6 +9,7 @@ import java.util.function.Function;
 
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.InvalidJobException;
+import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskDefinition;
@@ -296,7 +297,7 @@ public final class QueueTaskBindings {
     private static void check(boolean condition, String property, Object value, String where, String rule) {
         if (!condition) {
             throw new QueueConfigurationException(where + ": " + property.substring(property.lastIndexOf('.') + 1)
-                    + " " + QueueSettingsMapper.display(value) + " " + rule, "Fix the value on @QueueTask or under '" + property + "'.");
+                    + " " + InvalidSettingException.display(value) + " " + rule, "Fix the value on @QueueTask or under '" + property + "'.");
         }
     }
 }

@@ -5,12 +5,16 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 
 import io.pgqueue.DedupPolicy;
+import io.pgqueue.PgQueue;
+import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.testing.TestDatabaseInitializer;
+import io.pgqueue.worker.BatchSizes;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import org.junit.jupiter.api.Test;
@@ -22,6 +26,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 import org.springframework.core.task.VirtualThreadTaskExecutor;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -190,6 +195,78 @@ class QueueAutoConfigurationTests {
             assertThat(json).contains("\"" + property + "\"");
         }
         assertThat(json).contains("Whether this node runs jobs.");
+    }
+
+    @Test
+    void everyBeanComesFromTheOnePgQueue() {
+        this.runner.withBean(TestHandlers.SendPush.class).run(context -> {
+            PgQueue queue = context.getBean(PgQueue.class);
+            assertThat(context.getBean(JobStore.class)).isSameAs(queue.jobs());
+            assertThat(context.getBean(QueueClient.class)).isSameAs(queue.client());
+            assertThat(context.getBean(QueueAdmin.class)).isSameAs(queue.admin());
+            assertThat(context.getBean(QueueStatsPoller.class)).isSameAs(queue.stats());
+            assertThat(queue.workers()).hasValueSatisfying(workers -> assertThat(workers.isRunning()).isTrue());
+        });
+    }
+
+    @Test
+    void customizersAdjustTheBuilderInTheirOrder() {
+        this.runner.withPropertyValues("pgqueue.stats.interval=5s", "pgqueue.workers.enabled=false")
+            .withBean("late", PgQueueCustomizer.class, () -> new OrderedCustomizer(2, Duration.ofSeconds(7)))
+            .withBean("early", PgQueueCustomizer.class, () -> new OrderedCustomizer(1, Duration.ofSeconds(3)))
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(context.getBean(PgQueue.class).stats().interval()).isEqualTo(Duration.ofSeconds(7));
+            });
+    }
+
+    @Test
+    void batchSizesAreSetPerStatementKind() {
+        this.runner.withPropertyValues("pgqueue.batch.claim=100", "pgqueue.batch.heartbeat=200",
+                "pgqueue.batch.write=300", "pgqueue.batch.maintenance=400")
+            .run(context -> assertThat(context.getBean(WorkerSettings.class).batchSizes())
+                .isEqualTo(new BatchSizes(100, 200, 300, 400)));
+    }
+
+    @Test
+    void theDeprecatedBatchSizeStillSetsAllFour() {
+        this.runner.withPropertyValues("pgqueue.retention.batch-size=50", "pgqueue.batch.claim=100")
+            .run(context -> assertThat(context.getBean(WorkerSettings.class).batchSizes())
+                .isEqualTo(new BatchSizes(50, 50, 50, 50)));
+    }
+
+    @Test
+    void theDeprecatedBatchSizeIsMarkedInTheMetadata() throws Exception {
+        var metadata = getClass().getClassLoader().getResource("META-INF/spring-configuration-metadata.json");
+        String json = new String(metadata.openStream().readAllBytes());
+        assertThat(json).contains("\"pgqueue.batch.claim\"", "\"pgqueue.batch.heartbeat\"", "\"pgqueue.batch.write\"",
+                "\"pgqueue.batch.maintenance\"");
+        int legacy = json.indexOf("\"name\": \"pgqueue.retention.batch-size\"");
+        assertThat(legacy).isNotNegative();
+        String entry = json.substring(legacy, json.indexOf('}', json.indexOf("\"deprecation\"", legacy)));
+        assertThat(entry).contains("\"replacement\": \"pgqueue.batch.write\"");
+    }
+
+    static final class OrderedCustomizer implements PgQueueCustomizer, Ordered {
+
+        private final int order;
+
+        private final Duration statsInterval;
+
+        OrderedCustomizer(int order, Duration statsInterval) {
+            this.order = order;
+            this.statsInterval = statsInterval;
+        }
+
+        @Override
+        public void customize(PgQueue.Builder builder) {
+            builder.statsInterval(this.statsInterval);
+        }
+
+        @Override
+        public int getOrder() {
+            return this.order;
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

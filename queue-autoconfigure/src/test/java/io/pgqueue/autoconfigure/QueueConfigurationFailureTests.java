@@ -99,6 +99,25 @@ class QueueConfigurationFailureTests {
     }
 
     @Test
+    void nonPositiveBatchSize() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.batch.claim=0"),
+                "Invalid value '0' for 'pgqueue.batch.claim': must be positive", "Update 'pgqueue.batch.claim'");
+    }
+
+    @Test
+    void negativeRetention() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.retention.failed=-1h"),
+                "Invalid value '-1h' for 'pgqueue.retention.failed': must not be negative",
+                "Update 'pgqueue.retention.failed'");
+    }
+
+    @Test
+    void nonPositiveStatsInterval() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.stats.interval=0ms"),
+                "Invalid value '0s' for 'pgqueue.stats.interval': must be positive", "Update 'pgqueue.stats.interval'");
+    }
+
+    @Test
     void workersOnASchemaThatWasNotMigrated() {
         // The schema is left to separate tooling, which has not run: the workers must not start
         // and then fail every claim.

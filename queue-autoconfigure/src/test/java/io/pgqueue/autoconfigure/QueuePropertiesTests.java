@@ -41,6 +41,6 @@ class QueuePropertiesTests {
 
     @Test
     void defaultNodeIdsDifferWithinOneProcess() {
-        assertThat(QueueSettingsMapper.defaultNodeId()).isNotEqualTo(QueueSettingsMapper.defaultNodeId());
+        assertThat(WorkerSettings.defaultNodeId()).isNotEqualTo(WorkerSettings.defaultNodeId());
     }
 }

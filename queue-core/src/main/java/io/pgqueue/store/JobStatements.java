@@ -113,8 +113,8 @@ final class JobStatements {
      * schema's {@code claim_jobs} function (R__claim.sql): per task it walks job_claim_idx (task,
      * priority DESC, coalesce(deadline, schedule)), skips rows other workers have locked, and moves
      * the jobs found to the claimed state with a new lease epoch. The function keeps one plan per
-     * connection, made so that it cannot turn into a table scan or a sort, where this statement
-     * written out was planned anew on every call (0.15-0.25 ms); see the function for why, and
+     * connection, made so that it cannot turn into a table scan or a sort, where the same statement
+     * sent with bound arrays is planned anew on every call (0.15-0.25 ms); see the function for why, and
      * why it keeps the {@code id = ANY(ARRAY(...))} shape.
      */
     static final String CLAIM = """
@@ -127,7 +127,7 @@ final class JobStatements {
     /**
      * STARTING → RUNNING for the leases still held, renewing them: the schema's {@code mark_running}
      * function (R__fenced_writes.sql; it and the writes below keep one plan per connection,
-     * where the statements written out were planned on every call, 0.15-0.36 ms). Each reaches its
+     * where the same statements sent with bound arrays are planned on every call, 0.15-0.36 ms). Each reaches its
      * rows through one primary-key scan of the batch's ids, which must be strictly ascending (rows
      * locked in id order, so two batches cannot deadlock), and leaves out leases that no longer
      * hold. The workers' writes do not wait for the WAL flush: one lost in a crash leaves the lease

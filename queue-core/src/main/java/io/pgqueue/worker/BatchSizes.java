@@ -1,5 +1,6 @@
 package io.pgqueue.worker;
 
+import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueDefaults;
 
 /**
@@ -20,10 +21,10 @@ public record BatchSizes(int claim, int heartbeat, int write, int maintenance) {
      * Validates the sizes.
      */
     public BatchSizes {
-        positive(claim, "claim");
-        positive(heartbeat, "heartbeat");
-        positive(write, "write");
-        positive(maintenance, "maintenance");
+        positive(claim, "batch.claim");
+        positive(heartbeat, "batch.heartbeat");
+        positive(write, "batch.write");
+        positive(maintenance, "batch.maintenance");
     }
 
     /**
@@ -35,9 +36,7 @@ public record BatchSizes(int claim, int heartbeat, int write, int maintenance) {
                 QueueDefaults.WRITE_BATCH_SIZE, QueueDefaults.MAINTENANCE_BATCH_SIZE);
     }
 
-    private static void positive(int size, String batch) {
-        if (size < 1) {
-            throw new IllegalArgumentException("The " + batch + " batch size must be positive, was " + size);
-        }
+    private static void positive(int size, String setting) {
+        InvalidSettingException.require(size > 0, setting, size, "must be positive");
     }
 }

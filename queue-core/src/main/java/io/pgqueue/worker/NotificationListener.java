@@ -27,9 +27,9 @@ import org.slf4j.LoggerFactory;
  * gap.
  * <p>
  * pgjdbc's {@code getNotifications(timeout)} returns a notification only after probing the socket
- * for more with a 1 ms read timeout (pgjdbc issue 1547's probe, whose back-off never engages when
- * the probe times out): every wake-up came at least 1.1 ms late (measured: a notification reached
- * a C libpq listener 20 µs after the commit, the JDBC listener 1.3 ms after). The listener
+ * for more with a 1 ms read timeout (a probe whose back-off never engages when it times out): every
+ * wake-up comes at least 1.1 ms late (a notification reaches a C libpq listener 20 µs after the
+ * commit, a JDBC listener 1.3 ms after). The listener
  * therefore turns that probe into a plain check of the bytes already received, when the driver's
  * internals allow it (checked at start-up; otherwise it logs once and lives with the delay).
  */

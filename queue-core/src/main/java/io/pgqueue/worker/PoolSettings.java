@@ -1,8 +1,8 @@
 package io.pgqueue.worker;
 
 import java.time.Duration;
-import java.util.Objects;
 
+import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueDefaults;
 
 /**
@@ -19,13 +19,8 @@ public record PoolSettings(int maxPrefetch, Duration prefetchWindow) {
      * Validates the settings.
      */
     public PoolSettings {
-        if (maxPrefetch < 0) {
-            throw new IllegalArgumentException("Maximum prefetch must not be negative, was " + maxPrefetch);
-        }
-        Objects.requireNonNull(prefetchWindow, "prefetchWindow");
-        if (prefetchWindow.isNegative()) {
-            throw new IllegalArgumentException("Prefetch window must not be negative, was " + prefetchWindow);
-        }
+        InvalidSettingException.require(maxPrefetch >= 0, "max-prefetch", maxPrefetch, "must not be negative");
+        InvalidSettingException.notNegative(prefetchWindow, "prefetch-window");
     }
 
     /**

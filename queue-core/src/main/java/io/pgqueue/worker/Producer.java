@@ -256,8 +256,8 @@ final class Producer extends BackgroundService {
         this.lock.lock();
         try {
             // Counted under the lock that finished() marks a job and leaves its slot under: counted
-            // before it, a job finishing in between was neither running nor unwritten, and the
-            // claim ran ahead by one job per handler.
+            // before it, a job finishing in between would be neither running nor unwritten, and
+            // the claim would run ahead by one job per handler.
             for (RunningJob job : this.held.all()) {
                 if (job.producer == this && job.isFinished()) {
                     unwritten.merge(job.task(), 1, Integer::sum);

@@ -190,7 +190,7 @@ public final class QueueWorkers {
         }
         // Fail here, with what to do, rather than in every claim.
         QueueSchema.requireMigrated(this.dataSource, this.schema);
-        this.nodes.register(this.settings.nodeId(), host(), poolsJson());
+        this.nodes.register(this.settings.nodeId(), WorkerSettings.hostName(), poolsJson());
         this.completer.start();
         refreshPaused();
         this.pools.forEach(Producer::start);
@@ -317,7 +317,7 @@ public final class QueueWorkers {
     private void nodeHeartbeat() {
         if (!this.nodes.heartbeat(this.settings.nodeId())) {
             // Removed as silent (e.g. after a long pause): register again.
-            this.nodes.register(this.settings.nodeId(), host(), poolsJson());
+            this.nodes.register(this.settings.nodeId(), WorkerSettings.hostName(), poolsJson());
         }
     }
 
@@ -338,15 +338,6 @@ public final class QueueWorkers {
             pools.put(pool.name(), Map.of("tasks", List.copyOf(pool.tasks()), "capacity", pool.capacity()));
         }
         return this.mapper.writeValueAsString(pools);
-    }
-
-    private static String host() {
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        }
-        catch (java.io.IOException ex) {
-            return "unknown";
-        }
     }
 
     private static ScheduledExecutorService scheduler(String name) {

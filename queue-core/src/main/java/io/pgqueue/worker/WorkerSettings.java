@@ -1,9 +1,13 @@
 package io.pgqueue.worker;
 
+import java.io.IOException;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 
+import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueDefaults;
 
 /**
@@ -30,20 +34,17 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
      * Validates the settings.
      */
     public WorkerSettings {
-        if (nodeId == null || nodeId.isBlank()) {
-            throw new IllegalArgumentException("Node id must not be blank");
-        }
-        positive(lease, "lease");
-        positive(heartbeatInterval, "heartbeat interval");
-        if (heartbeatInterval.compareTo(lease) >= 0) {
-            throw new IllegalArgumentException("Heartbeat interval (" + heartbeatInterval
-                    + ") must be shorter than the lease (" + lease + "), or leases expire between heartbeats");
-        }
-        positive(pollInterval, "poll interval");
-        notNegative(shutdownTimeout, "shutdown timeout");
-        positive(rescueInterval, "rescue interval");
-        positive(retentionInterval, "retention interval");
-        notNegative(vacuumInterval, "vacuum interval");
+        InvalidSettingException.require(nodeId != null && !nodeId.isBlank(), "node-id", nodeId, "must not be blank");
+        InvalidSettingException.positive(lease, "lease.duration");
+        InvalidSettingException.positive(heartbeatInterval, "lease.heartbeat-interval");
+        InvalidSettingException.require(heartbeatInterval.compareTo(lease) < 0, "lease.heartbeat-interval",
+                heartbeatInterval, "must be shorter than {lease.duration} (" + InvalidSettingException.display(lease)
+                        + "), or leases expire between heartbeats");
+        InvalidSettingException.positive(pollInterval, "poll-interval");
+        InvalidSettingException.notNegative(shutdownTimeout, "shutdown.timeout");
+        InvalidSettingException.positive(rescueInterval, "rescue.interval");
+        InvalidSettingException.positive(retentionInterval, "retention.interval");
+        InvalidSettingException.notNegative(vacuumInterval, "vacuum.interval");
         Objects.requireNonNull(batchSizes, "batchSizes");
         pools = Map.copyOf(pools);
     }
@@ -58,26 +59,34 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
     }
 
     /**
+     * Returns a node id unique even for two nodes in one JVM: host name, process id and a random suffix.
+     * @return the id
+     */
+    public static String defaultNodeId() {
+        String pid = Long.toString(ProcessHandle.current().pid());
+        return hostName() + "-" + pid + "-" + UUID.randomUUID().toString().substring(0, 4);
+    }
+
+    /**
+     * Returns this machine's host name, as nodes register it.
+     * @return the host name, or {@code unknown} when it cannot be resolved
+     */
+    public static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        }
+        catch (IOException ex) {
+            return "unknown";
+        }
+    }
+
+    /**
      * Returns the settings of a pool.
      * @param name the pool name
      * @return its settings, or the defaults
      */
     public PoolSettings pool(String name) {
         return this.pools.getOrDefault(name, PoolSettings.defaults());
-    }
-
-    private static void positive(Duration value, String name) {
-        Objects.requireNonNull(value, name);
-        if (value.isZero() || value.isNegative()) {
-            throw new IllegalArgumentException("The " + name + " must be positive, was " + value);
-        }
-    }
-
-    private static void notNegative(Duration value, String name) {
-        Objects.requireNonNull(value, name);
-        if (value.isNegative()) {
-            throw new IllegalArgumentException("The " + name + " must not be negative, was " + value);
-        }
     }
 
     /**
