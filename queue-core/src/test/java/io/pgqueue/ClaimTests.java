@@ -9,9 +9,7 @@ import java.util.stream.Collectors;
 
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,23 +19,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class ClaimTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static TestQueue queue;
-
-    @BeforeAll
-    static void migrate() {
-        queue = TestQueue.on(db, TestQueue.task("a"), TestQueue.task("b"), TestQueue.task("c"));
-    }
-
-    @BeforeEach
-    void clear() {
-        queue.clear();
-    }
+    static final TestQueue queue = TestQueue.perClass(TestQueue.task("a"), TestQueue.task("b"), TestQueue.task("c"));
 
     @Test
     void claimSetsStartingLeaseAndAttempt() {
-        long id = queue.client.enqueue("a", "x").jobId();
+        long id = queue.client().enqueue("a", "x").jobId();
 
         List<ClaimedJob> claimed = queue.claim("node-7", "a", 10);
 
@@ -58,20 +44,20 @@ class ClaimTests {
 
     @Test
     void claimCanGoStraightToRunning() {
-        long id = queue.client.enqueue("a", "x").jobId();
+        long id = queue.client().enqueue("a", "x").jobId();
 
-        queue.store.claim(List.of(new ClaimLimit("a", 1)), "w", JobState.RUNNING, TestQueue.LEASE);
+        queue.store().claim(List.of(new ClaimLimit("a", 1)), "w", JobState.RUNNING, TestQueue.LEASE);
 
         assertThat(queue.state(id)).isEqualTo(JobState.RUNNING);
-        assertThatThrownBy(() -> queue.store.claim(List.of(new ClaimLimit("a", 1)), "w", JobState.READY,
+        assertThatThrownBy(() -> queue.store().claim(List.of(new ClaimLimit("a", 1)), "w", JobState.READY,
                 TestQueue.LEASE)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void higherPriorityGoesFirst() {
-        long low = queue.client.enqueue("a", "low", EnqueueOptions.defaults().withPriority(-5)).jobId();
-        long normal = queue.client.enqueue("a", "normal").jobId();
-        long high = queue.client.enqueue("a", "high", EnqueueOptions.defaults().withPriority(10)).jobId();
+        long low = queue.client().enqueue("a", "low", EnqueueOptions.defaults().withPriority(-5)).jobId();
+        long normal = queue.client().enqueue("a", "normal").jobId();
+        long high = queue.client().enqueue("a", "high", EnqueueOptions.defaults().withPriority(10)).jobId();
 
         assertThat(claimOneByOne("a", 3)).containsExactly(high, normal, low);
     }
@@ -82,9 +68,9 @@ class ClaimTests {
         // tolerance (deadline :10), the "orange" one at :05 with 1 s (deadline :06). Orange is older
         // in no sense, yet it goes first because its deadline is earlier.
         Instant zero = Instant.now().minus(Duration.ofSeconds(30));
-        long black = queue.client.enqueue("a", "black", EnqueueOptions.defaults().withRunAt(zero)
+        long black = queue.client().enqueue("a", "black", EnqueueOptions.defaults().withRunAt(zero)
             .withDelayTolerance(Duration.ofSeconds(10))).jobId();
-        long orange = queue.client.enqueue("a", "orange", EnqueueOptions.defaults()
+        long orange = queue.client().enqueue("a", "orange", EnqueueOptions.defaults()
             .withRunAt(zero.plusSeconds(5)).withDelayTolerance(Duration.ofSeconds(1))).jobId();
 
         assertThat(claimOneByOne("a", 2)).containsExactly(orange, black);
@@ -95,12 +81,12 @@ class ClaimTests {
         // Read in minutes, the same example gives deadlines 10:00:10 and 10:05:01: the 10:00 job's
         // deadline is earlier, so it goes first. The order is always the deadline order.
         Instant ten = Instant.parse("2025-01-01T10:00:00Z");
-        long at1000 = queue.client.enqueue("a", "10:00/10s", EnqueueOptions.defaults().withRunAt(ten)
+        long at1000 = queue.client().enqueue("a", "10:00/10s", EnqueueOptions.defaults().withRunAt(ten)
             .withDelayTolerance(Duration.ofSeconds(10))).jobId();
-        long at1005 = queue.client.enqueue("a", "10:05/1s", EnqueueOptions.defaults()
+        long at1005 = queue.client().enqueue("a", "10:05/1s", EnqueueOptions.defaults()
             .withRunAt(ten.plus(Duration.ofMinutes(5))).withDelayTolerance(Duration.ofSeconds(1))).jobId();
         // A job without tolerance orders by its schedule time.
-        long at1003 = queue.client.enqueue("a", "10:03", EnqueueOptions.defaults()
+        long at1003 = queue.client().enqueue("a", "10:03", EnqueueOptions.defaults()
             .withRunAt(ten.plus(Duration.ofMinutes(3)))).jobId();
 
         assertThat(claimOneByOne("a", 3)).containsExactly(at1000, at1003, at1005);
@@ -108,9 +94,9 @@ class ClaimTests {
 
     @Test
     void priorityComesBeforeDeadlines() {
-        long urgent = queue.client.enqueue("a", "urgent", EnqueueOptions.defaults()
+        long urgent = queue.client().enqueue("a", "urgent", EnqueueOptions.defaults()
             .withDelayTolerance(Duration.ZERO)).jobId();
-        long important = queue.client.enqueue("a", "important", EnqueueOptions.defaults()
+        long important = queue.client().enqueue("a", "important", EnqueueOptions.defaults()
             .withPriority(1).withDelayTolerance(Duration.ofHours(1))).jobId();
 
         assertThat(claimOneByOne("a", 2)).containsExactly(important, urgent);
@@ -118,9 +104,9 @@ class ClaimTests {
 
     @Test
     void scheduledJobsStayInvisibleUntilDue() {
-        long later = queue.client.enqueue("a", "later", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))
+        long later = queue.client().enqueue("a", "later", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))
             .withPriority(1000)).jobId();
-        long now = queue.client.enqueue("a", "now").jobId();
+        long now = queue.client().enqueue("a", "now").jobId();
 
         assertThat(claimOneByOne("a", 5)).containsExactly(now);
 
@@ -136,20 +122,20 @@ class ClaimTests {
             jobs.add(JobRequest.of("b", i));
             jobs.add(JobRequest.of("c", i));
         }
-        queue.client.enqueueAll(jobs);
+        queue.client().enqueueAll(jobs);
 
-        List<ClaimedJob> claimed = queue.store.claim(
+        List<ClaimedJob> claimed = queue.store().claim(
                 List.of(new ClaimLimit("a", 3), new ClaimLimit("b", 7), new ClaimLimit("c", 50)), "w",
                 JobState.STARTING, TestQueue.LEASE);
 
         Map<String, Long> perTask = claimed.stream().collect(Collectors.groupingBy(ClaimedJob::task, Collectors.counting()));
         assertThat(perTask).containsExactlyInAnyOrderEntriesOf(Map.of("a", 3L, "b", 7L, "c", 10L));
-        assertThat(queue.store.claim(List.of(), "w", JobState.STARTING, TestQueue.LEASE)).isEmpty();
+        assertThat(queue.store().claim(List.of(), "w", JobState.STARTING, TestQueue.LEASE)).isEmpty();
     }
 
     @Test
     void claimIgnoresTasksNotAsked() {
-        queue.client.enqueue("b", 1);
+        queue.client().enqueue("b", 1);
 
         assertThat(queue.claim("a", 10)).isEmpty();
         assertThat(queue.claim("b", 10)).hasSize(1);

@@ -20,17 +20,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
 import io.pgqueue.store.Outcome;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -42,33 +38,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ConcurrencyTests {
 
-    @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
     static final List<String> TASKS = List.of("push", "copy", "publish", "sync");
 
     static final int WORKERS = 8;
 
-    static HikariDataSource pool;
-
-    static TestQueue queue;
-
-    @BeforeAll
-    static void migrate() {
-        pool = db.newDataSource(WORKERS + 4);
-        queue = TestQueue.on(pool, QueueConfig.defaults(),
-                TASKS.stream().map(task -> TaskDefinition.builder(task).maxAttempts(50).build()).toArray(TaskDefinition[]::new));
-    }
-
-    @AfterAll
-    static void close() {
-        pool.close();
-    }
-
-    @BeforeEach
-    void clear() {
-        queue.clear();
-    }
+    @RegisterExtension
+    static final TestQueue queue = TestQueue.perClass(TASKS.stream()
+        .map(task -> TaskDefinition.builder(task).maxAttempts(50).build())
+        .toArray(TaskDefinition[]::new)).withPoolSize(WORKERS + 4);
 
     @Test
     void eightWorkersCompleteTwentyThousandJobsExactlyOnce() throws Exception {
@@ -86,7 +63,7 @@ class ConcurrencyTests {
         // A rescuer runs all along: it must never take a job whose lease is alive.
         futures.add(threads.submit(() -> {
             while (!done.get()) {
-                FencedResult rescued = queue.store.rescueExpiredLeases(100);
+                FencedResult rescued = queue.store().rescueExpiredLeases(100);
                 if (!rescued.applied().isEmpty()) {
                     violations.add("rescued live jobs " + rescued.applied().keySet());
                 }
@@ -98,7 +75,7 @@ class ConcurrencyTests {
             futures.add(threads.submit(() -> {
                 int idle = 0;
                 while (completed.get() < jobs && idle < 200) {
-                    List<ClaimedJob> claimed = queue.store.claim(randomLimits(), owner, JobState.STARTING, Duration.ofMinutes(5));
+                    List<ClaimedJob> claimed = queue.store().claim(randomLimits(), owner, JobState.STARTING, Duration.ofMinutes(5));
                     if (claimed.isEmpty()) {
                         idle++;
                         continue;
@@ -110,7 +87,7 @@ class ConcurrencyTests {
                             violations.add("job " + job.id() + " claimed by " + owner + " while held by " + other);
                         }
                     }
-                    FencedResult running = queue.store.markRunning(leases(claimed), Duration.ofMinutes(5));
+                    FencedResult running = queue.store().markRunning(leases(claimed), Duration.ofMinutes(5));
                     if (!running.lost().isEmpty()) {
                         violations.add("lost leases on start: " + running.lost());
                     }
@@ -127,7 +104,7 @@ class ConcurrencyTests {
                     }
                     // Release our claims before they become visible as READY again (retries).
                     claimed.forEach(job -> holders.remove(job.id(), owner));
-                    FencedResult result = queue.store.record(outcomes);
+                    FencedResult result = queue.store().record(outcomes);
                     if (!result.lost().isEmpty()) {
                         violations.add("lost leases on completion: " + result.lost());
                     }
@@ -150,10 +127,10 @@ class ConcurrencyTests {
         assertThat(successes).hasSize(jobs);
         assertThat(successes.values()).allMatch(count -> count.get() == 1);
         assertThat(queue.activeJobs()).isZero();
-        assertThat(queue.jdbc.queryForObject(
+        assertThat(queue.jdbc().queryForObject(
                 "SELECT count(DISTINCT id) FROM pgqueue.job_finished WHERE state = 'COMPLETED'", Long.class))
             .isEqualTo(jobs);
-        assertThat(queue.jdbc.queryForObject(
+        assertThat(queue.jdbc().queryForObject(
                 "SELECT count(*) FROM pgqueue.job_finished WHERE attempt = 2", Long.class)).isEqualTo(jobs / 20);
     }
 
@@ -170,7 +147,7 @@ class ConcurrencyTests {
         AtomicInteger stale = new AtomicInteger();
         AtomicBoolean done = new AtomicBoolean();
         AtomicBoolean stalledFirst = new AtomicBoolean();
-        JobStore store = queue.store;
+        JobStore store = queue.store();
 
         ExecutorService threads = Executors.newFixedThreadPool(WORKERS + 2);
         List<Future<?>> futures = new ArrayList<>();
@@ -178,6 +155,7 @@ class ConcurrencyTests {
             futures.add(threads.submit(() -> {
                 while (!done.get()) {
                     store.rescueExpiredLeases(500);
+                    // A rescuer's pace, far quicker than a node's: stalled batches lose their jobs at once.
                     Thread.sleep(20);
                 }
                 return null;
@@ -193,6 +171,7 @@ class ConcurrencyTests {
                         claimed.forEach(job -> claims.add(new Claim(job.id(), job.lease().epoch(), owner,
                                 job.claimedAt(), job.leaseDeadline())));
                         if (claimed.isEmpty()) {
+                            // Nothing due until the rescuers hand back a stalled batch's jobs: poll, as a node would.
                             Thread.sleep(10);
                             continue;
                         }
@@ -226,7 +205,7 @@ class ConcurrencyTests {
         // Each job completed exactly once, by the holder of a live lease.
         assertThat(appliedCompletions).hasSize(jobs);
         assertThat(appliedCompletions.values()).allMatch(count -> count.get() == 1);
-        assertThat(queue.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE state = 'COMPLETED'",
+        assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE state = 'COMPLETED'",
                 Long.class)).isEqualTo(jobs);
         // The lease intervals of one job never overlap: no two owners at once.
         Map<Long, List<Claim>> byJob = claims.stream().collect(Collectors.groupingBy(Claim::id));
@@ -250,11 +229,11 @@ class ConcurrencyTests {
         for (int i = 0; i < jobs; i++) {
             batch.add(JobRequest.of(TASKS.get(i % TASKS.size()), i));
             if (batch.size() == 1000) {
-                queue.client.enqueueAll(batch);
+                queue.client().enqueueAll(batch);
                 batch.clear();
             }
         }
-        queue.client.enqueueAll(batch);
+        queue.client().enqueueAll(batch);
     }
 
     private static List<ClaimLimit> randomLimits() {

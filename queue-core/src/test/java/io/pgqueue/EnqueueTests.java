@@ -8,9 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.PGConnection;
@@ -24,26 +22,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class EnqueueTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static TestQueue queue;
+    static final TestQueue queue = TestQueue.perClass(TestQueue.task("send-push"), TestQueue.task("copy-folder"));
 
     record Upload(String fileId, int sizeKb) {
     }
 
-    @BeforeAll
-    static void migrate() {
-        queue = TestQueue.on(db, TestQueue.task("send-push"), TestQueue.task("copy-folder"));
-    }
-
-    @BeforeEach
-    void clear() {
-        queue.clear();
-    }
-
     @Test
     void enqueuesOneJobWithTheTaskDefaults() {
-        EnqueueResult result = queue.client.enqueue("send-push", new Upload("f-1", 12));
+        EnqueueResult result = queue.client().enqueue("send-push", new Upload("f-1", 12));
 
         assertThat(result.created()).isTrue();
         JobSnapshot job = queue.job(result.jobId());
@@ -60,7 +46,7 @@ class EnqueueTests {
     @Test
     void appliesEveryOption() {
         Instant runAt = Instant.parse("2030-01-01T10:00:00Z");
-        EnqueueResult result = queue.client.enqueue("send-push", Map.of("a", 1), EnqueueOptions.defaults()
+        EnqueueResult result = queue.client().enqueue("send-push", Map.of("a", 1), EnqueueOptions.defaults()
             .withPriority(7)
             .withRunAt(runAt)
             .withDelayTolerance(Duration.ofSeconds(10))
@@ -79,7 +65,7 @@ class EnqueueTests {
 
     @Test
     void delaySchedulesByTheDatabaseClock() {
-        long id = queue.client.enqueue("send-push", 1, EnqueueOptions.defaults().withDelay(Duration.ofMinutes(5))).jobId();
+        long id = queue.client().enqueue("send-push", 1, EnqueueOptions.defaults().withDelay(Duration.ofMinutes(5))).jobId();
 
         assertThat(queue.secondsUntilDue(id)).isBetween(295.0, 300.5);
         assertThat(queue.claim("send-push", 10)).isEmpty();
@@ -92,7 +78,7 @@ class EnqueueTests {
             requests.add(JobRequest.of(i % 2 == 0 ? "send-push" : "copy-folder", Map.of("n", i)));
         }
 
-        List<EnqueueResult> results = queue.client.enqueueAll(requests);
+        List<EnqueueResult> results = queue.client().enqueueAll(requests);
 
         assertThat(results).hasSize(1000).allMatch(EnqueueResult::created);
         assertThat(results.stream().map(EnqueueResult::jobId).distinct()).hasSize(1000);
@@ -106,10 +92,10 @@ class EnqueueTests {
 
     @Test
     void joinsTheCallersTransactionCommit() {
-        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource));
+        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
 
         long id = tx.execute(status -> {
-            long jobId = queue.client.enqueue("send-push", "committed").jobId();
+            long jobId = queue.client().enqueue("send-push", "committed").jobId();
             // Not visible to other connections before the caller commits.
             assertThat(countFromAnotherConnection()).isZero();
             return jobId;
@@ -120,12 +106,12 @@ class EnqueueTests {
 
     @Test
     void joinsTheCallersTransactionRollback() {
-        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource));
+        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
 
         tx.executeWithoutResult(status -> {
-            queue.client.enqueue("send-push", "rolled back");
-            queue.client.enqueueAll(List.of(JobRequest.of("copy-folder", 1), JobRequest.of("copy-folder", 2)));
-            queue.client.enqueue("send-push", "deduped", EnqueueOptions.defaults().withDedupKey("k"));
+            queue.client().enqueue("send-push", "rolled back");
+            queue.client().enqueueAll(List.of(JobRequest.of("copy-folder", 1), JobRequest.of("copy-folder", 2)));
+            queue.client().enqueue("send-push", "deduped", EnqueueOptions.defaults().withDedupKey("k"));
             status.setRollbackOnly();
         });
 
@@ -134,7 +120,7 @@ class EnqueueTests {
 
     @Test
     void notifiesOncePerBatchAndTaskOnCommit() throws Exception {
-        try (HikariDataSource pool = db.newDataSource(1); Connection listener = pool.getConnection()) {
+        try (HikariDataSource pool = queue.database().newDataSource(1); Connection listener = pool.getConnection()) {
             listener.createStatement().execute("LISTEN \"pgqueue.send-push\"; LISTEN \"pgqueue.copy-folder\"");
             PGConnection pg = listener.unwrap(PGConnection.class);
 
@@ -143,7 +129,7 @@ class EnqueueTests {
                 batch.add(JobRequest.of("send-push", i));
             }
             batch.add(JobRequest.of("copy-folder", "later", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
-            queue.client.enqueueAll(batch);
+            queue.client().enqueueAll(batch);
 
             List<String> channels = new ArrayList<>();
             for (PGNotification n : receive(pg)) {
@@ -152,10 +138,10 @@ class EnqueueTests {
             // One notification for the 50 due send-push jobs, none for the scheduled copy-folder job.
             assertThat(channels).containsExactly("pgqueue.send-push");
 
-            TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource));
+            TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
             tx.executeWithoutResult(status -> {
-                queue.client.enqueue("copy-folder", 1);
-                queue.client.enqueue("copy-folder", 2);
+                queue.client().enqueue("copy-folder", 1);
+                queue.client().enqueue("copy-folder", 2);
                 status.setRollbackOnly();
             });
             assertThat(receive(pg)).isEmpty();
@@ -177,32 +163,32 @@ class EnqueueTests {
             }
         }
         EnqueueOptions none = EnqueueOptions.defaults();
-        assertThatThrownBy(() -> queue.client.enqueue(" ", 1)).isInstanceOf(InvalidJobException.class)
+        assertThatThrownBy(() -> queue.client().enqueue(" ", 1)).isInstanceOf(InvalidJobException.class)
             .hasMessageContaining("must not be blank");
-        assertThatThrownBy(() -> queue.client.enqueue((String) null, 1)).isInstanceOf(InvalidJobException.class);
-        assertThatThrownBy(() -> queue.client.enqueue("send-pushh", 1)).isInstanceOf(UnknownTaskException.class)
+        assertThatThrownBy(() -> queue.client().enqueue((String) null, 1)).isInstanceOf(InvalidJobException.class);
+        assertThatThrownBy(() -> queue.client().enqueue("send-pushh", 1)).isInstanceOf(UnknownTaskException.class)
             .hasMessageContaining("Unknown task 'send-pushh'")
             .hasMessageContaining("[copy-folder, send-push]");
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", new NotSerializable()))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", new NotSerializable()))
             .isInstanceOf(InvalidJobException.class)
             .hasMessageContaining("cannot be written as JSON");
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", "x".repeat(QueueDefaults.MAX_PAYLOAD_BYTES)))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", "x".repeat(QueueDefaults.MAX_PAYLOAD_BYTES)))
             .isInstanceOf(PayloadTooLargeException.class)
             .hasMessageContaining("over the limit of 262144 bytes");
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", 1, none.withDelay(Duration.ofSeconds(-1))))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", 1, none.withDelay(Duration.ofSeconds(-1))))
             .isInstanceOf(InvalidJobException.class).hasMessageContaining("delay of a 'send-push' job must not be negative");
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", 1, none.withDelayTolerance(Duration.ofSeconds(-1))))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", 1, none.withDelayTolerance(Duration.ofSeconds(-1))))
             .isInstanceOf(InvalidJobException.class).hasMessageContaining("delay tolerance");
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", 1, none.withPriority(1001)))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", 1, none.withPriority(1001)))
             .isInstanceOf(InvalidJobException.class).hasMessageContaining("between -1000 and 1000");
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", 1, none.withPriority(-1001)))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", 1, none.withPriority(-1001)))
             .isInstanceOf(InvalidJobException.class);
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", 1, none.withMaxAttempts(0)))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", 1, none.withMaxAttempts(0)))
             .isInstanceOf(InvalidJobException.class).hasMessageContaining("at least 1");
-        assertThatThrownBy(() -> queue.client.enqueue("send-push", 1, none.withDedupKey(" ")))
+        assertThatThrownBy(() -> queue.client().enqueue("send-push", 1, none.withDedupKey(" ")))
             .isInstanceOf(InvalidJobException.class).hasMessageContaining("Dedup key");
         // One bad job spoils the whole batch.
-        assertThatThrownBy(() -> queue.client.enqueueAll(List.of(JobRequest.of("send-push", 1),
+        assertThatThrownBy(() -> queue.client().enqueueAll(List.of(JobRequest.of("send-push", 1),
                 JobRequest.of("nope", 2)))).isInstanceOf(UnknownTaskException.class);
 
         assertThat(queue.totalJobs()).isZero();
@@ -211,16 +197,16 @@ class EnqueueTests {
     @Test
     void acceptsAPayloadJustUnderTheLimit() {
         QueueConfig small = QueueConfig.defaults().withMaxPayloadBytes(100);
-        TestQueue limited = TestQueue.on(queue.dataSource, small, TestQueue.task("send-push"));
+        TestQueue limited = TestQueue.on(queue.dataSource(), small, TestQueue.task("send-push"));
 
         // 98 characters plus the JSON quotes: exactly 100 bytes.
-        assertThat(limited.client.enqueue("send-push", "é".repeat(49)).created()).isTrue();
-        assertThatThrownBy(() -> limited.client.enqueue("send-push", "é".repeat(50)))
+        assertThat(limited.client().enqueue("send-push", "é".repeat(49)).created()).isTrue();
+        assertThatThrownBy(() -> limited.client().enqueue("send-push", "é".repeat(50)))
             .isInstanceOf(PayloadTooLargeException.class).hasMessageContaining("is 102 bytes");
     }
 
     private static long countFromAnotherConnection() {
-        try (HikariDataSource pool = db.newDataSource(1); Connection other = pool.getConnection()) {
+        try (HikariDataSource pool = queue.database().newDataSource(1); Connection other = pool.getConnection()) {
             var rs = other.createStatement().executeQuery("SELECT count(*) FROM pgqueue.job");
             rs.next();
             return rs.getLong(1);

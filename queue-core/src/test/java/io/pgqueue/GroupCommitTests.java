@@ -10,10 +10,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -28,35 +27,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 class GroupCommitTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static TestQueue queue;
+    static final TestQueue queue = TestQueue.perClass(TestQueue.task("push"));
 
     static ExecutorService threads;
 
     @BeforeAll
-    static void migrate() {
-        queue = TestQueue.on(db, TestQueue.task("push"));
+    static void startThreadsAndRejectPoison() {
         threads = Executors.newFixedThreadPool(16);
         // A database-side failure for one payload, to prove error isolation inside a group.
-        queue.jdbc.execute("""
+        queue.jdbc().execute("""
                 CREATE FUNCTION pgqueue.reject_poison() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
                     IF NEW.payload = '"poison"'::jsonb THEN RAISE EXCEPTION 'poison payload'; END IF;
                     RETURN NEW;
                 END $$""");
-        queue.jdbc.execute("CREATE TRIGGER reject_poison BEFORE INSERT ON pgqueue.job FOR EACH ROW "
+        queue.jdbc().execute("CREATE TRIGGER reject_poison BEFORE INSERT ON pgqueue.job FOR EACH ROW "
                 + "EXECUTE FUNCTION pgqueue.reject_poison()");
     }
 
     @AfterAll
     static void stop() {
         threads.shutdownNow();
-    }
-
-    @BeforeEach
-    void clear() {
-        queue.clear();
     }
 
     @Test
@@ -69,9 +60,9 @@ class GroupCommitTests {
             futures.add(threads.submit(() -> {
                 start.await();
                 for (int i = 0; i < 200; i++) {
-                    long id = queue.client.enqueue("push", thread * 1000 + i).jobId();
+                    long id = queue.client().enqueue("push", thread * 1000 + i).jobId();
                     // Committed by the time the call returns: visible on another connection.
-                    assertThat(queue.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job WHERE id = ?", Long.class, id))
+                    assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.job WHERE id = ?", Long.class, id))
                         .isEqualTo(1);
                     ids.add(id);
                 }
@@ -85,7 +76,7 @@ class GroupCommitTests {
 
         assertThat(ids).hasSize(3200);
         assertThat(queue.activeJobs()).isEqualTo(3200);
-        long transactions = queue.jdbc.queryForObject("SELECT count(DISTINCT xmin::text) FROM pgqueue.job", Long.class);
+        long transactions = queue.jdbc().queryForObject("SELECT count(DISTINCT xmin::text) FROM pgqueue.job", Long.class);
         assertThat(transactions).as("INSERT transactions for 3200 jobs").isLessThan(3200);
     }
 
@@ -98,7 +89,7 @@ class GroupCommitTests {
             futures.add(threads.submit(() -> {
                 start.await();
                 try {
-                    return queue.client.enqueue("push", thread == 7 ? "poison" : "fine-" + thread).jobId();
+                    return queue.client().enqueue("push", thread == 7 ? "poison" : "fine-" + thread).jobId();
                 }
                 catch (RuntimeException ex) {
                     return ex;
@@ -118,9 +109,9 @@ class GroupCommitTests {
 
     @Test
     void callsInsideATransactionStillJoinIt() {
-        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource));
+        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
         tx.executeWithoutResult(status -> {
-            queue.client.enqueue("push", 1);
+            queue.client().enqueue("push", 1);
             status.setRollbackOnly();
         });
         assertThat(queue.activeJobs()).isZero();

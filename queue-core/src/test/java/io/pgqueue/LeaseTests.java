@@ -12,9 +12,7 @@ import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
 import io.pgqueue.store.Outcome;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -28,26 +26,14 @@ import static org.awaitility.Awaitility.await;
 class LeaseTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static TestQueue queue;
-
-    @BeforeAll
-    static void migrate() {
-        queue = TestQueue.on(db, TaskDefinition.builder("sync").maxAttempts(5).build());
-    }
-
-    @BeforeEach
-    void clear() {
-        queue.clear();
-    }
+    static final TestQueue queue = TestQueue.perClass(TaskDefinition.builder("sync").maxAttempts(5).build());
 
     @Test
     void startingToRunningRenewsTheLease() {
-        long id = queue.client.enqueue("sync", 1).jobId();
+        long id = queue.client().enqueue("sync", 1).jobId();
         ClaimedJob job = queue.claim("sync", 1).get(0);
 
-        FencedResult result = queue.store.markRunning(List.of(job.lease()), Duration.ofMinutes(5));
+        FencedResult result = queue.store().markRunning(List.of(job.lease()), Duration.ofMinutes(5));
 
         assertThat(result.applied()).containsEntry(id, JobState.RUNNING);
         assertThat(result.lost()).isEmpty();
@@ -56,33 +42,33 @@ class LeaseTests {
         assertThat(Duration.between(job.claimedAt(), running.leaseDeadline())).isBetween(Duration.ofMinutes(5),
                 Duration.ofMinutes(6));
         // Only STARTING jobs start.
-        assertThat(queue.store.markRunning(List.of(job.lease()), TestQueue.LEASE).lost()).containsExactly(job.lease());
+        assertThat(queue.store().markRunning(List.of(job.lease()), TestQueue.LEASE).lost()).containsExactly(job.lease());
     }
 
     @Test
     void heartbeatExtendsTheLeaseAndReportsCancellation() {
-        long id = queue.client.enqueue("sync", 1).jobId();
+        long id = queue.client().enqueue("sync", 1).jobId();
         ClaimedJob job = queue.claim("sync", 1).get(0);
-        queue.store.markRunning(List.of(job.lease()), Duration.ofSeconds(1));
+        queue.store().markRunning(List.of(job.lease()), Duration.ofSeconds(1));
 
-        FencedResult beat = queue.store.heartbeat(List.of(job.lease()), Duration.ofHours(1));
+        FencedResult beat = queue.store().heartbeat(List.of(job.lease()), Duration.ofHours(1));
         assertThat(beat.applied()).containsKey(id);
         assertThat(beat.cancelRequested()).isEmpty();
         assertThat(queue.job(id).leaseDeadline()).isAfter(job.claimedAt().plus(Duration.ofMinutes(59)));
 
-        assertThat(queue.client.cancel(id)).isEqualTo(CancelResult.CANCEL_REQUESTED);
-        assertThat(queue.store.heartbeat(List.of(job.lease()), Duration.ofHours(1)).cancelRequested()).containsExactly(id);
+        assertThat(queue.client().cancel(id)).isEqualTo(CancelResult.CANCEL_REQUESTED);
+        assertThat(queue.store().heartbeat(List.of(job.lease()), Duration.ofHours(1)).cancelRequested()).containsExactly(id);
     }
 
     @Test
     void aStaleHolderChangesNothing() {
-        long id = queue.client.enqueue("sync", "v1").jobId();
+        long id = queue.client().enqueue("sync", "v1").jobId();
         ClaimedJob first = queue.claim("worker-a", "sync", 1).get(0);
-        queue.store.markRunning(List.of(first.lease()), TestQueue.LEASE);
+        queue.store().markRunning(List.of(first.lease()), TestQueue.LEASE);
 
         // worker-a stalls; its lease expires; the rescuer hands the job to worker-b.
         queue.expireLease(id);
-        assertThat(queue.store.rescueExpiredLeases(100).applied()).containsEntry(id, JobState.READY);
+        assertThat(queue.store().rescueExpiredLeases(100).applied()).containsEntry(id, JobState.READY);
         ClaimedJob second = queue.claim("worker-b", "sync", 1).get(0);
         assertThat(second.id()).isEqualTo(id);
         assertThat(second.lease().epoch()).isGreaterThan(first.lease().epoch());
@@ -90,12 +76,12 @@ class LeaseTests {
 
         // Everything worker-a tries now is fenced off and reported as lost.
         Lease stale = first.lease();
-        assertThat(queue.store.heartbeat(List.of(stale), Duration.ofHours(1)).lost()).containsExactly(stale);
-        assertThat(queue.store.markRunning(List.of(stale), Duration.ofHours(1)).lost()).containsExactly(stale);
-        assertThat(queue.store.record(List.of(Outcome.completed(stale))).lost()).containsExactly(stale);
-        assertThat(queue.store.record(List.of(Outcome.failed(stale, "boom"))).lost()).containsExactly(stale);
-        assertThat(queue.store.record(List.of(Outcome.retry(stale, Duration.ZERO, "boom"))).lost()).containsExactly(stale);
-        assertThat(queue.store.record(List.of(Outcome.cancelled(stale))).lost()).containsExactly(stale);
+        assertThat(queue.store().heartbeat(List.of(stale), Duration.ofHours(1)).lost()).containsExactly(stale);
+        assertThat(queue.store().markRunning(List.of(stale), Duration.ofHours(1)).lost()).containsExactly(stale);
+        assertThat(queue.store().record(List.of(Outcome.completed(stale))).lost()).containsExactly(stale);
+        assertThat(queue.store().record(List.of(Outcome.failed(stale, "boom"))).lost()).containsExactly(stale);
+        assertThat(queue.store().record(List.of(Outcome.retry(stale, Duration.ZERO, "boom"))).lost()).containsExactly(stale);
+        assertThat(queue.store().record(List.of(Outcome.cancelled(stale))).lost()).containsExactly(stale);
 
         JobSnapshot job = queue.job(id);
         assertThat(job.state()).isEqualTo(JobState.STARTING);
@@ -103,21 +89,21 @@ class LeaseTests {
         assertThat(job.leaseDeadline()).isEqualTo(second.leaseDeadline());
 
         // worker-b's lease is intact and decides the outcome.
-        FencedResult done = queue.store.record(List.of(Outcome.completed(second.lease())));
+        FencedResult done = queue.store().record(List.of(Outcome.completed(second.lease())));
         assertThat(done.applied()).containsEntry(id, JobState.COMPLETED);
         assertThat(queue.state(id)).isEqualTo(JobState.COMPLETED);
         // ...once: a second completion with the same lease changes nothing.
-        assertThat(queue.store.record(List.of(Outcome.completed(second.lease()))).lost()).hasSize(1);
+        assertThat(queue.store().record(List.of(Outcome.completed(second.lease()))).lost()).hasSize(1);
     }
 
     @Test
     void aBatchMixesHeldAndLostLeases() {
-        queue.client.enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2), JobRequest.of("sync", 3)));
+        queue.client().enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2), JobRequest.of("sync", 3)));
         List<ClaimedJob> jobs = queue.claim("sync", 3);
         queue.expireLease(jobs.get(1).id());
-        queue.store.rescueExpiredLeases(10);
+        queue.store().rescueExpiredLeases(10);
 
-        FencedResult result = queue.store.record(List.of(Outcome.completed(jobs.get(0).lease()),
+        FencedResult result = queue.store().record(List.of(Outcome.completed(jobs.get(0).lease()),
                 Outcome.completed(jobs.get(1).lease()), Outcome.failed(jobs.get(2).lease(), "bad")));
 
         assertThat(result.applied()).containsOnlyKeys(jobs.get(0).id(), jobs.get(2).id());
@@ -130,7 +116,7 @@ class LeaseTests {
 
     @Test
     void plainCompletionsAreWrittenWithoutLockingTheirRowsFirst() throws Exception {
-        queue.client.enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2), JobRequest.of("sync", 3)));
+        queue.client().enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2), JobRequest.of("sync", 3)));
         List<ClaimedJob> jobs = queue.claim("sync", 3);
         List<Outcome> completions = jobs.stream().map(job -> Outcome.completed(job.lease())).toList();
 
@@ -143,7 +129,7 @@ class LeaseTests {
         assertThat(queue.activeJobs()).isZero();
         assertThat(queue.finishedJobs()).isEqualTo(3);
         // A completion with progress to store takes the general path.
-        long id = queue.client.enqueue("sync", 4).jobId();
+        long id = queue.client().enqueue("sync", 4).jobId();
         Lease lease = queue.claim("sync", 1).get(0).lease();
         assertThat(queue.functionCalls("held_leases",
                 store -> store.record(List.of(Outcome.completed(lease).withProgress("\"done\""))))).isEqualTo(1);
@@ -152,15 +138,15 @@ class LeaseTests {
 
     @Test
     void aBatchOfCompletionsWithALostLeaseCompletesOnlyTheHeldOnes() throws Exception {
-        queue.client.enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2), JobRequest.of("sync", 3)));
+        queue.client().enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2), JobRequest.of("sync", 3)));
         List<ClaimedJob> jobs = queue.claim("worker-a", "sync", 3);
         // The middle job's lease expires and worker-b takes it over.
         queue.expireLease(jobs.get(1).id());
-        queue.store.rescueExpiredLeases(10);
+        queue.store().rescueExpiredLeases(10);
         ClaimedJob takenOver = queue.claim("worker-b", "sync", 1).get(0);
         assertThat(takenOver.id()).isEqualTo(jobs.get(1).id());
 
-        FencedResult result = queue.store.record(jobs.stream().map(job -> Outcome.completed(job.lease())).toList());
+        FencedResult result = queue.store().record(jobs.stream().map(job -> Outcome.completed(job.lease())).toList());
 
         assertThat(result.applied()).containsOnlyKeys(jobs.get(0).id(), jobs.get(2).id());
         assertThat(result.lost()).containsExactly(jobs.get(1).lease());
@@ -173,10 +159,10 @@ class LeaseTests {
 
     @Test
     void aReRunRequestedDuringABatchOfCompletionsIsKept() throws Exception {
-        queue.client.enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2)));
+        queue.client().enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2)));
         List<ClaimedJob> jobs = queue.claim("sync", 2);
         // As a duplicate enqueue under DedupPolicy.rerun() asks while the job runs.
-        queue.jdbc.update("UPDATE " + queue.config.schema() + ".job SET rerun_requested = true WHERE id = ?",
+        queue.jdbc().update("UPDATE " + queue.config().schema() + ".job SET rerun_requested = true WHERE id = ?",
                 jobs.get(1).id());
 
         FencedResult[] written = new FencedResult[1];
@@ -196,20 +182,20 @@ class LeaseTests {
 
     @Test
     void aReRunRequestedWhileTheCompletionsWaitForTheRowIsKept() throws Exception {
-        queue.client.enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2)));
+        queue.client().enqueueAll(List.of(JobRequest.of("sync", 1), JobRequest.of("sync", 2)));
         List<ClaimedJob> jobs = queue.claim("sync", 2);
         long asked = jobs.get(1).id();
-        try (Connection other = queue.dataSource.getConnection()) {
+        try (Connection other = queue.dataSource().getConnection()) {
             // Another transaction asks for a re-run and holds the row until it commits.
             other.setAutoCommit(false);
             try (PreparedStatement request = other.prepareStatement(
-                    "UPDATE " + queue.config.schema() + ".job SET rerun_requested = true WHERE id = ?")) {
+                    "UPDATE " + queue.config().schema() + ".job SET rerun_requested = true WHERE id = ?")) {
                 request.setLong(1, asked);
                 request.executeUpdate();
             }
             CompletableFuture<FencedResult> written = CompletableFuture.supplyAsync(
-                    () -> queue.store.record(jobs.stream().map(job -> Outcome.completed(job.lease())).toList()));
-            await().atMost(Duration.ofSeconds(10)).until(() -> queue.jdbc.queryForObject(
+                    () -> queue.store().record(jobs.stream().map(job -> Outcome.completed(job.lease())).toList()));
+            await().atMost(Duration.ofSeconds(10)).until(() -> queue.jdbc().queryForObject(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%complete_jobs%'",
                     Long.class) == 1);
             other.commit();
@@ -226,8 +212,8 @@ class LeaseTests {
 
     @Test
     void completedJobsLeaveTheHotTable() {
-        long id = queue.client.enqueue("sync", 1).jobId();
-        queue.store.record(List.of(Outcome.completed(queue.claim("sync", 1).get(0).lease())));
+        long id = queue.client().enqueue("sync", 1).jobId();
+        queue.store().record(List.of(Outcome.completed(queue.claim("sync", 1).get(0).lease())));
 
         assertThat(queue.activeJobs()).isZero();
         JobSnapshot done = queue.job(id);
@@ -238,17 +224,17 @@ class LeaseTests {
 
     @Test
     void completedJobsAreNotKeptWithZeroRetention() {
-        TestQueue forgetful = TestQueue.on(queue.dataSource, QueueConfig.defaults().withSchema("forgetful")
+        TestQueue forgetful = TestQueue.on(queue.dataSource(), QueueConfig.defaults().withSchema("forgetful")
             .withCompletedRetention(Duration.ZERO), TaskDefinition.builder("sync").build());
-        long ok = forgetful.client.enqueue("sync", 1).jobId();
-        long bad = forgetful.client.enqueue("sync", 2).jobId();
+        long ok = forgetful.client().enqueue("sync", 1).jobId();
+        long bad = forgetful.client().enqueue("sync", 2).jobId();
         List<ClaimedJob> jobs = forgetful.claim("sync", 2);
         ClaimedJob okJob = jobs.stream().filter(j -> j.id() == ok).findFirst().orElseThrow();
         ClaimedJob badJob = jobs.stream().filter(j -> j.id() == bad).findFirst().orElseThrow();
 
-        forgetful.store.record(List.of(Outcome.completed(okJob.lease()), Outcome.failed(badJob.lease(), "x")));
+        forgetful.store().record(List.of(Outcome.completed(okJob.lease()), Outcome.failed(badJob.lease(), "x")));
 
-        assertThat(forgetful.store.find(ok)).isEmpty();
+        assertThat(forgetful.store().find(ok)).isEmpty();
         assertThat(forgetful.state(bad)).isEqualTo(JobState.FAILED);
     }
 

@@ -14,9 +14,7 @@ import java.util.concurrent.TimeUnit;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -25,27 +23,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RescueTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static TestQueue queue;
-
-    @BeforeAll
-    static void migrate() {
-        queue = TestQueue.on(db, TaskDefinition.builder("copy").maxAttempts(2).build());
-    }
-
-    @BeforeEach
-    void clear() {
-        queue.clear();
-    }
+    static final TestQueue queue = TestQueue.perClass(TaskDefinition.builder("copy").maxAttempts(2).build());
 
     @Test
     void expiredLeasesGoBackToReadyWithTheAttemptCounted() {
-        long id = queue.client.enqueue("copy", 1).jobId();
+        long id = queue.client().enqueue("copy", 1).jobId();
         queue.claim("copy", 1);
         queue.expireLease(id);
 
-        FencedResult rescued = queue.store.rescueExpiredLeases(100);
+        FencedResult rescued = queue.store().rescueExpiredLeases(100);
 
         assertThat(rescued.applied()).containsExactly(Map.entry(id, JobState.READY));
         JobSnapshot job = queue.job(id);
@@ -58,20 +44,20 @@ class RescueTests {
 
     @Test
     void liveLeasesAreLeftAlone() {
-        long id = queue.client.enqueue("copy", 1).jobId();
+        long id = queue.client().enqueue("copy", 1).jobId();
         queue.claim("copy", 1);
 
-        assertThat(queue.store.rescueExpiredLeases(100).applied()).isEmpty();
+        assertThat(queue.store().rescueExpiredLeases(100).applied()).isEmpty();
         assertThat(queue.state(id)).isEqualTo(JobState.STARTING);
     }
 
     @Test
     void exhaustedAttemptsFail() {
-        long id = queue.client.enqueue("copy", 1).jobId();
+        long id = queue.client().enqueue("copy", 1).jobId();
         for (int attempt = 1; attempt <= 2; attempt++) {
             assertThat(queue.claim("copy", 1)).hasSize(1);
             queue.expireLease(id);
-            queue.store.rescueExpiredLeases(100);
+            queue.store().rescueExpiredLeases(100);
         }
 
         JobSnapshot job = queue.job(id);
@@ -82,12 +68,12 @@ class RescueTests {
 
     @Test
     void expiredJobsWithACancelRequestEndCancelled() {
-        long id = queue.client.enqueue("copy", 1).jobId();
+        long id = queue.client().enqueue("copy", 1).jobId();
         queue.claim("copy", 1);
-        queue.client.cancel(id);
+        queue.client().cancel(id);
         queue.expireLease(id);
 
-        assertThat(queue.store.rescueExpiredLeases(100).applied()).containsEntry(id, JobState.CANCELLED);
+        assertThat(queue.store().rescueExpiredLeases(100).applied()).containsEntry(id, JobState.CANCELLED);
         assertThat(queue.state(id)).isEqualTo(JobState.CANCELLED);
     }
 
@@ -97,9 +83,9 @@ class RescueTests {
         for (int i = 0; i < 2000; i++) {
             jobs.add(JobRequest.of("copy", i));
         }
-        queue.client.enqueueAll(jobs);
+        queue.client().enqueueAll(jobs);
         assertThat(queue.claim("copy", 2000)).hasSize(2000);
-        queue.jdbc.update("UPDATE pgqueue.job SET expected_status_change_time = now() - interval '1 second'");
+        queue.jdbc().update("UPDATE pgqueue.job SET expected_status_change_time = now() - interval '1 second'");
 
         int rescuers = 6;
         ExecutorService pool = Executors.newFixedThreadPool(rescuers);
@@ -111,7 +97,7 @@ class RescueTests {
                 start.await();
                 FencedResult result;
                 do {
-                    result = queue.store.rescueExpiredLeases(100);
+                    result = queue.store().rescueExpiredLeases(100);
                     result.applied().keySet().forEach(id -> rescues.merge(id, 1, Integer::sum));
                 }
                 while (!result.applied().isEmpty());
@@ -126,7 +112,7 @@ class RescueTests {
 
         assertThat(rescues).hasSize(2000);
         assertThat(Collections.max(rescues.values())).isEqualTo(1);
-        assertThat(queue.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job WHERE state = 'READY' AND attempt = 1",
+        assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.job WHERE state = 'READY' AND attempt = 1",
                 Long.class)).isEqualTo(2000);
     }
 
@@ -136,18 +122,18 @@ class RescueTests {
         for (int i = 0; i < 30; i++) {
             jobs.add(JobRequest.of("copy", i));
         }
-        queue.client.enqueueAll(jobs);
+        queue.client().enqueueAll(jobs);
         for (ClaimedJob job : queue.claim("copy", 30)) {
             queue.expireLease(job.id());
         }
 
-        assertThat(queue.store.rescueExpiredLeases(20).applied()).hasSize(20);
-        assertThat(queue.store.rescueExpiredLeases(20).applied()).hasSize(10);
+        assertThat(queue.store().rescueExpiredLeases(20).applied()).hasSize(20);
+        assertThat(queue.store().rescueExpiredLeases(20).applied()).hasSize(10);
     }
 
     @Test
     void theRescueWalksTheLeaseIndexOnATableThatGrewWithoutStatistics() throws Exception {
-        // A node starting on a backlog no longer analyzes the job table first: the rescue, planned
+        // A node starting on a backlog does not analyze the job table first: the rescue, planned
         // per call, must find expired leases through job_lease_idx with statistics from a tiny table.
         long[] scans = queue.jobTableScansOnceGrown("copy", store -> rescueAfterExpiry(store, 1), store -> {
             List<ClaimedJob> claimed = queue.claim("copy", 5);

@@ -8,9 +8,7 @@ import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.Outcome;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -23,32 +21,20 @@ import static org.assertj.core.api.Assertions.within;
 class RetryTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static TestQueue queue;
-
-    @BeforeAll
-    static void migrate() {
-        queue = TestQueue.on(db,
-                TaskDefinition.builder("fixed").retryPolicy(RetryPolicy.fixed(Duration.ofSeconds(30))).maxAttempts(3).build(),
-                TaskDefinition.builder("linear")
-                    .retryPolicy(RetryPolicy.linear(Duration.ofSeconds(10), Duration.ofSeconds(20), Duration.ofMinutes(1)))
-                    .build(),
-                TaskDefinition.builder("exponential")
-                    .retryPolicy(RetryPolicy.exponential(Duration.ofSeconds(4), 3.0, Duration.ofMinutes(1), 0.0))
-                    .build(),
-                TaskDefinition.builder("custom").retryPolicy(attempt -> Duration.ofMinutes(attempt * 7L)).build(),
-                TaskDefinition.builder("strict").terminalExceptions(IllegalArgumentException.class).build());
-    }
-
-    @BeforeEach
-    void clear() {
-        queue.clear();
-    }
+    static final TestQueue queue = TestQueue.perClass(
+            TaskDefinition.builder("fixed").retryPolicy(RetryPolicy.fixed(Duration.ofSeconds(30))).maxAttempts(3).build(),
+            TaskDefinition.builder("linear")
+                .retryPolicy(RetryPolicy.linear(Duration.ofSeconds(10), Duration.ofSeconds(20), Duration.ofMinutes(1)))
+                .build(),
+            TaskDefinition.builder("exponential")
+                .retryPolicy(RetryPolicy.exponential(Duration.ofSeconds(4), 3.0, Duration.ofMinutes(1), 0.0))
+                .build(),
+            TaskDefinition.builder("custom").retryPolicy(attempt -> Duration.ofMinutes(attempt * 7L)).build(),
+            TaskDefinition.builder("strict").terminalExceptions(IllegalArgumentException.class).build());
 
     @Test
     void fixedPolicyRetriesUntilAttemptsRunOut() {
-        long id = queue.client.enqueue("fixed", 1).jobId();
+        long id = queue.client().enqueue("fixed", 1).jobId();
 
         for (int attempt = 1; attempt <= 2; attempt++) {
             assertThat(failOnce("fixed", new IllegalStateException("flaky " + attempt))).containsEntry(id, JobState.READY);
@@ -65,34 +51,34 @@ class RetryTests {
 
     @Test
     void linearPolicyGrowsTheDelay() {
-        long id = queue.client.enqueue("linear", 1).jobId();
+        long id = queue.client().enqueue("linear", 1).jobId();
 
         assertThat(delaysOfFailures(id, "linear", 4)).containsExactly(10.0, 30.0, 50.0, 60.0);
     }
 
     @Test
     void exponentialPolicyMultipliesTheDelay() {
-        long id = queue.client.enqueue("exponential", 1).jobId();
+        long id = queue.client().enqueue("exponential", 1).jobId();
 
         assertThat(delaysOfFailures(id, "exponential", 4)).containsExactly(4.0, 12.0, 36.0, 60.0);
     }
 
     @Test
     void customPolicyIsUsedAsGiven() {
-        long id = queue.client.enqueue("custom", 1).jobId();
+        long id = queue.client().enqueue("custom", 1).jobId();
 
         assertThat(delaysOfFailures(id, "custom", 2)).containsExactly(420.0, 840.0);
     }
 
     @Test
     void terminalExceptionsFailAtOnce() {
-        long declared = queue.client.enqueue("strict", 1).jobId();
+        long declared = queue.client().enqueue("strict", 1).jobId();
         assertThat(failOnce("strict", new IllegalArgumentException("bad file id"))).containsEntry(declared, JobState.FAILED);
 
-        long marked = queue.client.enqueue("strict", 2).jobId();
+        long marked = queue.client().enqueue("strict", 2).jobId();
         assertThat(failOnce("strict", new TerminalTaskException("folder deleted"))).containsEntry(marked, JobState.FAILED);
 
-        long retried = queue.client.enqueue("strict", 3).jobId();
+        long retried = queue.client().enqueue("strict", 3).jobId();
         assertThat(failOnce("strict", new UncheckedIOException(new java.io.IOException("timeout"))))
             .containsEntry(retried, JobState.READY);
         assertThat(queue.job(declared).lastError()).contains("bad file id").contains("\tat ");
@@ -100,14 +86,14 @@ class RetryTests {
 
     @Test
     void perJobMaxAttemptsOverridesTheTask() {
-        long id = queue.client.enqueue("linear", 1, EnqueueOptions.defaults().withMaxAttempts(1)).jobId();
+        long id = queue.client().enqueue("linear", 1, EnqueueOptions.defaults().withMaxAttempts(1)).jobId();
 
         assertThat(failOnce("linear", new RuntimeException("once"))).containsEntry(id, JobState.FAILED);
     }
 
     @Test
     void retryKeepsTheDelayToleranceWindow() {
-        long id = queue.client.enqueue("fixed", 1, EnqueueOptions.defaults().withDelayTolerance(Duration.ofSeconds(5)))
+        long id = queue.client().enqueue("fixed", 1, EnqueueOptions.defaults().withDelayTolerance(Duration.ofSeconds(5)))
             .jobId();
 
         failOnce("fixed", new RuntimeException("x"));
@@ -118,8 +104,8 @@ class RetryTests {
 
     private java.util.Map<Long, JobState> failOnce(String task, Throwable failure) {
         ClaimedJob job = queue.claim(task, 1).get(0);
-        Outcome outcome = queue.outcomes.failed(job, failure);
-        FencedResult result = queue.store.record(List.of(outcome));
+        Outcome outcome = queue.outcomes().failed(job, failure);
+        FencedResult result = queue.store().record(List.of(outcome));
         assertThat(result.lost()).isEmpty();
         return result.applied();
     }

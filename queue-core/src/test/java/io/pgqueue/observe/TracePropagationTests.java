@@ -22,20 +22,14 @@ import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.QueueClient;
-import io.pgqueue.QueueConfig;
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
-import io.pgqueue.TaskRegistry;
-import io.pgqueue.store.JobStore;
-import io.pgqueue.store.QueueSchema;
-import io.pgqueue.testing.TestDatabase;
-import io.pgqueue.worker.QueueWorkers;
-import io.pgqueue.worker.WorkerExecutors;
-import io.pgqueue.worker.WorkerSettings;
+import io.pgqueue.testing.TestQueue;
+import io.pgqueue.testing.TestWorkers;
 import io.pgqueue.worker.WorkerTask;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,11 +40,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TracePropagationTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
+    static final TestQueue queue = TestQueue.perClass();
+
+    @RegisterExtension
+    final TestWorkers nodes = TestWorkers.on(queue);
 
     @Test
     void theExecutionSpanContinuesTheEnqueuersTrace() throws Exception {
-        QueueSchema.migrate(db.dataSource(), "pgqueue");
         OpenTelemetrySdk sdk = OpenTelemetrySdk.builder()
             .setTracerProvider(SdkTracerProvider.builder().build())
             .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
@@ -72,14 +68,9 @@ class TracePropagationTests {
             Span span = tracer.currentSpan();
             seenByHandler.complete(new String[] { span.context().traceId(), span.context().parentId() });
         };
-        TaskDefinition definition = TaskDefinition.builder("traced").build();
-        @SuppressWarnings("unchecked")
-        WorkerTask task = new WorkerTask(definition, (TaskHandler<Object>) (TaskHandler<?>) handler, String.class, 1,
-                Duration.ofMinutes(1), "default");
-        JsonMapper mapper = JsonMapper.builder().build();
-        QueueConfig config = QueueConfig.defaults();
-        QueueClient client = new QueueClient(new JobStore(db.dataSource(), config), config, TaskRegistry.of(definition),
-                mapper, telemetry);
+        WorkerTask task = WorkerTask.of(TaskDefinition.builder("traced").build(), handler, String.class, 1,
+                Duration.ofMinutes(1), QueueDefaults.POOL);
+        QueueClient client = nodes.client(telemetry, task);
 
         // The "request" that enqueues.
         Observation request = Observation.start("http.server.requests", observations);
@@ -95,16 +86,10 @@ class TracePropagationTests {
         JobSnapshot stored = client.find(jobId).orElseThrow();
         assertThat(stored.headers()).contains("traceparent").contains(requestTraceId);
 
-        QueueWorkers workers = new QueueWorkers(db.dataSource(), config, WorkerSettings.builder("traced-node").build(),
-                List.of(task), mapper, WorkerExecutors.platformThreads(), telemetry);
-        workers.start();
-        try {
-            String[] seen = seenByHandler.get(30, TimeUnit.SECONDS);
-            assertThat(seen[0]).isEqualTo(requestTraceId);
-            assertThat(seen[1]).as("the execution span has a parent (the enqueue span)").isNotNull();
-        }
-        finally {
-            workers.stop();
-        }
+        nodes.start(TestWorkers.settings("traced-node").build(), telemetry, task);
+
+        String[] seen = seenByHandler.get(30, TimeUnit.SECONDS);
+        assertThat(seen[0]).isEqualTo(requestTraceId);
+        assertThat(seen[1]).as("the execution span has a parent (the enqueue span)").isNotNull();
     }
 }

@@ -4,32 +4,29 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.pgqueue.QueueConfig;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.BeforeAll;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.dao.DataAccessException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 class StatementTimeoutTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    @BeforeAll
-    static void migrate() {
-        QueueSchema.migrate(db.dataSource(), QueueConfig.defaults().schema());
-    }
+    static final TestQueue queue = TestQueue.perClass();
 
     @Test
     void aStatementThatRunsPastTheTimeoutIsCancelled() throws Exception {
-        JobStore store = new JobStore(db.dataSource(), QueueConfig.defaults().withStatementTimeout(Duration.ofMillis(500)));
-        try (Connection blocker = db.dataSource().getConnection()) {
+        JobStore store = new JobStore(queue.dataSource(), QueueConfig.defaults().withStatementTimeout(Duration.ofMillis(500)));
+        try (Connection blocker = queue.dataSource().getConnection()) {
             blocker.setAutoCommit(false);
             try (Statement statement = blocker.createStatement()) {
                 statement.execute("LOCK TABLE pgqueue.job IN ACCESS EXCLUSIVE MODE");
@@ -47,24 +44,22 @@ class StatementTimeoutTests {
 
     @Test
     void withoutATimeoutAStatementWaitsAsLongAsItTakes() throws Exception {
-        JobStore store = new JobStore(db.dataSource(), QueueConfig.defaults().withStatementTimeout(Duration.ZERO));
-        try (Connection blocker = db.dataSource().getConnection()) {
+        JobStore store = new JobStore(queue.dataSource(), QueueConfig.defaults().withStatementTimeout(Duration.ZERO));
+        try (Connection blocker = queue.dataSource().getConnection()) {
             blocker.setAutoCommit(false);
             try (Statement statement = blocker.createStatement()) {
                 statement.execute("LOCK TABLE pgqueue.job IN ACCESS EXCLUSIVE MODE");
             }
-            Thread release = new Thread(() -> {
-                try {
-                    Thread.sleep(StatementTimeouts.SWEEP_MILLIS * 4);
-                    blocker.rollback();
-                }
-                catch (Exception ex) {
-                    throw new IllegalStateException(ex);
-                }
-            });
-            release.start();
-            assertThat(store.insert(List.of(job()))).doesNotContainNull();
-            release.join();
+            CompletableFuture<List<Long>> insert = CompletableFuture.supplyAsync(() -> store.insert(List.of(job())));
+            await().atMost(Duration.ofSeconds(10)).until(() -> queue.jdbc().queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                    Long.class) == 1);
+            // Several sweeps of the timeout watcher pass over the waiting statement and leave it alone.
+            await("waiting").during(Duration.ofMillis(StatementTimeouts.SWEEP_MILLIS * 4))
+                .atMost(Duration.ofMillis(StatementTimeouts.SWEEP_MILLIS * 10))
+                .until(() -> !insert.isDone());
+            blocker.rollback();
+            assertThat(insert.get(10, TimeUnit.SECONDS)).doesNotContainNull();
         }
     }
 

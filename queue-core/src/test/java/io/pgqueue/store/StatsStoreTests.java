@@ -9,28 +9,22 @@ import java.util.concurrent.TimeUnit;
 
 import io.pgqueue.QueueConfig;
 import io.pgqueue.observe.TaskStats;
-import io.pgqueue.testing.TestDatabase;
-import org.junit.jupiter.api.BeforeAll;
+import io.pgqueue.testing.TestQueue;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 
 class StatsStoreTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
+    static final TestQueue queue = TestQueue.perClass();
 
-    static JdbcTemplate jdbc;
-
-    static JobStore jobs;
-
-    @BeforeAll
-    static void fill() {
-        QueueSchema.migrate(db.dataSource(), "pgqueue");
-        jdbc = new JdbcTemplate(db.dataSource());
+    @BeforeEach
+    void fill() {
         // Completed jobs kept for their retention (1 h by default) that no figure counts: the
         // count runs every few seconds and must not read them.
         finished("push", "COMPLETED", "10 minutes", 60_000);
@@ -38,15 +32,14 @@ class StatsStoreTests {
         finished("push", "FAILED", "10 seconds", 1);
         finished("mail", "FAILED", "2 days", 2);
         finished("mail", "CANCELLED", "10 seconds", 1);
-        jobs = new JobStore(db.dataSource(), QueueConfig.defaults());
-        jobs.insert(List.of(new NewJob("push", "1", "{}", 0, null, 0, null, 3, null),
+        queue.store().insert(List.of(new NewJob("push", "1", "{}", 0, null, 0, null, 3, null),
                 new NewJob("push", "2", "{}", 0, null, 3_600_000, null, 3, null)));
-        jdbc.execute("VACUUM ANALYZE pgqueue.job_finished");
+        queue.jdbc().execute("VACUUM ANALYZE pgqueue.job_finished");
     }
 
     @Test
     void countsPerTask() {
-        Map<String, TaskStats> stats = new StatsStore(db.dataSource(), QueueConfig.defaults()).snapshot(Duration.ZERO).tasks();
+        Map<String, TaskStats> stats = new StatsStore(queue.dataSource(), QueueConfig.defaults()).snapshot(Duration.ZERO).tasks();
 
         TaskStats push = stats.get("push");
         assertThat(push.ready()).isEqualTo(1);
@@ -63,9 +56,9 @@ class StatsStoreTests {
 
     @Test
     void readsOnlyTheRetainedFailuresAndTheLastMinutesFinishes() {
-        String plan = jdbc.queryForObject("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
+        String plan = queue.jdbc().queryForObject("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "
                 + StoreSupport.sql(StatsStatements.SNAPSHOT, QueueConfig.defaults()), String.class);
-        long pages = jdbc.queryForObject("SELECT (p -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint "
+        long pages = queue.jdbc().queryForObject("SELECT (p -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint "
                 + "+ (p -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint FROM CAST(? AS json) AS p", Long.class, plan);
 
         // Reading all 60,000 rows, from the table or a whole index, takes 300 pages; the two ranges 8.
@@ -74,36 +67,35 @@ class StatsStoreTests {
 
     @Test
     void aSnapshotYoungEnoughIsReadFromTheNodeThatCountedIt() {
-        StatsStore nodeA = new StatsStore(db.dataSource(), QueueConfig.defaults());
-        StatsStore nodeB = new StatsStore(db.dataSource(), QueueConfig.defaults());
+        StatsStore nodeA = new StatsStore(queue.dataSource(), QueueConfig.defaults());
+        StatsStore nodeB = new StatsStore(queue.dataSource(), QueueConfig.defaults());
         StatsStore.Snapshot counted = nodeA.snapshot(Duration.ZERO);
         assertThat(counted.age()).as("counted now").isEqualTo(counted.took());
-        long mail = jobs.insert(List.of(new NewJob("mail", "1", "{}", 0, null, 0, null, 3, null))).get(0);
-        try {
-            StatsStore.Snapshot shared = nodeB.snapshot(Duration.ofMinutes(1));
-            assertThat(shared.tasks()).as("node A's count, not a new one").isEqualTo(counted.tasks());
-            assertThat(shared.tasks().get("mail").ready()).isZero();
-            assertThat(shared.took().toNanos()).isCloseTo(counted.took().toNanos(), within(1_000L));
-            assertThat(shared.age()).isPositive().isLessThan(Duration.ofMinutes(1));
+        queue.store().insert(List.of(new NewJob("mail", "1", "{}", 0, null, 0, null, 3, null)));
 
-            // Older than node B accepts: it counts itself.
-            StatsStore.Snapshot recounted = nodeB.snapshot(shared.age().dividedBy(2));
-            assertThat(recounted.age()).isEqualTo(recounted.took());
-            assertThat(recounted.tasks().get("mail").ready()).isEqualTo(1);
-        }
-        finally {
-            jdbc.update("DELETE FROM pgqueue.job WHERE id = ?", mail);
-        }
+        StatsStore.Snapshot shared = nodeB.snapshot(Duration.ofMinutes(1));
+        assertThat(shared.tasks()).as("node A's count, not a new one").isEqualTo(counted.tasks());
+        assertThat(shared.tasks().get("mail").ready()).isZero();
+        assertThat(shared.took().toNanos()).isCloseTo(counted.took().toNanos(), within(1_000L));
+        assertThat(shared.age()).isPositive().isLessThan(Duration.ofMinutes(1));
+
+        // Older than node B accepts: it counts itself.
+        StatsStore.Snapshot recounted = nodeB.snapshot(shared.age().dividedBy(2));
+        assertThat(recounted.age()).isEqualTo(recounted.took());
+        assertThat(recounted.tasks().get("mail").ready()).isEqualTo(1);
     }
 
     @Test
     void whileAnotherNodeCountsTheLastSnapshotIsReadWithoutWaiting() throws Exception {
-        StatsStore store = new StatsStore(db.dataSource(), QueueConfig.defaults());
+        StatsStore store = new StatsStore(queue.dataSource(), QueueConfig.defaults());
         StatsStore.Snapshot counted = store.snapshot(Duration.ZERO);
-        try (Connection counting = db.dataSource().getConnection()) {
+        try (Connection counting = queue.dataSource().getConnection()) {
             counting.setAutoCommit(false);
             counting.createStatement().execute("SELECT * FROM pgqueue.stats_snapshot FOR UPDATE");
-            Thread.sleep(5);
+            // The stored snapshot is older than the 1 ms the read accepts.
+            await().atMost(Duration.ofSeconds(5)).until(() -> queue.jdbc().queryForObject(
+                    "SELECT clock_timestamp() - taken_at > interval '1 millisecond' FROM pgqueue.stats_snapshot",
+                    Boolean.class));
 
             long start = System.nanoTime();
             StatsStore.Snapshot read = store.snapshot(Duration.ofMillis(1));
@@ -116,39 +108,36 @@ class StatsStoreTests {
 
     @Test
     void countingAtOnceWaitsForTheNodeCountingAndCountsAfterIt() throws Exception {
-        StatsStore store = new StatsStore(db.dataSource(), QueueConfig.defaults());
+        StatsStore store = new StatsStore(queue.dataSource(), QueueConfig.defaults());
         store.snapshot(Duration.ZERO);
-        long mail;
         CompletableFuture<StatsStore.Snapshot> refreshed;
-        try (Connection counting = db.dataSource().getConnection()) {
+        try (Connection counting = queue.dataSource().getConnection()) {
             counting.setAutoCommit(false);
             counting.createStatement().execute("SELECT * FROM pgqueue.stats_snapshot FOR UPDATE");
             refreshed = CompletableFuture.supplyAsync(() -> store.snapshot(Duration.ZERO));
-            Thread.sleep(300);
+            await().atMost(Duration.ofSeconds(10)).until(() -> queue.jdbc().queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                            + "AND wait_event_type = 'Lock' AND query LIKE '%stats_snapshot%FOR UPDATE%'",
+                    Long.class) == 1);
             assertThat(refreshed).as("waits for the count in progress").isNotDone();
-            mail = jobs.insert(List.of(new NewJob("mail", "1", "{}", 0, null, 0, null, 3, null))).get(0);
+            queue.store().insert(List.of(new NewJob("mail", "1", "{}", 0, null, 0, null, 3, null)));
             counting.commit();
         }
-        try {
-            assertThat(refreshed.get(10, TimeUnit.SECONDS).tasks().get("mail").ready()).as("counted after it").isEqualTo(1);
-        }
-        finally {
-            jdbc.update("DELETE FROM pgqueue.job WHERE id = ?", mail);
-        }
+        assertThat(refreshed.get(10, TimeUnit.SECONDS).tasks().get("mail").ready()).as("counted after it").isEqualTo(1);
     }
 
     @Test
     void aDeletedSnapshotRowIsPutBack() {
-        jdbc.update("DELETE FROM pgqueue.stats_snapshot");
-        StatsStore store = new StatsStore(db.dataSource(), QueueConfig.defaults());
+        queue.jdbc().update("DELETE FROM pgqueue.stats_snapshot");
+        StatsStore store = new StatsStore(queue.dataSource(), QueueConfig.defaults());
 
         assertThat(store.snapshot(Duration.ofMinutes(1)).tasks()).containsKey("push");
-        assertThat(jdbc.queryForObject("SELECT count(*) FROM pgqueue.stats_snapshot WHERE taken_at IS NOT NULL",
+        assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.stats_snapshot WHERE taken_at IS NOT NULL",
                 Long.class)).isEqualTo(1);
     }
 
     private static void finished(String task, String state, String ago, int count) {
-        jdbc.update("INSERT INTO pgqueue.job_finished (id, task, state, priority, payload, headers, schedule_time, "
+        queue.jdbc().update("INSERT INTO pgqueue.job_finished (id, task, state, priority, payload, headers, schedule_time, "
                 + "attempt, max_attempts, created_at, started_at, finished_at) "
                 + "SELECT nextval('pgqueue.job_id_seq'), ?, ?, 0, '1', '{}', now(), 1, 3, now(), now(), "
                 + "now() - CAST(? AS interval) - g * interval '1 millisecond' FROM generate_series(1, ?) AS g", task, state, ago,

@@ -12,7 +12,6 @@ import java.util.stream.Stream;
 import io.pgqueue.AttemptOutcomes;
 import io.pgqueue.BackgroundService;
 import io.pgqueue.GroupCommitters;
-import io.pgqueue.QueueConfig;
 import io.pgqueue.Rescuer;
 import io.pgqueue.Retention;
 import io.pgqueue.TaskContext;
@@ -24,12 +23,8 @@ import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
-import io.pgqueue.store.NodeStore;
-import io.pgqueue.store.QueueSchema;
-import io.pgqueue.store.StatsStore;
-import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -46,19 +41,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BackgroundServiceContractTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static JobStore store;
+    static final TestQueue queue = TestQueue.perClass();
 
     private final Set<Thread> before = Set.copyOf(Thread.getAllStackTraces().keySet());
 
     static final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
-
-    @BeforeAll
-    static void migrate() {
-        QueueSchema.migrate(db.dataSource(), "pgqueue");
-        store = new JobStore(db.dataSource(), QueueConfig.defaults());
-    }
 
     @AfterAll
     static void stopTimers() {
@@ -68,6 +55,7 @@ class BackgroundServiceContractTests {
     static Stream<Arguments> services() {
         WorkerSettings settings = WorkerSettings.builder("contract").pollInterval(Duration.ofMillis(200))
             .heartbeatInterval(Duration.ofMillis(200)).build();
+        JobStore store = queue.store();
         Supplier<Completer> completer = () -> new Completer(store, settings.lease(), 100, new Completer.Listener() {
             @Override
             public void startsWritten(FencedResult result) {
@@ -97,15 +85,15 @@ class BackgroundServiceContractTests {
                 Arguments.of("lease keeper", (Supplier<BackgroundService>) () -> new LeaseKeeper(store, held, settings,
                         completer.get())),
                 Arguments.of("notification listener", (Supplier<BackgroundService>) () -> new NotificationListener(
-                        db.dataSource(), List.of(store.channel("contract")), channel -> {
+                        queue.dataSource(), List.of(store.channel("contract")), channel -> {
                         }, () -> {
                         })),
                 Arguments.of("maintenance", (Supplier<BackgroundService>) () -> new Maintenance(store,
-                        new NodeStore(db.dataSource(), QueueConfig.defaults()), Retention.defaults(), settings,
+                        queue.stores().nodes(), Retention.defaults(), settings,
                         new Rescuer(store, 100, new QueueEvents() {
                         }))),
                 Arguments.of("statistics poller", (Supplier<BackgroundService>) () -> new QueueStatsPoller(
-                        new StatsStore(db.dataSource(), QueueConfig.defaults()), Duration.ofMillis(200))),
+                        queue.stores().stats(), Duration.ofMillis(200))),
                 Arguments.of("group committer", (Supplier<BackgroundService>) () -> GroupCommitters.create(store)));
     }
 

@@ -7,23 +7,18 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
 
 import io.pgqueue.JobState;
-import io.pgqueue.QueueConfig;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.FencedResult;
-import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
 import io.pgqueue.store.NewJob;
 import io.pgqueue.store.Outcome;
-import io.pgqueue.store.QueueSchema;
-import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,24 +29,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CompleterTests {
 
     @RegisterExtension
-    static final TestDatabase db = TestDatabase.perClass();
-
-    static JobStore store;
+    static final TestQueue queue = TestQueue.perClass();
 
     private final List<FencedResult> startWrites = new CopyOnWriteArrayList<>();
 
     private Completer completer;
 
-    @BeforeAll
-    static void migrate() {
-        QueueSchema.migrate(db.dataSource(), "pgqueue");
-        store = new JobStore(db.dataSource(), QueueConfig.defaults());
-    }
-
     @BeforeEach
     void start() {
-        new JdbcTemplate(db.dataSource()).execute("TRUNCATE pgqueue.job, pgqueue.job_finished");
-        this.completer = new Completer(store, Duration.ofSeconds(30), 100, new Completer.Listener() {
+        this.completer = new Completer(queue.store(), Duration.ofSeconds(30), 100, new Completer.Listener() {
             @Override
             public void startsWritten(FencedResult result) {
                 CompleterTests.this.startWrites.add(result);
@@ -82,12 +68,13 @@ class CompleterTests {
             this.completer.started(lease);
             LockSupport.parkNanos(200_000);
             this.completer.finished(Outcome.completed(lease));
+            // The next job comes 3 ms later, when a start written at once would have gone alone.
             Thread.sleep(3);
         }
 
         assertThat(this.completer.awaitDrained(Duration.ofSeconds(10))).isTrue();
         for (Lease lease : leases) {
-            assertThat(store.find(lease.jobId()).orElseThrow().state()).isEqualTo(JobState.COMPLETED);
+            assertThat(queue.store().find(lease.jobId()).orElseThrow().state()).isEqualTo(JobState.COMPLETED);
         }
         // Without the linger nearly all 20 are written as RUNNING; the margin allows this thread
         // to stall past the linger now and then on a loaded machine (CI).
@@ -104,7 +91,7 @@ class CompleterTests {
 
         assertThat(this.completer.awaitDrained(Duration.ofSeconds(10))).isTrue();
         assertThat(System.nanoTime() - startedAt).isGreaterThanOrEqualTo(Completer.START_LINGER_NANOS);
-        assertThat(store.find(lease.jobId()).orElseThrow().state()).isEqualTo(JobState.RUNNING);
+        assertThat(queue.store().find(lease.jobId()).orElseThrow().state()).isEqualTo(JobState.RUNNING);
         assertThat(this.startWrites).anySatisfy(result -> assertThat(result.applied())
             .containsEntry(lease.jobId(), JobState.RUNNING));
     }
@@ -114,8 +101,8 @@ class CompleterTests {
         for (int i = 0; i < count; i++) {
             jobs.add(new NewJob("t", "1", "{}", 0, null, 0, null, 3, null));
         }
-        store.insert(jobs);
-        List<Lease> leases = store.claim(List.of(new ClaimLimit("t", count)), "w", JobState.STARTING,
+        queue.store().insert(jobs);
+        List<Lease> leases = queue.store().claim(List.of(new ClaimLimit("t", count)), "w", JobState.STARTING,
                 Duration.ofSeconds(30)).stream().map(ClaimedJob::lease).toList();
         assertThat(leases).hasSize(count);
         return leases;
