@@ -89,7 +89,7 @@ final class HeldJobs {
     }
 
     private void drop(RunningJob job, Completer completer) {
-        if (job.producer.unbuffer(job)) {
+        if (job.slots.unbuffer(job)) {
             forget(job);
             if (!job.isLeaseLost()) {
                 completer.finished(Outcome.cancelled(job.lease()));

@@ -1,19 +1,14 @@
 package io.pgqueue.worker;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
 
 import io.pgqueue.BackgroundService;
 import io.pgqueue.JobState;
@@ -26,13 +21,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The producer of one worker pool: a fetch loop that claims due jobs for all of the pool's tasks
- * in one statement, a bounded buffer of claimed (STARTING) jobs per task, and the dispatch of
- * buffered jobs to the pool's handler threads, where a {@link JobExecutor} runs them.
+ * in one statement and hands them to the pool's {@link PoolSlots}, which buffer them (STARTING)
+ * and start them on the pool's handler threads, where a {@link JobExecutor} runs them.
  * <p>
  * Backpressure: the loop asks for each task exactly its free capacity — concurrency plus the
  * adaptive prefetch depth, minus the jobs running, buffered and finished but not yet written — so
  * the node never holds more than {@code concurrency + maxPrefetch} jobs per task, whatever the
- * backlog, and claiming never runs ahead of the outcome writes.
+ * backlog, and claiming never runs ahead of the outcome writes. It waits for {@link Wakeups}:
+ * notifications, freed capacity, the poll interval.
  */
 final class Producer extends BackgroundService {
 
@@ -60,25 +56,12 @@ final class Producer extends BackgroundService {
 
     private final HeldJobs held;
 
-    private final JobExecutor jobExecutor;
+    private final Wakeups wakeups = new Wakeups();
 
-    private final Executor executor;
-
-    private final Map<String, TaskSlot> slots = new LinkedHashMap<>();
+    private final PoolSlots slots;
 
     /** Tasks paused by an operator; refreshed by the runtime once per poll interval. */
     private volatile Set<String> paused = Set.of();
-
-    private final ReentrantLock lock = new ReentrantLock();
-
-    private final Condition wake = this.lock.newCondition();
-
-    private final Condition idle = this.lock.newCondition();
-
-    private boolean wakeRequested;
-
-    /** A wake-up for freed capacity while jobs wait (not a notification): claim without spacing. */
-    private boolean refillRequested;
 
     /** When the last claim started (local clock); only the fetch thread uses it. */
     private long lastClaimStartedAt = System.nanoTime() - CLAIM_SPACING_NANOS;
@@ -91,10 +74,8 @@ final class Producer extends BackgroundService {
         this.settings = settings;
         this.store = store;
         this.held = held;
-        this.jobExecutor = jobExecutor;
-        this.executor = executor;
         this.events = events;
-        tasks.forEach(task -> this.slots.put(task.name(), new TaskSlot(task, settings.pool(name))));
+        this.slots = new PoolSlots(name, tasks, settings.pool(name), held, jobExecutor, executor, this.wakeups);
     }
 
     String name() {
@@ -102,18 +83,24 @@ final class Producer extends BackgroundService {
     }
 
     Collection<String> tasks() {
-        return this.slots.keySet();
+        return this.slots.tasks();
+    }
+
+    /** @return the pool's task slots */
+    PoolSlots slots() {
+        return this.slots;
     }
 
     /** @return the most jobs this pool can hold at once: per task its concurrency plus maximum prefetch */
     int capacity() {
-        int maxPrefetch = this.settings.pool(this.name).maxPrefetch();
-        return this.slots.values().stream().mapToInt(slot -> slot.task.concurrency() + maxPrefetch).sum();
+        return this.slots.capacity(this.settings.pool(this.name).maxPrefetch());
     }
 
     /** Outcomes were written: the capacity they held is free again; claim at once if jobs wait. */
     void outcomesWritten() {
-        signal(() -> this.slots.values().stream().anyMatch(slot -> slot.moreWaiting), true);
+        if (this.slots.moreWaiting()) {
+            this.wakeups.request(true);
+        }
     }
 
     /**
@@ -133,76 +120,18 @@ final class Producer extends BackgroundService {
      * @param task the task name, or {@code null} for all tasks of the pool
      */
     void wake(String task) {
-        signal(() -> {
-            this.slots.values().stream().filter(slot -> task == null || slot.name().equals(task)).forEach(TaskSlot::woken);
-            return true;
-        }, false);
+        this.slots.woken(task);
+        this.wakeups.request(false);
     }
 
     PoolState state() {
-        Map<String, PoolState.Task> tasks = new LinkedHashMap<>();
-        this.lock.lock();
-        try {
-            this.slots.values().forEach(slot -> tasks.put(slot.name(), slot.state(this.paused.contains(slot.name()))));
-        }
-        finally {
-            this.lock.unlock();
-        }
-        return new PoolState(this.name, tasks.values().stream().mapToInt(PoolState.Task::concurrency).sum(),
-                tasks.values().stream().mapToInt(PoolState.Task::running).sum(),
-                tasks.values().stream().mapToInt(PoolState.Task::buffered).sum(), tasks);
-    }
-
-    /**
-     * Takes a job out of its buffer, e.g. because its lease was lost or its cancellation requested.
-     * @return whether the job was buffered (it will not start)
-     */
-    boolean unbuffer(RunningJob job) {
-        this.lock.lock();
-        try {
-            return this.slots.get(job.task()).buffer.remove(job);
-        }
-        finally {
-            this.lock.unlock();
-        }
-    }
-
-    /**
-     * Waits for running handlers to finish.
-     * @return whether all finished within the timeout
-     */
-    boolean awaitIdle(Duration timeout) throws InterruptedException {
-        long nanos = timeout.toNanos();
-        this.lock.lock();
-        try {
-            while (this.slots.values().stream().anyMatch(slot -> slot.running > 0)) {
-                if (nanos <= 0) {
-                    return false;
-                }
-                nanos = this.idle.awaitNanos(nanos);
-            }
-            return true;
-        }
-        finally {
-            this.lock.unlock();
-        }
+        return this.slots.state(this.paused);
     }
 
     /** Stops claiming and hands buffered jobs back to READY at once. */
     @Override
     protected void stopped() {
-        List<RunningJob> buffered = new ArrayList<>();
-        this.lock.lock();
-        try {
-            this.slots.values().forEach(slot -> {
-                buffered.addAll(slot.buffer);
-                slot.buffer.clear();
-            });
-        }
-        finally {
-            this.lock.unlock();
-        }
-        handBack(buffered, "buffered");
+        handBack(this.slots.drainBuffers(), "buffered");
     }
 
     @Override
@@ -214,7 +143,8 @@ final class Producer extends BackgroundService {
     protected void run() {
         long backoff = 0;
         while (isRunning() && !Thread.currentThread().isInterrupted()) {
-            List<ClaimLimit> limits = demand();
+            List<ClaimLimit> limits = this.slots.demand(this.paused, this.settings.batchSizes().claim(),
+                    this.settings.pollInterval().toNanos());
             boolean more = false;
             if (!limits.isEmpty()) {
                 try {
@@ -236,9 +166,12 @@ final class Producer extends BackgroundService {
             if (!more) {
                 // Wait for a notification (or a freed slot, or the poll), then give the
                 // notifications that follow closely a moment to join the same claim.
-                boolean refill = awaitWake(this.settings.pollInterval());
+                Wakeups.Wake wake = this.wakeups.await(this.settings.pollInterval(), this::isRunning);
+                if (wake == Wakeups.Wake.TIMED_OUT) {
+                    this.slots.lookAgain();
+                }
                 long spacing = this.lastClaimStartedAt + CLAIM_SPACING_NANOS - System.nanoTime();
-                if (!refill && spacing > 0 && isRunning()) {
+                if (wake != Wakeups.Wake.REFILL && spacing > 0 && isRunning()) {
                     LockSupport.parkNanos(spacing);
                 }
             }
@@ -246,148 +179,20 @@ final class Producer extends BackgroundService {
     }
 
     /**
-     * Free capacity per task that is worth a claim. Finished jobs whose outcomes wait to be
-     * written still count against it: claiming must not run ahead of the completer, or a slow
-     * outcome write (a huge table, a busy disk) would pile finished jobs up in memory without bound.
-     */
-    private List<ClaimLimit> demand() {
-        List<ClaimLimit> limits = new ArrayList<>();
-        Map<String, Integer> unwritten = new HashMap<>();
-        this.lock.lock();
-        try {
-            // Counted under the lock that finished() marks a job and leaves its slot under: counted
-            // before it, a job finishing in between would be neither running nor unwritten, and
-            // the claim would run ahead by one job per handler.
-            for (RunningJob job : this.held.all()) {
-                if (job.producer == this && job.isFinished()) {
-                    unwritten.merge(job.task(), 1, Integer::sum);
-                }
-            }
-            long now = System.nanoTime();
-            for (TaskSlot slot : this.slots.values()) {
-                int free = slot.demand(unwritten.getOrDefault(slot.name(), 0), now, this.settings.pollInterval().toNanos());
-                if (free > 0 && !this.paused.contains(slot.name())) {
-                    limits.add(new ClaimLimit(slot.name(), Math.min(free, this.settings.batchSizes().claim())));
-                }
-            }
-        }
-        finally {
-            this.lock.unlock();
-        }
-        return limits;
-    }
-
-    /**
-     * Buffers claimed jobs and starts as many as slots allow.
+     * Holds the claimed jobs and gives them to the slots, unless the pool stopped meanwhile.
      * @return whether some task got all it asked for: more may be waiting, claim again at once
      */
     private boolean accept(List<ClaimedJob> claimed, List<ClaimLimit> limits) {
         Map<String, Integer> counts = new LinkedHashMap<>();
-        List<RunningJob> jobs = new ArrayList<>(claimed.size());
-        for (ClaimedJob job : claimed) {
-            counts.merge(job.task(), 1, Integer::sum);
-            RunningJob running = new RunningJob(job, this.slots.get(job.task()).task, this);
-            this.held.hold(running);
-            jobs.add(running);
-        }
+        claimed.forEach(job -> counts.merge(job.task(), 1, Integer::sum));
         counts.forEach((task, count) -> this.events.claimed(this.name, task, count));
-        boolean full = false;
-        this.lock.lock();
-        try {
-            if (isRunning()) {
-                jobs.forEach(job -> this.slots.get(job.task()).buffer.add(job));
-                long now = System.nanoTime();
-                for (ClaimLimit limit : limits) {
-                    full |= this.slots.get(limit.task()).claimed(counts.getOrDefault(limit.task(), 0), limit.limit(), now);
-                }
-                this.slots.values().forEach(this::dispatch);
-                return full;
-            }
-        }
-        finally {
-            this.lock.unlock();
+        List<RunningJob> jobs = this.slots.hold(claimed);
+        if (isRunning()) {
+            return this.slots.buffer(jobs, counts, limits);
         }
         // The pool stopped while this claim ran: hand the jobs straight back.
         handBack(jobs, "claimed while stopping");
         return false;
-    }
-
-    /** Starts buffered jobs while the task has free slots. Called under the lock. */
-    private void dispatch(TaskSlot slot) {
-        while (slot.running < slot.task.concurrency() && !slot.buffer.isEmpty()) {
-            RunningJob job = slot.buffer.poll();
-            slot.running++;
-            try {
-                this.executor.execute(() -> finished(slot, job, this.jobExecutor.execute(job)));
-            }
-            catch (RuntimeException ex) {
-                slot.running--;
-                slot.buffer.addFirst(job);
-                log.warn("Pool '{}' could not start {}: {}", this.name, job, ex.toString());
-                return;
-            }
-        }
-    }
-
-    private void finished(TaskSlot slot, RunningJob job, long nanos) {
-        // The job stays held (its lease renewed) until the completer has written its outcome: a
-        // slow write must not let the lease lapse and the finished job run again.
-        this.lock.lock();
-        try {
-            job.finish();
-            slot.running--;
-            slot.prefetch.record(nanos);
-            dispatch(slot);
-            if (slot.wantsRefill()) {
-                this.wakeRequested = true;
-                this.refillRequested = true;
-                this.wake.signal();
-            }
-            this.idle.signalAll();
-        }
-        finally {
-            this.lock.unlock();
-        }
-    }
-
-    /** Signals the fetch loop if the condition, evaluated under the lock, holds. */
-    private void signal(BooleanSupplier condition, boolean refill) {
-        this.lock.lock();
-        try {
-            if (condition.getAsBoolean()) {
-                this.wakeRequested = true;
-                this.refillRequested |= refill;
-                this.wake.signal();
-            }
-        }
-        finally {
-            this.lock.unlock();
-        }
-    }
-
-    /** @return whether the wake-up asked for a refill of freed capacity */
-    private boolean awaitWake(Duration timeout) {
-        this.lock.lock();
-        try {
-            if (!this.wakeRequested && isRunning()) {
-                boolean signalled = this.wake.await(timeout.toNanos(), TimeUnit.NANOSECONDS) && this.wakeRequested;
-                if (!signalled) {
-                    // The poll interval passed: look at every task again.
-                    this.slots.values().forEach(slot -> slot.exhausted = false);
-                }
-            }
-            this.wakeRequested = false;
-            boolean refill = this.refillRequested;
-            this.refillRequested = false;
-            return refill;
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-        finally {
-            this.lock.unlock();
-        }
     }
 
     /** Hands jobs this node will not run back to READY, keeping their attempt and place. */

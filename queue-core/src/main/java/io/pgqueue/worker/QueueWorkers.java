@@ -222,7 +222,7 @@ public final class QueueWorkers {
             long deadline = System.nanoTime() + this.settings.shutdownTimeout().toNanos();
             boolean idle = true;
             for (Producer pool : this.pools) {
-                idle &= pool.awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+                idle &= pool.slots().awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             }
             if (!idle) {
                 this.held.all().stream().filter(RunningJob::isRunning).forEach(job -> {
@@ -230,7 +230,7 @@ public final class QueueWorkers {
                     job.interruptForShutdown();
                 });
                 for (Producer pool : this.pools) {
-                    if (!pool.awaitIdle(INTERRUPT_GRACE)) {
+                    if (!pool.slots().awaitIdle(INTERRUPT_GRACE)) {
                         log.warn("Pool '{}' still has handlers running after their interrupt; their jobs return when "
                                 + "their leases expire", pool.name());
                     }

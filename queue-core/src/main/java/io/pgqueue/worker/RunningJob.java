@@ -21,8 +21,8 @@ final class RunningJob implements TaskContext {
 
     final WorkerTask task;
 
-    /** The producer whose buffer and slots the job occupies. */
-    final Producer producer;
+    /** The pool slots whose buffer and handler slot the job occupies. */
+    final PoolSlots slots;
 
     /** Local clock when the claim returned, to place the start on the database clock. */
     final long claimedNanos = System.nanoTime();
@@ -48,10 +48,10 @@ final class RunningJob implements TaskContext {
     /** When the handler finished (local clock), 0 while it runs; the outcome may not be written yet. */
     private volatile long finishedNanos;
 
-    RunningJob(ClaimedJob job, WorkerTask task, Producer producer) {
+    RunningJob(ClaimedJob job, WorkerTask task, PoolSlots slots) {
         this.job = job;
         this.task = task;
-        this.producer = producer;
+        this.slots = slots;
     }
 
     Lease lease() {

@@ -1,0 +1,269 @@
+package io.pgqueue.worker;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.pgqueue.store.ClaimLimit;
+import io.pgqueue.store.ClaimedJob;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The task slots of one pool on this node: per task the buffer of claimed (STARTING) jobs and the
+ * handler slots they start in, all under one lock. Its producer asks it what to claim and hands it
+ * what was claimed; finished handlers free their slot here and ask the producer for a refill.
+ */
+final class PoolSlots {
+
+    private static final Logger log = LoggerFactory.getLogger(PoolSlots.class);
+
+    private final String pool;
+
+    private final Map<String, TaskSlot> slots = new LinkedHashMap<>();
+
+    private final HeldJobs held;
+
+    private final JobExecutor jobExecutor;
+
+    private final Executor executor;
+
+    private final Wakeups wakeups;
+
+    private final ReentrantLock lock = new ReentrantLock();
+
+    private final Condition idle = this.lock.newCondition();
+
+    PoolSlots(String pool, Collection<WorkerTask> tasks, PoolSettings settings, HeldJobs held, JobExecutor jobExecutor,
+            Executor executor, Wakeups wakeups) {
+        this.pool = pool;
+        this.held = held;
+        this.jobExecutor = jobExecutor;
+        this.executor = executor;
+        this.wakeups = wakeups;
+        tasks.forEach(task -> this.slots.put(task.name(), new TaskSlot(task, settings)));
+    }
+
+    Collection<String> tasks() {
+        return this.slots.keySet();
+    }
+
+    /** @return the most jobs the pool holds at once: per task its concurrency plus the maximum prefetch */
+    int capacity(int maxPrefetch) {
+        return this.slots.values().stream().mapToInt(slot -> slot.task.concurrency() + maxPrefetch).sum();
+    }
+
+    /**
+     * Free capacity per task that is worth a claim. Finished jobs whose outcomes wait to be
+     * written still count against it: claiming must not run ahead of the completer, or a slow
+     * outcome write (a huge table, a busy disk) would pile finished jobs up in memory without bound.
+     * @param paused tasks not to claim
+     * @param maxClaim the most jobs of one task one claim takes
+     * @param pollNanos after how long an exhausted task is looked at again
+     */
+    List<ClaimLimit> demand(Set<String> paused, int maxClaim, long pollNanos) {
+        List<ClaimLimit> limits = new ArrayList<>();
+        Map<String, Integer> unwritten = new HashMap<>();
+        this.lock.lock();
+        try {
+            // Counted under the lock that finished() marks a job and leaves its slot under: counted
+            // before it, a job finishing in between would be neither running nor unwritten, and
+            // the claim would run ahead by one job per handler.
+            for (RunningJob job : this.held.all()) {
+                if (job.slots == this && job.isFinished()) {
+                    unwritten.merge(job.task(), 1, Integer::sum);
+                }
+            }
+            long now = System.nanoTime();
+            for (TaskSlot slot : this.slots.values()) {
+                int free = slot.demand(unwritten.getOrDefault(slot.name(), 0), now, pollNanos);
+                if (free > 0 && !paused.contains(slot.name())) {
+                    limits.add(new ClaimLimit(slot.name(), Math.min(free, maxClaim)));
+                }
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
+        return limits;
+    }
+
+    /** @return the claimed jobs, held by this node */
+    List<RunningJob> hold(List<ClaimedJob> claimed) {
+        List<RunningJob> jobs = new ArrayList<>(claimed.size());
+        for (ClaimedJob job : claimed) {
+            RunningJob running = new RunningJob(job, this.slots.get(job.task()).task, this);
+            this.held.hold(running);
+            jobs.add(running);
+        }
+        return jobs;
+    }
+
+    /**
+     * Buffers claimed jobs and starts as many as slots allow.
+     * @param counts the jobs claimed per task
+     * @return whether some task got all it asked for: more may be waiting, claim again at once
+     */
+    boolean buffer(List<RunningJob> jobs, Map<String, Integer> counts, List<ClaimLimit> limits) {
+        boolean full = false;
+        this.lock.lock();
+        try {
+            jobs.forEach(job -> this.slots.get(job.task()).buffer.add(job));
+            long now = System.nanoTime();
+            for (ClaimLimit limit : limits) {
+                full |= this.slots.get(limit.task()).claimed(counts.getOrDefault(limit.task(), 0), limit.limit(), now);
+            }
+            this.slots.values().forEach(this::dispatch);
+            return full;
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * Takes a job out of its buffer, e.g. because its lease was lost or its cancellation requested.
+     * @return whether the job was buffered (it will not start)
+     */
+    boolean unbuffer(RunningJob job) {
+        this.lock.lock();
+        try {
+            return this.slots.get(job.task()).buffer.remove(job);
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /** @return every buffered job, taken out of the buffers */
+    List<RunningJob> drainBuffers() {
+        List<RunningJob> buffered = new ArrayList<>();
+        this.lock.lock();
+        try {
+            this.slots.values().forEach(slot -> {
+                buffered.addAll(slot.buffer);
+                slot.buffer.clear();
+            });
+        }
+        finally {
+            this.lock.unlock();
+        }
+        return buffered;
+    }
+
+    /** @return whether the last claim of some task got all it asked for */
+    boolean moreWaiting() {
+        this.lock.lock();
+        try {
+            return this.slots.values().stream().anyMatch(slot -> slot.moreWaiting);
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * New jobs may be due.
+     * @param task the task, or {@code null} for every task
+     */
+    void woken(String task) {
+        this.lock.lock();
+        try {
+            this.slots.values().stream().filter(slot -> task == null || slot.name().equals(task)).forEach(TaskSlot::woken);
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /** The poll interval passed: look at every task again. */
+    void lookAgain() {
+        this.lock.lock();
+        try {
+            this.slots.values().forEach(slot -> slot.exhausted = false);
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * Waits for running handlers to finish.
+     * @return whether all finished within the timeout
+     */
+    boolean awaitIdle(Duration timeout) throws InterruptedException {
+        long nanos = timeout.toNanos();
+        this.lock.lock();
+        try {
+            while (this.slots.values().stream().anyMatch(slot -> slot.running > 0)) {
+                if (nanos <= 0) {
+                    return false;
+                }
+                nanos = this.idle.awaitNanos(nanos);
+            }
+            return true;
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    PoolState state(Set<String> paused) {
+        Map<String, PoolState.Task> tasks = new LinkedHashMap<>();
+        this.lock.lock();
+        try {
+            this.slots.values().forEach(slot -> tasks.put(slot.name(), slot.state(paused.contains(slot.name()))));
+        }
+        finally {
+            this.lock.unlock();
+        }
+        return new PoolState(this.pool, tasks.values().stream().mapToInt(PoolState.Task::concurrency).sum(),
+                tasks.values().stream().mapToInt(PoolState.Task::running).sum(),
+                tasks.values().stream().mapToInt(PoolState.Task::buffered).sum(), tasks);
+    }
+
+    /** Starts buffered jobs while the task has free slots. Called under the lock. */
+    private void dispatch(TaskSlot slot) {
+        while (slot.running < slot.task.concurrency() && !slot.buffer.isEmpty()) {
+            RunningJob job = slot.buffer.poll();
+            slot.running++;
+            try {
+                this.executor.execute(() -> finished(slot, job, this.jobExecutor.execute(job)));
+            }
+            catch (RuntimeException ex) {
+                slot.running--;
+                slot.buffer.addFirst(job);
+                log.warn("Pool '{}' could not start {}: {}", this.pool, job, ex.toString());
+                return;
+            }
+        }
+    }
+
+    private void finished(TaskSlot slot, RunningJob job, long nanos) {
+        // The job stays held (its lease renewed) until the completer has written its outcome: a
+        // slow write must not let the lease lapse and the finished job run again.
+        this.lock.lock();
+        try {
+            job.finish();
+            slot.running--;
+            slot.prefetch.record(nanos);
+            dispatch(slot);
+            // Refill early if the buffer runs low and the last claim left jobs behind.
+            if (slot.wantsRefill()) {
+                this.wakeups.request(true);
+            }
+            this.idle.signalAll();
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+}
