@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueSchemaException;
@@ -29,6 +30,9 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
 
     private final QueueTaskBindings tasks;
 
+    /** Released when the workers stop; a non-daemon thread waits on it, keeping the JVM alive. */
+    private CountDownLatch keepAlive;
+
     /**
      * Creates the lifecycle.
      * @param queue the queue whose workers it starts and stops
@@ -39,10 +43,22 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
         this.tasks = tasks;
     }
 
+    /**
+     * Starts the workers, and a non-daemon thread {@code pgqueue-keep-alive} that lives as long as
+     * they run: the workers' own threads are daemons, and a node without a web server (a dedicated
+     * worker deployment) must keep running until it is told to stop (SIGTERM, context close).
+     */
     @Override
-    public void start() {
+    public synchronized void start() {
         try {
             this.queue.startWorkers();
+            if (this.keepAlive == null) {
+                CountDownLatch latch = new CountDownLatch(1);
+                Thread thread = new Thread(() -> awaitQuietly(latch), "pgqueue-keep-alive");
+                thread.setDaemon(false);
+                thread.start();
+                this.keepAlive = latch;
+            }
         }
         catch (QueueSchemaException ex) {
             throw new QueueConfigurationException(ex.getMessage(), "Let pgqueue migrate its schema at start-up "
@@ -53,8 +69,25 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
     }
 
     @Override
-    public void stop() {
-        this.queue.stopWorkers();
+    public synchronized void stop() {
+        try {
+            this.queue.stopWorkers();
+        }
+        finally {
+            if (this.keepAlive != null) {
+                this.keepAlive.countDown();
+                this.keepAlive = null;
+            }
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 
@@ -30,6 +31,7 @@ import org.springframework.core.Ordered;
 import org.springframework.core.task.VirtualThreadTaskExecutor;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 class QueueAutoConfigurationTests {
 
@@ -195,6 +197,26 @@ class QueueAutoConfigurationTests {
             assertThat(json).contains("\"" + property + "\"");
         }
         assertThat(json).contains("Whether this node runs jobs.");
+    }
+
+    @Test
+    void runningWorkersKeepTheJvmAliveUntilTheContextCloses() {
+        this.runner.withBean(TestHandlers.SendPush.class).run(context -> {
+            assertThat(keepAliveThreads()).singleElement().satisfies(thread -> assertThat(thread.isDaemon()).isFalse());
+            context.getBean(QueueWorkersLifecycle.class).stop();
+            await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads().isEmpty());
+            context.getBean(QueueWorkersLifecycle.class).start();
+            assertThat(keepAliveThreads()).hasSize(1);
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads().isEmpty());
+        this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.workers.enabled=false")
+            .run(context -> assertThat(keepAliveThreads()).isEmpty());
+    }
+
+    private static List<Thread> keepAliveThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+            .filter(thread -> thread.isAlive() && thread.getName().equals("pgqueue-keep-alive"))
+            .toList();
     }
 
     @Test
