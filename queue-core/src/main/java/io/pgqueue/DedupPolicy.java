@@ -52,6 +52,13 @@ public sealed interface DedupPolicy {
     /**
      * Merges two payloads of the same task.
      */
+    /**
+     * Returns the policy's documented name, as {@code @QueueTask(dedupPolicy = ...)} and the
+     * {@code pgqueue.tasks.<name>.dedup-policy} property write it.
+     * @return the mode
+     */
+    QueueTask.DedupMode mode();
+
     @FunctionalInterface
     interface PayloadMerger {
 
@@ -67,19 +74,34 @@ public sealed interface DedupPolicy {
     /** See {@link DedupPolicy#keepExisting()}. */
     enum KeepExisting implements DedupPolicy {
         /** The only instance. */
-        INSTANCE
+        INSTANCE;
+
+        @Override
+        public QueueTask.DedupMode mode() {
+            return QueueTask.DedupMode.KEEP_EXISTING;
+        }
     }
 
     /** See {@link DedupPolicy#replaceIfReady()}. */
     enum ReplaceIfReady implements DedupPolicy {
         /** The only instance. */
-        INSTANCE
+        INSTANCE;
+
+        @Override
+        public QueueTask.DedupMode mode() {
+            return QueueTask.DedupMode.REPLACE_IF_READY;
+        }
     }
 
     /** See {@link DedupPolicy#rerun()}. */
     enum Rerun implements DedupPolicy {
         /** The only instance. */
-        INSTANCE
+        INSTANCE;
+
+        @Override
+        public QueueTask.DedupMode mode() {
+            return QueueTask.DedupMode.RERUN;
+        }
     }
 
     /**
@@ -91,6 +113,11 @@ public sealed interface DedupPolicy {
         /** Validates the merger. */
         public MergeIfReady {
             Objects.requireNonNull(merger, "merger");
+        }
+
+        @Override
+        public QueueTask.DedupMode mode() {
+            return QueueTask.DedupMode.MERGE_IF_READY;
         }
     }
 }

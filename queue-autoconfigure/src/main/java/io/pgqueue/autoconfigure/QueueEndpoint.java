@@ -12,17 +12,20 @@ import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.worker.PoolState;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
-import org.springframework.lang.Nullable;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code queues} Actuator endpoint: what is queued, running, stuck and failing, per task, pool
  * and node — read from the cached statistics, never a query per request — and the operator's
- * controls. Write operations change the queue: protect them like any Actuator write access.
+ * controls. Write operations change the queue: they are off unless
+ * {@code management.endpoint.queues.access=unrestricted}; protect them like any Actuator write
+ * access. Over HTTP, {@link QueueEndpointWebExtension} answers a rejected request with its reason.
  * <ul>
  * <li>{@code GET /actuator/queues}: tasks, pools, nodes;</li>
  * <li>{@code GET /actuator/queues/{task}}: one task with its most recent failures;</li>
@@ -30,7 +33,7 @@ import org.springframework.lang.Nullable;
  * <li>{@code POST /actuator/queues/{task}/{jobId}} with {@code {"action": "rerun" | "cancel"}}.</li>
  * </ul>
  */
-@Endpoint(id = "queues")
+@Endpoint(id = "queues", defaultAccess = Access.READ_ONLY)
 public class QueueEndpoint {
 
     private static final int RECENT_FAILURES = 20;
@@ -97,7 +100,7 @@ public class QueueEndpoint {
      * @return what changed
      */
     @WriteOperation
-    public Map<String, Object> taskAction(@Selector String task, String action) {
+    public Map<String, Object> taskAction(@Selector String task, @Nullable String action) {
         requireKnown(task);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("task", task);
@@ -122,7 +125,7 @@ public class QueueEndpoint {
      * @return what changed
      */
     @WriteOperation
-    public Map<String, Object> jobAction(@Selector String task, @Selector long jobId, String action) {
+    public Map<String, Object> jobAction(@Selector String task, @Selector long jobId, @Nullable String action) {
         requireKnown(task);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("jobId", jobId);
@@ -175,7 +178,7 @@ public class QueueEndpoint {
         settings.put("priority", binding.definition().priority());
         Duration tolerance = binding.definition().delayTolerance();
         settings.put("delayTolerance", tolerance == null ? null : tolerance.toString());
-        settings.put("dedupPolicy", binding.definition().dedupPolicy().toString());
+        settings.put("dedupPolicy", binding.definition().dedupPolicy().mode().name());
         return settings;
     }
 

@@ -3,13 +3,17 @@ package io.pgqueue.autoconfigure;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.observe.QueueStatsPoller;
 import org.springframework.beans.factory.ObjectProvider;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * The {@code queues} Actuator endpoint, when Actuator is present and the endpoint is exposed.
@@ -31,5 +35,30 @@ public final class QueueEndpointAutoConfiguration {
     QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
             ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses) {
         return new QueueEndpoint(admin, stats, tasks, workers, misses);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
+    QueueEndpointWebExtension queueEndpointWebExtension(QueueEndpoint endpoint, Environment environment) {
+        warnIfWritesAreOpen(environment);
+        return new QueueEndpointWebExtension(endpoint);
+    }
+
+    /**
+     * Write operations exposed over HTTP without Spring Security on the classpath are open to
+     * anyone who reaches the management port: say so once at start-up.
+     */
+    private static void warnIfWritesAreOpen(Environment environment) {
+        String access = environment.getProperty("management.endpoint.queues.access",
+                environment.getProperty("management.endpoints.access.default", "read-only"));
+        boolean writable = "unrestricted".equalsIgnoreCase(access.trim());
+        if (writable && !ClassUtils.isPresent("org.springframework.security.web.SecurityFilterChain",
+                QueueEndpointAutoConfiguration.class.getClassLoader())) {
+            LoggerFactory.getLogger(QueueEndpointAutoConfiguration.class).warn("The queues endpoint's write operations "
+                    + "(pause, resume, re-run, cancel, rescue) are exposed over HTTP and this application has no "
+                    + "Spring Security: anyone who reaches the management port can use them. Protect them, or set "
+                    + "management.endpoint.queues.access=read-only");
+        }
     }
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.pgqueue.QueueTask;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -126,10 +127,44 @@ class SampleApplicationTests {
         assertThat(paused).containsEntry("changed", true);
         this.http.post().uri("/actuator/queues/copy-folder").contentType(MediaType.APPLICATION_JSON)
             .body(Map.of("action", "resume")).exchange().expectStatus().isOk();
-        this.http.post().uri("/actuator/queues/no-such-task").contentType(MediaType.APPLICATION_JSON)
-            .body(Map.of("action", "pause")).exchange().expectStatus().isBadRequest();
-        this.http.post().uri("/actuator/queues/send-push/" + push).contentType(MediaType.APPLICATION_JSON)
-            .body(Map.of("action", "rerun")).exchange().expectStatus().isBadRequest();
+        assertThat(rejected("/actuator/queues/no-such-task", Map.of("action", "pause")))
+            .contains("Unknown task 'no-such-task'", "known tasks are", "send-push");
+        assertThat(rejected("/actuator/queues/copy-folder", Map.of("action", "pasue")))
+            .contains("Unknown action 'pasue'", "pause, resume, rerun-failed or rescue");
+        assertThat(rejected("/actuator/queues/copy-folder", Map.of())).contains("Missing 'action'");
+        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "rerun")))
+            .contains("Job " + push + " is COMPLETED; only FAILED jobs can be re-run");
+        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "cancel")))
+            .contains("Job " + push + " has already finished");
+        assertThat(rejected("/actuator/queues/send-push/abc", Map.of("action", "cancel")))
+            .contains("Job id 'abc' is not a number");
+        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "explode")))
+            .contains("Unknown action 'explode' for a job; use rerun or cancel");
+        Map<String, Object> notFound = this.http.get().uri("/actuator/queues/no-such-task").exchange()
+            .expectStatus().isNotFound().expectBody(JSON).returnResult().getResponseBody();
+        assertThat(notFound).containsEntry("status", 404).extractingByKey("message").asString()
+            .contains("Unknown task 'no-such-task'");
+    }
+
+    @Test
+    void queuesEndpointShowsEachTasksRealSettingsByTheirDocumentedNames() {
+        Map<String, Object> tasks = map(get("/actuator/queues").get("tasks"));
+        assertThat(map(map(tasks.get("send-push")).get("settings"))).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "handler", "sendPushTask", "pool", "default", "concurrency", 8, "timeout", "PT30M", "maxAttempts", 5,
+                "priority", 0, "delayTolerance", "PT1S", "dedupPolicy", "KEEP_EXISTING"));
+        for (Object task : tasks.values()) {
+            Map<String, Object> settings = map(map(task).get("settings"));
+            assertThat(QueueTask.DedupMode.valueOf((String) settings.get("dedupPolicy"))).isNotNull();
+        }
+        assertThat(map(map(tasks.get("sync-devices")).get("settings"))).containsEntry("dedupPolicy", "RERUN");
+    }
+
+    /** Posts a write the endpoint must reject, and returns the reason it gives. */
+    private String rejected(String uri, Map<String, Object> body) {
+        Map<String, Object> answer = this.http.post().uri(uri).contentType(MediaType.APPLICATION_JSON).body(body)
+            .exchange().expectStatus().isBadRequest().expectBody(JSON).returnResult().getResponseBody();
+        assertThat(answer).containsEntry("status", 400).containsEntry("error", "Bad Request");
+        return (String) answer.get("message");
     }
 
     @Test

@@ -1,0 +1,107 @@
+package io.pgqueue.autoconfigure;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
+
+/**
+ * The {@code queues} endpoint over HTTP: the same operations, but a request that is rejected — an
+ * unknown task or action, a job id that is not a number, a job in the wrong state — is answered
+ * {@code 400 Bad Request} (an unknown task on a read {@code 404 Not Found}) with a JSON body that
+ * says what was wrong and what is allowed, whatever the application's error settings, and the
+ * rejection is logged at INFO.
+ */
+@EndpointWebExtension(endpoint = QueueEndpoint.class)
+public class QueueEndpointWebExtension {
+
+    private static final Logger log = LoggerFactory.getLogger(QueueEndpointWebExtension.class);
+
+    private final QueueEndpoint endpoint;
+
+    QueueEndpointWebExtension(QueueEndpoint endpoint) {
+        this.endpoint = endpoint;
+    }
+
+    /**
+     * Describes every task, the pools of this node and the registered nodes.
+     * @return the description
+     */
+    @ReadOperation
+    public WebEndpointResponse<Map<String, Object>> queues() {
+        return new WebEndpointResponse<>(this.endpoint.queues());
+    }
+
+    /**
+     * Describes one task, with its most recent failures.
+     * @param task the task
+     * @return the description, or 404 for an unknown task
+     */
+    @ReadOperation
+    public WebEndpointResponse<Map<String, Object>> task(@Selector String task) {
+        return answer("GET", task, null, WebEndpointResponse.STATUS_NOT_FOUND, () -> this.endpoint.task(task));
+    }
+
+    /**
+     * Acts on a task; see {@link QueueEndpoint#taskAction}.
+     * @param task the task
+     * @param action the action
+     * @return what changed, or 400 with the reason
+     */
+    @WriteOperation
+    public WebEndpointResponse<Map<String, Object>> taskAction(@Selector String task, @Nullable String action) {
+        return answer("POST", task, action, WebEndpointResponse.STATUS_BAD_REQUEST,
+                () -> this.endpoint.taskAction(task, action));
+    }
+
+    /**
+     * Acts on one job; see {@link QueueEndpoint#jobAction}.
+     * @param task the job's task
+     * @param jobId the job's id
+     * @param action the action
+     * @return what changed, or 400 with the reason
+     */
+    @WriteOperation
+    public WebEndpointResponse<Map<String, Object>> jobAction(@Selector String task, @Selector String jobId,
+            @Nullable String action) {
+        return answer("POST", task + "/" + jobId, action, WebEndpointResponse.STATUS_BAD_REQUEST,
+                () -> this.endpoint.jobAction(task, parseJobId(jobId), action));
+    }
+
+    private static long parseJobId(String jobId) {
+        try {
+            return Long.parseLong(jobId.trim());
+        }
+        catch (NumberFormatException ex) {
+            throw new InvalidEndpointRequestException("Job id '" + jobId + "' is not a number; use the numeric id "
+                    + "a job was enqueued with", "Invalid job id");
+        }
+    }
+
+    private static WebEndpointResponse<Map<String, Object>> answer(String method, String target, @Nullable String action,
+            int rejectedStatus, Supplier<Map<String, Object>> operation) {
+        try {
+            return new WebEndpointResponse<>(operation.get());
+        }
+        catch (InvalidEndpointRequestException ex) {
+            int status = rejectedStatus == WebEndpointResponse.STATUS_NOT_FOUND && ex.getMessage().startsWith("Unknown task")
+                    ? WebEndpointResponse.STATUS_NOT_FOUND : WebEndpointResponse.STATUS_BAD_REQUEST;
+            log.info("queues endpoint rejected {} {}{}: {}", method, target,
+                    action == null ? "" : " (action '" + action + "')", ex.getMessage());
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("status", status);
+            body.put("error", status == WebEndpointResponse.STATUS_NOT_FOUND ? "Not Found" : "Bad Request");
+            body.put("message", ex.getMessage());
+            return new WebEndpointResponse<>(body, status);
+        }
+    }
+}
