@@ -1,6 +1,5 @@
 package io.pgqueue;
 
-import java.util.Objects;
 
 import tools.jackson.databind.JsonNode;
 
@@ -112,7 +111,9 @@ public sealed interface DedupPolicy {
 
         /** Validates the merger. */
         public MergeIfReady {
-            Objects.requireNonNull(merger, "merger");
+            if (merger == null) {
+                throw new InvalidJobException("DedupPolicy.mergeIfReady needs a merger, was null");
+            }
         }
 
         @Override

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * Per-job options of an enqueue call. Immutable; each {@code with...} method returns a copy.
@@ -28,6 +27,9 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      * Normalises the headers.
      */
     public EnqueueOptions {
+        if (headers != null && headers.entrySet().stream().anyMatch(h -> h.getKey() == null || h.getValue() == null)) {
+            throw new InvalidJobException("Headers must not hold null names or values, were " + headers);
+        }
         headers = headers == null ? Map.of() : Map.copyOf(headers);
     }
 
@@ -50,23 +52,27 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
     }
 
     /**
-     * Schedules the job for a point in time (the database clock decides when it is due).
-     * @param runAt when the job becomes due
+     * Schedules the job for a point in time (the database clock decides when it is due). A job
+     * has a run-at time or a delay, not both: the enqueue rejects options with both.
+     * @param runAt when the job becomes due, not {@code null}
      * @return a copy with the schedule
+     * @throws InvalidJobException if {@code runAt} is {@code null}
      */
     public EnqueueOptions withRunAt(Instant runAt) {
-        return new EnqueueOptions(this.priority, runAt, null, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers);
+        return new EnqueueOptions(this.priority, required(runAt, "runAt"), this.delay, this.delayTolerance,
+                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers);
     }
 
     /**
-     * Schedules the job a delay after the enqueue (measured by the database clock).
-     * @param delay zero or positive
+     * Schedules the job a delay after the enqueue (measured by the database clock). A job has a
+     * run-at time or a delay, not both: the enqueue rejects options with both.
+     * @param delay zero or positive, not {@code null}
      * @return a copy with the schedule
+     * @throws InvalidJobException if {@code delay} is {@code null}
      */
     public EnqueueOptions withDelay(Duration delay) {
-        return new EnqueueOptions(this.priority, null, delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers);
+        return new EnqueueOptions(this.priority, this.runAt, required(delay, "delay"), this.delayTolerance,
+                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers);
     }
 
     /**
@@ -92,13 +98,14 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
 
     /**
      * Sets the dedup key and the policy applied when an active job already holds it.
-     * @param dedupKey the key
-     * @param dedupPolicy the policy
+     * @param dedupKey the key, not {@code null}
+     * @param dedupPolicy the policy, not {@code null}
      * @return a copy with the key and policy
+     * @throws InvalidJobException if either is {@code null}
      */
     public EnqueueOptions withDedup(String dedupKey, DedupPolicy dedupPolicy) {
-        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, dedupKey,
-                Objects.requireNonNull(dedupPolicy, "dedupPolicy"), this.maxAttempts, this.headers);
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance,
+                required(dedupKey, "dedupKey"), required(dedupPolicy, "dedupPolicy"), this.maxAttempts, this.headers);
     }
 
     /**
@@ -113,14 +120,26 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
 
     /**
      * Adds a header.
-     * @param name the header name
-     * @param value the header value
+     * @param name the header name, not {@code null}
+     * @param value the header value, not {@code null}
      * @return a copy with the header
+     * @throws InvalidJobException if the name or the value is {@code null}
      */
     public EnqueueOptions withHeader(String name, String value) {
         Map<String, String> copy = new LinkedHashMap<>(this.headers);
-        copy.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+        required(name, "header name");
+        if (value == null) {
+            throw new InvalidJobException("Header '" + name + "' has a null value; give a value or leave the header out");
+        }
+        copy.put(name, value);
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
                 this.dedupPolicy, this.maxAttempts, copy);
+    }
+
+    private static <T> T required(T value, String argument) {
+        if (value == null) {
+            throw new InvalidJobException("The " + argument + " of an enqueue must not be null");
+        }
+        return value;
     }
 }

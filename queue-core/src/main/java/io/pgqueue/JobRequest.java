@@ -1,6 +1,5 @@
 package io.pgqueue;
 
-import java.util.Objects;
 
 /**
  * One job to enqueue: a task name, a payload (any value the JSON mapper can write) and options.
@@ -36,6 +35,9 @@ public record JobRequest(String task, Object payload, EnqueueOptions options) {
      * @return the request
      */
     public static JobRequest of(String task, Object payload, EnqueueOptions options) {
-        return new JobRequest(task, payload, Objects.requireNonNull(options, "options"));
+        if (options == null) {
+            throw new InvalidJobException("The options of an enqueue must not be null; use EnqueueOptions.defaults()");
+        }
+        return new JobRequest(task, payload, options);
     }
 }

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 import javax.sql.DataSource;
 
@@ -19,6 +20,7 @@ import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.store.ActiveDuplicate;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
+import org.springframework.core.ResolvableType;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -64,6 +66,9 @@ public final class QueueClient implements AutoCloseable {
     private final ObservationRegistry observations;
 
     private final GroupCommitter groupCommitter;
+
+    /** The handler's payload type of each task, {@code Object} where it is not known. */
+    private final Map<String, Class<?>> payloadTypes = new ConcurrentHashMap<>();
 
     /**
      * Creates a client that reports no telemetry.
@@ -148,7 +153,7 @@ public final class QueueClient implements AutoCloseable {
      * @throws InvalidJobException if the job is invalid; nothing was written
      */
     public <P> EnqueueResult enqueue(Class<? extends TaskHandler<P>> handlerType, P payload) {
-        return enqueue(this.tasks.require(handlerType).name(), payload);
+        return enqueue(taskOf(handlerType), payload);
     }
 
     /**
@@ -161,7 +166,14 @@ public final class QueueClient implements AutoCloseable {
      * @throws InvalidJobException if the job is invalid; nothing was written
      */
     public <P> EnqueueResult enqueue(Class<? extends TaskHandler<P>> handlerType, P payload, EnqueueOptions options) {
-        return enqueue(this.tasks.require(handlerType).name(), payload, options);
+        return enqueue(taskOf(handlerType), payload, options);
+    }
+
+    private String taskOf(Class<?> handlerType) {
+        if (handlerType == null) {
+            throw new InvalidJobException("The handler class of an enqueue must not be null");
+        }
+        return this.tasks.require(handlerType).name();
     }
 
     /**
@@ -186,7 +198,10 @@ public final class QueueClient implements AutoCloseable {
         }
         List<TaskDefinition> definitions = new ArrayList<>(requests.size());
         for (JobRequest request : requests) {
-            definitions.add(this.tasks.require(Objects.requireNonNull(request, "request").task()));
+            if (request == null) {
+                throw new InvalidJobException("A job request of an enqueue must not be null");
+            }
+            definitions.add(this.tasks.require(request.task()));
         }
         String task = definitions.stream().map(TaskDefinition::name).distinct().count() == 1 ? definitions.get(0).name()
                 : "mixed";
@@ -327,6 +342,10 @@ public final class QueueClient implements AutoCloseable {
     private NewJob prepare(TaskDefinition task, JobRequest request, Map<String, String> propagated) {
         EnqueueOptions options = request.options();
         String name = task.name();
+        if (request.payload() == null) {
+            throw new InvalidJobException("The payload of a '" + name + "' job must not be null: its handler would "
+                    + "get null");
+        }
         int priority = options.priority() != null ? options.priority() : task.priority();
         TaskDefinition.validatePriority(priority, "Priority of a '" + name + "' job");
         if (options.runAt() != null && options.delay() != null) {
@@ -348,6 +367,7 @@ public final class QueueClient implements AutoCloseable {
                     + QueueDefaults.MAX_DEDUP_KEY_LENGTH + " characters");
         }
         String payload = serialize(name, request.payload());
+        requireReadable(task, request.payload(), payload);
         Map<String, String> allHeaders = options.headers();
         if (!propagated.isEmpty()) {
             // Explicit headers win over the propagated trace context.
@@ -357,6 +377,33 @@ public final class QueueClient implements AutoCloseable {
         String headers = allHeaders.isEmpty() ? "{}" : this.mapper.writeValueAsString(allHeaders);
         return new NewJob(name, payload, headers, priority, options.runAt(), delay, toleranceMillis, maxAttempts,
                 dedupKey);
+    }
+
+    /**
+     * A payload that is not of the handler's payload type (e.g. enqueued by task name) must at
+     * least be readable as it, or the job could only fail when it runs.
+     */
+    private void requireReadable(TaskDefinition task, Object payload, String json) {
+        Class<?> expected = this.payloadTypes.computeIfAbsent(task.name(), name -> payloadType(task));
+        if (expected == Object.class || expected.isInstance(payload)) {
+            return;
+        }
+        try {
+            this.mapper.readValue(json, expected);
+        }
+        catch (JacksonException ex) {
+            throw new InvalidJobException("Payload of a '" + task.name() + "' job (" + payload.getClass().getName()
+                    + ") cannot be read as " + expected.getName() + ", the payload type of its handler: "
+                    + ex.getOriginalMessage(), ex);
+        }
+    }
+
+    private static Class<?> payloadType(TaskDefinition task) {
+        if (task.handlerType() == null) {
+            return Object.class;
+        }
+        Class<?> type = ResolvableType.forClass(task.handlerType()).as(TaskHandler.class).resolveGeneric(0);
+        return type == null ? Object.class : type;
     }
 
     private static String deriveDedupKey(TaskDefinition task, Object payload) {

@@ -146,6 +146,9 @@ final class JobExecutor {
             return Outcome.failed(job.lease(), "Payload cannot be read as " + payloadType.toCanonical() + ": "
                     + ex.getOriginalMessage());
         }
+        if (payload == null) {
+            return Outcome.failed(job.lease(), "Payload is null; the handler takes " + payloadType.toCanonical());
+        }
         Observation observation = QueueObservations.execute(this.observations, job.task(), job.headers()).start();
         try (Observation.Scope scope = observation.openScope()) {
             job.task.handler().handle(payload, job);

@@ -111,6 +111,18 @@ class JobExecutorTests {
     }
 
     @Test
+    void aNullPayloadFailsForGoodWithoutRunningTheHandler() {
+        List<Push> received = new CopyOnWriteArrayList<>();
+        RunningJob job = job(task((push, context) -> received.add(push), Duration.ofSeconds(5)), "null", "{}");
+
+        Outcome outcome = outcome(job);
+
+        assertThat(received).isEmpty();
+        assertThat(outcome.kind()).isEqualTo(Outcome.Kind.FAILED);
+        assertThat(outcome.error()).contains("Payload is null");
+    }
+
+    @Test
     void aHandlerPastItsTimeoutIsInterruptedAndTheAttemptFails() {
         RunningJob job = job(task((push, context) -> Thread.sleep(10_000), Duration.ofMillis(50)), "{}", "{}");
 
