@@ -44,6 +44,12 @@ import tools.jackson.databind.json.JsonMapper;
 @EnableConfigurationProperties(QueueProperties.class)
 public final class QueueAutoConfiguration {
 
+    /** Checks the settings and the task beans before any bean, and so the database, is touched. */
+    @Bean
+    static QueueSettingsCheck queueSettingsCheck(Environment environment) {
+        return new QueueSettingsCheck(environment);
+    }
+
     @Bean
     QueueDatabase queueDatabase(ObjectProvider<DataSource> dataSource,
             @QueueDataSource ObjectProvider<DataSource> queueDataSource) {
@@ -59,7 +65,7 @@ public final class QueueAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     QueueTaskBindings queueTaskBindings(ListableBeanFactory beans, QueueProperties properties) {
-        return QueueTaskBindings.discover(beans, properties);
+        return QueueTaskBindings.discover(beans, properties).reportTasksWithoutHandler();
     }
 
     @Bean

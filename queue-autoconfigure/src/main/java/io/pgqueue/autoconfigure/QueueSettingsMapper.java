@@ -65,6 +65,11 @@ final class QueueSettingsMapper {
         mapped(() -> builder.statsInterval(properties.getStats().getInterval()));
     }
 
+    /** @return the statistics interval, checked */
+    static Duration statsInterval(QueueProperties properties) {
+        return mapped(() -> InvalidSettingException.positive(properties.getStats().getInterval(), "stats.interval"));
+    }
+
     private static PoolSettings pool(String name, int maxPrefetch, Duration prefetchWindow) {
         try {
             return new PoolSettings(maxPrefetch, prefetchWindow);

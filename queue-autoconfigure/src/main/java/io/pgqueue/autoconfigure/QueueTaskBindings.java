@@ -62,6 +62,30 @@ public final class QueueTaskBindings {
             Duration timeout, String pool) {
     }
 
+    /**
+     * Logs the tasks configured under {@code pgqueue.tasks} that no handler on this node runs: a
+     * warning where the name is close to a handler's (a typo, whose settings apply to nothing).
+     * @return this
+     */
+    QueueTaskBindings reportTasksWithoutHandler() {
+        this.bindings.values().stream().filter(binding -> binding.beanName() == null).forEach(binding -> {
+            String name = binding.definition().name();
+            String nearest = this.bindings.values().stream().filter(other -> other.beanName() != null)
+                .map(other -> other.definition().name())
+                .filter(known -> QueueSettingsCheck.distance(known, name) <= 2)
+                .findFirst().orElse(null);
+            if (nearest != null) {
+                log.warn("Task '{}' is configured under pgqueue.tasks but no @QueueTask bean handles it; did you mean "
+                        + "'{}'? Its settings do not apply to '{}'", name, nearest, nearest);
+            }
+            else {
+                log.info("Task '{}' is configured under pgqueue.tasks but no @QueueTask bean handles it; its jobs can "
+                        + "be enqueued here and run on nodes that have its handler", name);
+            }
+        });
+        return this;
+    }
+
     /** @return the bindings by task name */
     public Map<String, Binding> all() {
         return this.bindings;
@@ -110,8 +134,6 @@ public final class QueueTaskBindings {
         }
         properties.getTasks().forEach((name, task) -> {
             if (!bindings.containsKey(name)) {
-                log.info("Task '{}' is configured under pgqueue.tasks but no @QueueTask bean handles it; its jobs can "
-                        + "be enqueued here and run on nodes that have its handler", name);
                 bindings.put(name, bindPropertiesOnly(beans, name, task));
             }
         });

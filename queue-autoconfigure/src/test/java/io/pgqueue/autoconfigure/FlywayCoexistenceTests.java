@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure;
 
+import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -51,5 +52,27 @@ class FlywayCoexistenceTests {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.job", Long.class)).isZero();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.customer", Long.class)).isZero();
         });
+    }
+
+    @Test
+    void aBadSettingStopsTheStartBeforeAnyMigration() {
+        try (TestDatabase database = TestDatabase.create("pgqueue_early")) {
+            new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class,
+                        JacksonAutoConfiguration.class, QueueAutoConfiguration.class))
+                .withPropertyValues("spring.datasource.url=" + database.jdbcUrl(),
+                        "spring.datasource.username=" + database.user(),
+                        "spring.datasource.password=" + (database.password() == null ? "" : database.password()),
+                        "spring.flyway.locations=classpath:coexist/migration", "pgqueue.lease.duration=30s",
+                        "pgqueue.lease.heartbeat-interval=1m")
+                .withBean(TestHandlers.SendPush.class)
+                .run(context -> assertThat(context).hasFailed());
+
+            JdbcTemplate jdbc = new JdbcTemplate(database.dataSource());
+            assertThat(jdbc.queryForObject("SELECT to_regclass('public.flyway_schema_history') IS NULL", Boolean.class))
+                .as("the application's migrations did not run").isTrue();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgqueue'", Long.class))
+                .as("the queue's schema was not created").isZero();
+        }
     }
 }

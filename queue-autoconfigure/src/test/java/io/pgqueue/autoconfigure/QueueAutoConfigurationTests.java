@@ -19,12 +19,15 @@ import io.pgqueue.worker.BatchSizes;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
@@ -33,6 +36,7 @@ import org.springframework.core.task.VirtualThreadTaskExecutor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+@ExtendWith(OutputCaptureExtension.class)
 class QueueAutoConfigurationTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -197,6 +201,14 @@ class QueueAutoConfigurationTests {
             assertThat(json).contains("\"" + property + "\"");
         }
         assertThat(json).contains("Whether this node runs jobs.");
+    }
+
+    @Test
+    void aConfiguredTaskCloseToAHandlersNameIsWarnedAbout(CapturedOutput output) {
+        this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.tasks.send-psuh.max-attempts=2")
+            .run(context -> assertThat(context).hasNotFailed());
+        assertThat(output).contains("Task 'send-psuh' is configured under pgqueue.tasks but no @QueueTask bean handles "
+                + "it; did you mean 'send-push'?");
     }
 
     @Test

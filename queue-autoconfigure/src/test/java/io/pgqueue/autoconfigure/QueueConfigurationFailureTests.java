@@ -118,6 +118,16 @@ class QueueConfigurationFailureTests {
     }
 
     @Test
+    void aMistypedTaskSetting() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class)
+            .withPropertyValues("pgqueue.tasks.send-push.concurency=3"),
+                "'pgqueue.tasks.send-push.concurency' is not a task setting; did you mean "
+                        + "'pgqueue.tasks.send-push.concurrency'?", "The settings of a task are pool, concurrency");
+        assertFailure(this.runner.withPropertyValues("pgqueue.tasks.remote.retry.max-dealy=1m"),
+                "did you mean 'pgqueue.tasks.remote.retry.max-delay'?", "Fix the key");
+    }
+
+    @Test
     void workersOnASchemaThatWasNotMigrated() {
         // The schema is left to separate tooling, which has not run: the workers must not start
         // and then fail every claim.
