@@ -105,8 +105,8 @@ public class InvalidSettingException extends IllegalArgumentException {
     }
 
     /**
-     * Shows a value as it is written in configuration: durations as {@code 10s} or {@code 500ms},
-     * not {@code PT10S}.
+     * Shows a value as it is written in configuration: durations in whole days, hours, seconds or
+     * milliseconds ({@code 7d}, {@code 1h}, {@code 60s}, {@code 500ms}), not {@code PT1M}.
      * @param value the value
      * @return what to show
      */
@@ -115,8 +115,9 @@ public class InvalidSettingException extends IllegalArgumentException {
             return value instanceof Duration ? "0s" : value;
         }
         long nanos = duration.toNanos();
-        for (ChronoUnit unit : new ChronoUnit[] { ChronoUnit.DAYS, ChronoUnit.HOURS, ChronoUnit.MINUTES,
-                ChronoUnit.SECONDS, ChronoUnit.MILLIS }) {
+        // Minutes are shown as seconds: "60s" as written, not "1m".
+        for (ChronoUnit unit : new ChronoUnit[] { ChronoUnit.DAYS, ChronoUnit.HOURS, ChronoUnit.SECONDS,
+                ChronoUnit.MILLIS }) {
             if (nanos % unit.getDuration().toNanos() == 0) {
                 return nanos / unit.getDuration().toNanos() + suffix(unit);
             }
@@ -128,7 +129,6 @@ public class InvalidSettingException extends IllegalArgumentException {
         return switch (unit) {
             case DAYS -> "d";
             case HOURS -> "h";
-            case MINUTES -> "m";
             case SECONDS -> "s";
             default -> "ms";
         };

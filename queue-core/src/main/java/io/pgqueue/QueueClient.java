@@ -21,6 +21,7 @@ import io.pgqueue.store.ActiveDuplicate;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
 import org.springframework.core.ResolvableType;
+import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
@@ -209,9 +210,7 @@ public final class QueueClient implements AutoCloseable {
         try (Observation.Scope scope = observation.openScope()) {
             Map<String, String> propagated = QueueObservations.propagated(observation);
             List<EnqueueResult> results = enqueue(requests, definitions, propagated);
-            for (int i = 0; i < results.size(); i++) {
-                this.events.enqueued(definitions.get(i).name(), results.get(i).outcome());
-            }
+            countOnCommit(definitions, results);
             return results;
         }
         catch (RuntimeException ex) {
@@ -337,6 +336,29 @@ public final class QueueClient implements AutoCloseable {
     private String merge(String task, DedupPolicy.PayloadMerger merger, String existing, String incoming) {
         JsonNode merged = merger.merge(this.mapper.readTree(existing), this.mapper.readTree(incoming));
         return serialize(task, merged);
+    }
+
+    /**
+     * Counts the enqueues when they are durable: at once outside a transaction, after the commit
+     * of the caller's transaction otherwise, and not at all if it rolls back.
+     */
+    private void countOnCommit(List<TaskDefinition> definitions, List<EnqueueResult> results) {
+        Runnable count = () -> {
+            for (int i = 0; i < results.size(); i++) {
+                this.events.enqueued(definitions.get(i).name(), results.get(i).outcome());
+            }
+        };
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    count.run();
+                }
+            });
+        }
+        else {
+            count.run();
+        }
     }
 
     private NewJob prepare(TaskDefinition task, JobRequest request, Map<String, String> propagated) {

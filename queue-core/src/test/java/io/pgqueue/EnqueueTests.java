@@ -6,8 +6,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -15,6 +19,7 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -116,6 +121,33 @@ class EnqueueTests {
         });
 
         assertThat(queue.totalJobs()).isZero();
+    }
+
+    @Test
+    void enqueuesAreCountedWhenTheyCommitNotWhenTheyRollBack() {
+        List<String> counted = new CopyOnWriteArrayList<>();
+        QueueEvents events = new QueueEvents() {
+            @Override
+            public void enqueued(String task, EnqueueOutcome outcome) {
+                counted.add(task + ":" + outcome);
+            }
+        };
+        TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
+        try (QueueClient client = new QueueClient(queue.store(), queue.config(), TaskRegistry.of(TestQueue.task("send-push")),
+                JsonMapper.builder().build(), new QueueTelemetry(events, ObservationRegistry.NOOP))) {
+            tx.executeWithoutResult(status -> {
+                client.enqueue("send-push", "rolled back");
+                assertThat(counted).as("counted before the commit").isEmpty();
+                status.setRollbackOnly();
+            });
+            assertThat(counted).as("counted after a rollback").isEmpty();
+
+            tx.executeWithoutResult(status -> client.enqueue("send-push", "committed"));
+            assertThat(counted).containsExactly("send-push:CREATED");
+
+            client.enqueue("send-push", "no transaction");
+            assertThat(counted).hasSize(2);
+        }
     }
 
     @Test

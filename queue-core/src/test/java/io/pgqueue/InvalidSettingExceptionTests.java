@@ -49,6 +49,8 @@ class InvalidSettingExceptionTests {
     @Test
     void durationsAreShownAsTheyAreWritten() {
         assertThat(InvalidSettingException.display(Duration.ofSeconds(10))).isEqualTo("10s");
+        assertThat(InvalidSettingException.display(Duration.ofSeconds(60))).isEqualTo("60s");
+        assertThat(InvalidSettingException.display(Duration.ofMinutes(5))).isEqualTo("300s");
         assertThat(InvalidSettingException.display(Duration.ofMillis(1500))).isEqualTo("1500ms");
         assertThat(InvalidSettingException.display(Duration.ofHours(-1))).isEqualTo("-1h");
         assertThat(InvalidSettingException.display(Duration.ofDays(7))).isEqualTo("7d");

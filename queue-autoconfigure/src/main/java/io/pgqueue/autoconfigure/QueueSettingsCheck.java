@@ -40,10 +40,11 @@ final class QueueSettingsCheck implements BeanFactoryPostProcessor {
     public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
         checkTaskKeys(this.environment);
         QueueProperties properties = Binder.get(this.environment).bindOrCreate("pgqueue", QueueProperties.class);
-        QueueSettingsMapper.queueConfig(properties);
-        QueueSettingsMapper.statsInterval(properties);
+        QueueSettingsMapper.RawValues raw = this.environment::getProperty;
+        QueueSettingsMapper.queueConfig(properties, raw);
+        QueueSettingsMapper.statsInterval(properties, raw);
         if (properties.getWorkers().isEnabled()) {
-            QueueSettingsMapper.workerSettings(properties);
+            QueueSettingsMapper.workerSettings(properties, raw);
         }
         QueueTaskBindings.discover(beanFactory, properties);
     }

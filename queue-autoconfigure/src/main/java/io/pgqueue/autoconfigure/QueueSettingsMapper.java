@@ -12,6 +12,7 @@ import io.pgqueue.Retention;
 import io.pgqueue.worker.BatchSizes;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerSettings;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.PropertyMapper;
 
 /**
@@ -24,21 +25,39 @@ final class QueueSettingsMapper {
 
     private static final String PREFIX = "pgqueue.";
 
+    /** The text of a property as the user wrote it, to show in a report; {@code null} when unknown. */
+    @FunctionalInterface
+    interface RawValues {
+
+        /** Reports values as the core holds them. */
+        RawValues NONE = property -> null;
+
+        @Nullable String of(String property);
+    }
+
     private QueueSettingsMapper() {
     }
 
     static QueueConfig queueConfig(QueueProperties properties) {
+        return queueConfig(properties, RawValues.NONE);
+    }
+
+    static QueueConfig queueConfig(QueueProperties properties, RawValues raw) {
         QueueProperties.Retention retention = properties.getRetention();
         long maxPayload = properties.getMaxPayloadSize() == null ? 0 : properties.getMaxPayloadSize().toBytes();
         return mapped(() -> new QueueConfig(properties.getSchema(), maxPayload, properties.getStatementTimeout(),
-                new Retention(retention.getCompleted(), retention.getFailed(), retention.getCancelled())));
+                new Retention(retention.getCompleted(), retention.getFailed(), retention.getCancelled())), raw);
     }
 
     static WorkerSettings workerSettings(QueueProperties properties) {
+        return workerSettings(properties, RawValues.NONE);
+    }
+
+    static WorkerSettings workerSettings(QueueProperties properties, RawValues raw) {
         Map<String, PoolSettings> pools = new LinkedHashMap<>();
         properties.getPools().forEach((name, pool) -> pools.put(name,
-                mapped(() -> pool(name, pool.getMaxPrefetch(), pool.getPrefetchWindow()))));
-        BatchSizes batchSizes = batchSizes(properties);
+                mapped(() -> pool(name, pool.getMaxPrefetch(), pool.getPrefetchWindow()), raw)));
+        BatchSizes batchSizes = batchSizes(properties, raw);
         String nodeId = properties.getNodeId();
         WorkerSettings.Builder builder = WorkerSettings
             .builder(nodeId == null || nodeId.isBlank() ? WorkerSettings.defaultNodeId() : nodeId);
@@ -53,7 +72,7 @@ final class QueueSettingsMapper {
         map.from(properties.getVacuum()::getInterval).to(builder::vacuumInterval);
         map.from(batchSizes).to(builder::batchSizes);
         map.from(pools).to(builder::pools);
-        return mapped(builder::build);
+        return mapped(builder::build, raw);
     }
 
     /**
@@ -66,8 +85,8 @@ final class QueueSettingsMapper {
     }
 
     /** @return the statistics interval, checked */
-    static Duration statsInterval(QueueProperties properties) {
-        return mapped(() -> InvalidSettingException.positive(properties.getStats().getInterval(), "stats.interval"));
+    static Duration statsInterval(QueueProperties properties, RawValues raw) {
+        return mapped(() -> InvalidSettingException.positive(properties.getStats().getInterval(), "stats.interval"), raw);
     }
 
     private static PoolSettings pool(String name, int maxPrefetch, Duration prefetchWindow) {
@@ -80,7 +99,7 @@ final class QueueSettingsMapper {
     }
 
     @SuppressWarnings("deprecation")
-    private static BatchSizes batchSizes(QueueProperties properties) {
+    private static BatchSizes batchSizes(QueueProperties properties, RawValues raw) {
         Integer legacy = properties.getRetention().getBatchSize();
         if (legacy != null) {
             require(legacy > 0, "pgqueue.retention.batch-size", legacy, "must be positive");
@@ -88,7 +107,7 @@ final class QueueSettingsMapper {
         }
         QueueProperties.Batch batch = properties.getBatch();
         return mapped(() -> new BatchSizes(batch.getClaim(), batch.getHeartbeat(), batch.getWrite(),
-                batch.getMaintenance()));
+                batch.getMaintenance()), raw);
     }
 
     /**
@@ -98,11 +117,17 @@ final class QueueSettingsMapper {
      * @throws QueueConfigurationException naming the property
      */
     static <T> T mapped(Supplier<T> build) {
+        return mapped(build, RawValues.NONE);
+    }
+
+    private static <T> T mapped(Supplier<T> build, RawValues raw) {
         try {
             return build.get();
         }
         catch (InvalidSettingException ex) {
-            throw invalid(PREFIX + ex.setting(), ex.value(), ex.rule(PREFIX));
+            String property = PREFIX + ex.setting();
+            String written = raw.of(property);
+            throw invalid(property, written != null ? written : ex.value(), ex.rule(PREFIX));
         }
     }
 

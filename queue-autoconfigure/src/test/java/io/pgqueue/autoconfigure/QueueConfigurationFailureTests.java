@@ -78,6 +78,10 @@ class QueueConfigurationFailureTests {
         assertFailure(this.runner.withPropertyValues("pgqueue.lease.duration=10s", "pgqueue.lease.heartbeat-interval=10s"),
                 "Invalid value '10s' for 'pgqueue.lease.heartbeat-interval': must be shorter than pgqueue.lease.duration",
                 "Update 'pgqueue.lease.heartbeat-interval'");
+        // Values are shown as written, not normalised (60s, not 1m).
+        assertFailure(this.runner.withPropertyValues("pgqueue.lease.duration=60s", "pgqueue.lease.heartbeat-interval=60s"),
+                "Invalid value '60s' for 'pgqueue.lease.heartbeat-interval': must be shorter than pgqueue.lease.duration "
+                        + "(60s)", "Update 'pgqueue.lease.heartbeat-interval'");
     }
 
     @Test
@@ -114,7 +118,7 @@ class QueueConfigurationFailureTests {
     @Test
     void nonPositiveStatsInterval() {
         assertFailure(this.runner.withPropertyValues("pgqueue.stats.interval=0ms"),
-                "Invalid value '0s' for 'pgqueue.stats.interval': must be positive", "Update 'pgqueue.stats.interval'");
+                "Invalid value '0ms' for 'pgqueue.stats.interval': must be positive", "Update 'pgqueue.stats.interval'");
     }
 
     @Test
