@@ -36,13 +36,17 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         validateName(name);
         Objects.requireNonNull(retryPolicy, "retryPolicy");
         Objects.requireNonNull(dedupPolicy, "dedupPolicy");
-        if (maxAttempts < 1) {
-            throw new IllegalArgumentException("Task '" + name + "': max attempts must be at least 1, was " + maxAttempts);
+        try {
+            InvalidSettingException.require(maxAttempts >= 1, "max-attempts", maxAttempts, "must be at least 1");
+            InvalidSettingException.require(priority >= QueueDefaults.MIN_PRIORITY && priority <= QueueDefaults.MAX_PRIORITY,
+                    "priority", priority, "must be between " + QueueDefaults.MIN_PRIORITY + " and "
+                            + QueueDefaults.MAX_PRIORITY);
+            if (delayTolerance != null) {
+                InvalidSettingException.notNegative(delayTolerance, "delay-tolerance");
+            }
         }
-        validatePriority(priority, "Task '" + name + "': priority");
-        if (delayTolerance != null && delayTolerance.isNegative()) {
-            throw new IllegalArgumentException("Task '" + name + "': delay tolerance must not be negative, was "
-                    + delayTolerance);
+        catch (InvalidSettingException ex) {
+            throw ex.within("tasks." + name);
         }
         terminalExceptions = Set.copyOf(terminalExceptions);
     }

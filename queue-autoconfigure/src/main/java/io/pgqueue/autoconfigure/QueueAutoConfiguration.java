@@ -104,7 +104,7 @@ public final class QueueAutoConfiguration {
             .mapper(jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()))
             .telemetry(telemetry);
         QueueSettingsMapper.configure(builder, properties);
-        workerSettings.ifAvailable(settings -> builder.workers(settings, () -> bindings.workerTasks(beans)));
+        workerSettings.ifAvailable(settings -> builder.workers(settings, bindings::workerTasks));
         executors.ifAvailable(builder::executors);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();

@@ -171,9 +171,11 @@ public class QueueEndpoint {
     private static Map<String, Object> settings(QueueTaskBindings.Binding binding) {
         Map<String, Object> settings = new LinkedHashMap<>();
         settings.put("handler", binding.beanName());
-        settings.put("pool", binding.pool());
-        settings.put("concurrency", binding.concurrency());
-        settings.put("timeout", binding.timeout().toString());
+        if (binding.task() != null) {
+            settings.put("pool", binding.task().pool());
+            settings.put("concurrency", binding.task().concurrency());
+            settings.put("timeout", binding.task().timeout().toString());
+        }
         settings.put("maxAttempts", binding.definition().maxAttempts());
         settings.put("priority", binding.definition().priority());
         Duration tolerance = binding.definition().delayTolerance();

@@ -1,11 +1,12 @@
 package io.pgqueue.autoconfigure;
 
-import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.InvalidJobException;
@@ -17,9 +18,9 @@ import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.worker.WorkerTask;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.ResolvableType;
@@ -49,17 +50,19 @@ public final class QueueTaskBindings {
     }
 
     /**
-     * One task type.
+     * One task type: its definition and, when a {@code @QueueTask} bean handles it here, the task
+     * as this node's workers run it.
      *
      * @param definition the engine's view of the task
-     * @param beanName the handler bean, or {@code null} for a task declared only in properties
-     * @param payloadType the handler's payload type, or {@code Object} without a handler
-     * @param concurrency the maximum number of jobs running at once on a node
-     * @param timeout how long one attempt may run
-     * @param pool the worker pool
+     * @param task the task as the workers run it, or {@code null} for a task declared only in
+     * properties (enqueue-only on this node)
      */
-    public record Binding(TaskDefinition definition, String beanName, Type payloadType, int concurrency,
-            Duration timeout, String pool) {
+    public record Binding(TaskDefinition definition, @Nullable WorkerTask task) {
+
+        /** @return the handler bean's name, or {@code null} for a task declared only in properties */
+        public @Nullable String beanName() {
+            return this.task == null ? null : ((BeanTaskHandler) this.task.handler()).beanName();
+        }
     }
 
     /**
@@ -92,17 +95,15 @@ public final class QueueTaskBindings {
     }
 
     /**
-     * Returns the tasks this node runs: those with a handler bean, the handlers looked up now.
-     * @param beans the bean factory holding the handler beans
+     * Returns the tasks this node runs: those with a handler bean, the handler beans looked up (and
+     * created) now.
      * @return the worker tasks
      */
-    @SuppressWarnings("unchecked")
-    public List<WorkerTask> workerTasks(BeanFactory beans) {
+    public List<WorkerTask> workerTasks() {
         return this.bindings.values().stream()
-            .filter(binding -> binding.beanName() != null)
-            .map(binding -> new WorkerTask(binding.definition(),
-                    (TaskHandler<Object>) beans.getBean(binding.beanName(), TaskHandler.class), binding.payloadType(),
-                    binding.concurrency(), binding.timeout(), binding.pool()))
+            .map(Binding::task)
+            .filter(Objects::nonNull)
+            .peek(task -> ((BeanTaskHandler) task.handler()).resolve())
             .toList();
     }
 
@@ -155,35 +156,49 @@ public final class QueueTaskBindings {
                     + "')", "Declare the payload type, e.g. 'implements TaskHandler<SendPushRequest>'.");
         }
         int concurrency = pick(overrides.getConcurrency(), annotation.concurrency(), QueueDefaults.CONCURRENCY);
-        check(concurrency >= 1, prefix + ".concurrency", concurrency, where, "must be at least 1");
         int maxAttempts = pick(overrides.getMaxAttempts(), annotation.maxAttempts(), QueueDefaults.MAX_ATTEMPTS);
-        check(maxAttempts >= 1, prefix + ".max-attempts", maxAttempts, where, "must be at least 1");
         int priority = overrides.getPriority() != null ? overrides.getPriority() : annotation.priority();
-        check(priority >= QueueDefaults.MIN_PRIORITY && priority <= QueueDefaults.MAX_PRIORITY, prefix + ".priority",
-                priority, where, "must be between " + QueueDefaults.MIN_PRIORITY + " and " + QueueDefaults.MAX_PRIORITY);
         Duration timeout = overrides.getTimeout() != null ? overrides.getTimeout()
                 : duration(annotation.timeout(), QueueDefaults.TASK_TIMEOUT, prefix + ".timeout", where);
-        check(!timeout.isZero() && !timeout.isNegative(), prefix + ".timeout", timeout, where, "must be positive");
         Duration tolerance = overrides.getDelayTolerance() != null ? overrides.getDelayTolerance()
                 : duration(annotation.delayTolerance(), null, prefix + ".delay-tolerance", where);
-        check(tolerance == null || !tolerance.isNegative(), prefix + ".delay-tolerance", tolerance, where,
-                "must not be negative");
         String dedupKey = overrides.getDedupKey() != null ? overrides.getDedupKey() : annotation.dedupKey();
         QueueTask.DedupMode dedupMode = overrides.getDedupPolicy() != null ? overrides.getDedupPolicy()
                 : annotation.dedupPolicy();
         String pool = overrides.getPool() != null ? overrides.getPool() : annotation.pool();
-        check(pool != null && !pool.isBlank(), prefix + ".pool", pool, where, "must not be blank");
-        TaskDefinition definition = TaskDefinition.builder(annotation.name())
-            .maxAttempts(maxAttempts)
-            .priority(priority)
-            .delayTolerance(tolerance)
-            .retryPolicy(retryPolicy(beans, annotation.retry(), overrides.getRetry(), prefix + ".retry", where))
-            .dedupPolicy(dedupPolicy(beans, beanName, type, dedupMode, where))
-            .dedupKey(dedupKey(dedupKey, prefix + ".dedup-key", where))
-            .terminalExceptions(annotation.terminal())
-            .handlerType(type)
-            .build();
-        return new Binding(definition, beanName, payload.getType(), concurrency, timeout, pool);
+        RetryPolicy retry = retryPolicy(beans, annotation.retry(), overrides.getRetry(), prefix + ".retry", where);
+        DedupPolicy dedup = dedupPolicy(beans, beanName, type, dedupMode, where);
+        Function<Object, String> key = dedupKey(dedupKey, prefix + ".dedup-key", where);
+        return checked(where, () -> {
+            TaskDefinition definition = TaskDefinition.builder(annotation.name())
+                .maxAttempts(maxAttempts)
+                .priority(priority)
+                .delayTolerance(tolerance)
+                .retryPolicy(retry)
+                .dedupPolicy(dedup)
+                .dedupKey(key)
+                .terminalExceptions(annotation.terminal())
+                .handlerType(type)
+                .build();
+            return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName),
+                    payload.getType(), concurrency, timeout, pool));
+        });
+    }
+
+    /**
+     * Builds a task's records; a value the core refuses is reported as the property (or the
+     * annotation attribute) to fix.
+     */
+    private static Binding checked(String where, Supplier<Binding> build) {
+        try {
+            return build.get();
+        }
+        catch (InvalidSettingException ex) {
+            String property = "pgqueue." + ex.setting();
+            throw new QueueConfigurationException(where + ": invalid value '" + InvalidSettingException.display(ex.value())
+                    + "' for '" + property + "': " + ex.rule("pgqueue."), "Fix the value on @QueueTask or under '"
+                            + property + "'.");
+        }
     }
 
     private static Binding bindPropertiesOnly(ListableBeanFactory beans, String name, QueueProperties.Task task) {
@@ -191,25 +206,21 @@ public final class QueueTaskBindings {
         validateName(name, where);
         String prefix = "pgqueue.tasks." + name;
         int maxAttempts = task.getMaxAttempts() != null ? task.getMaxAttempts() : QueueDefaults.MAX_ATTEMPTS;
-        check(maxAttempts >= 1, prefix + ".max-attempts", maxAttempts, where, "must be at least 1");
         int priority = task.getPriority() != null ? task.getPriority() : QueueDefaults.PRIORITY;
-        check(priority >= QueueDefaults.MIN_PRIORITY && priority <= QueueDefaults.MAX_PRIORITY, prefix + ".priority",
-                priority, where, "must be between " + QueueDefaults.MIN_PRIORITY + " and " + QueueDefaults.MAX_PRIORITY);
-        check(task.getDelayTolerance() == null || !task.getDelayTolerance().isNegative(), prefix + ".delay-tolerance",
-                task.getDelayTolerance(), where, "must not be negative");
         QueueTask.DedupMode mode = task.getDedupPolicy() != null ? task.getDedupPolicy() : QueueTask.DedupMode.KEEP_EXISTING;
         check(mode != QueueTask.DedupMode.MERGE_IF_READY, prefix + ".dedup-policy", mode, where,
                 "needs a handler bean that implements DedupPolicy.PayloadMerger");
-        TaskDefinition definition = TaskDefinition.builder(name)
+        DedupPolicy dedup = dedupPolicy(beans, null, Object.class, mode, where);
+        Function<Object, String> key = dedupKey(task.getDedupKey(), prefix + ".dedup-key", where);
+        return checked(where, () -> new Binding(TaskDefinition.builder(name)
             .maxAttempts(maxAttempts)
             .priority(priority)
             .delayTolerance(task.getDelayTolerance())
             // Retries are decided on the nodes that run the handler, with its own settings.
             .retryPolicy(QueueDefaults.RETRY_POLICY)
-            .dedupPolicy(dedupPolicy(beans, null, Object.class, mode, where))
-            .dedupKey(dedupKey(task.getDedupKey(), prefix + ".dedup-key", where))
-            .build();
-        return new Binding(definition, null, Object.class, 1, QueueDefaults.TASK_TIMEOUT, QueueDefaults.POOL);
+            .dedupPolicy(dedup)
+            .dedupKey(key)
+            .build(), null));
     }
 
     private static RetryPolicy retryPolicy(ListableBeanFactory beans, QueueTask.Backoff backoff,

@@ -115,8 +115,8 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
     public Map<String, List<String>> poolTasks() {
         Map<String, List<String>> pools = new LinkedHashMap<>();
         this.tasks.all().values().stream()
-            .filter(binding -> binding.beanName() != null)
-            .forEach(binding -> pools.computeIfAbsent(binding.pool(), pool -> new ArrayList<>())
+            .filter(binding -> binding.task() != null)
+            .forEach(binding -> pools.computeIfAbsent(binding.task().pool(), pool -> new ArrayList<>())
                 .add(binding.definition().name()));
         return pools;
     }

@@ -113,10 +113,11 @@ class QueueAutoConfigurationTests {
         this.runner.withBean(TestHandlers.SendPush.class).withBean(TestHandlers.SyncFolder.class).run(context -> {
             QueueTaskBindings bindings = context.getBean(QueueTaskBindings.class);
             QueueTaskBindings.Binding push = bindings.all().get("send-push");
-            assertThat(push.concurrency()).isEqualTo(3);
-            assertThat(push.pool()).isEqualTo("default");
-            assertThat(push.timeout()).isEqualTo(QueueDefaults.TASK_TIMEOUT);
-            assertThat(push.payloadType()).isEqualTo(TestHandlers.Push.class);
+            assertThat(push.beanName()).isNotNull();
+            assertThat(push.task().concurrency()).isEqualTo(3);
+            assertThat(push.task().pool()).isEqualTo("default");
+            assertThat(push.task().timeout()).isEqualTo(QueueDefaults.TASK_TIMEOUT);
+            assertThat(push.task().payloadType()).isEqualTo(TestHandlers.Push.class);
             TaskDefinition definition = push.definition();
             assertThat(definition.maxAttempts()).isEqualTo(5);
             assertThat(definition.priority()).isEqualTo(7);
@@ -124,8 +125,8 @@ class QueueAutoConfigurationTests {
             assertThat(definition.retryPolicy().delayAfter(3)).isEqualTo(Duration.ofMillis(250));
 
             QueueTaskBindings.Binding sync = bindings.all().get("sync-folder");
-            assertThat(sync.pool()).isEqualTo("slow");
-            assertThat(sync.timeout()).isEqualTo(Duration.ofMinutes(10));
+            assertThat(sync.task().pool()).isEqualTo("slow");
+            assertThat(sync.task().timeout()).isEqualTo(Duration.ofMinutes(10));
             assertThat(sync.definition().dedupPolicy()).isEqualTo(DedupPolicy.rerun());
             assertThat(sync.definition().dedupKey().apply(new TestHandlers.Sync("photos", 3))).isEqualTo("folder-photos");
             assertThat(sync.definition().isTerminal(new IllegalArgumentException())).isTrue();
@@ -143,9 +144,9 @@ class QueueAutoConfigurationTests {
                     "pgqueue.tasks.send-push.dedup-key=user")
             .run(context -> {
                 QueueTaskBindings.Binding push = context.getBean(QueueTaskBindings.class).all().get("send-push");
-                assertThat(push.concurrency()).isEqualTo(9);
-                assertThat(push.timeout()).isEqualTo(Duration.ofSeconds(45));
-                assertThat(push.pool()).isEqualTo("fast");
+                assertThat(push.task().concurrency()).isEqualTo(9);
+                assertThat(push.task().timeout()).isEqualTo(Duration.ofSeconds(45));
+                assertThat(push.task().pool()).isEqualTo("fast");
                 assertThat(push.definition().maxAttempts()).isEqualTo(2);
                 assertThat(push.definition().priority()).isEqualTo(-3);
                 assertThat(push.definition().delayTolerance()).isEqualTo(Duration.ofMillis(100));

@@ -70,7 +70,8 @@ class QueueConfigurationFailureTests {
     @Test
     void invalidTaskOverride() {
         assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.tasks.send-push.concurrency=0"),
-                "concurrency 0 must be at least 1", "pgqueue.tasks.send-push.concurrency");
+                "invalid value '0' for 'pgqueue.tasks.send-push.concurrency': must be at least 1",
+                "Fix the value on @QueueTask or under 'pgqueue.tasks.send-push.concurrency'");
     }
 
     @Test

@@ -4,6 +4,7 @@ import java.lang.reflect.Type;
 import java.time.Duration;
 import java.util.Objects;
 
+import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
@@ -29,13 +30,13 @@ public record WorkerTask(TaskDefinition definition, TaskHandler<Object> handler,
         Objects.requireNonNull(definition, "definition");
         Objects.requireNonNull(handler, "handler");
         Objects.requireNonNull(payloadType, "payloadType");
-        Objects.requireNonNull(pool, "pool");
-        if (concurrency < 1) {
-            throw new IllegalArgumentException("Task '" + definition.name() + "': concurrency must be at least 1, was "
-                    + concurrency);
+        try {
+            InvalidSettingException.require(concurrency >= 1, "concurrency", concurrency, "must be at least 1");
+            InvalidSettingException.positive(timeout, "timeout");
+            InvalidSettingException.require(pool != null && !pool.isBlank(), "pool", pool, "must not be blank");
         }
-        if (timeout == null || timeout.isZero() || timeout.isNegative()) {
-            throw new IllegalArgumentException("Task '" + definition.name() + "': timeout must be positive, was " + timeout);
+        catch (InvalidSettingException ex) {
+            throw ex.within("tasks." + definition.name());
         }
     }
 
