@@ -1,5 +1,6 @@
 package io.pgqueue;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -40,6 +41,23 @@ class RescueTests {
         assertThat(job.leaseOwner()).isNull();
         assertThat(job.lastError()).isEqualTo("Lease of worker-1 expired");
         assertThat(queue.claim("copy", 1)).hasSize(1);
+    }
+
+    @Test
+    void aRescuedJobKeepsItsPlaceAheadOfYoungerJobs() {
+        long older = queue.client().enqueue("copy", "older").jobId();
+        queue.claim("copy", 1);
+        long younger = queue.client().enqueue("copy", "younger").jobId();
+        Instant scheduled = queue.job(older).scheduleTime();
+        queue.expireLease(older);
+
+        queue.store().rescueExpiredLeases(100);
+
+        assertThat(queue.job(older).scheduleTime()).as("schedule kept").isEqualTo(scheduled);
+        assertThat(queue.job(older).attempt()).as("the attempt counts").isEqualTo(1);
+        assertThat(queue.claim("copy", 1)).singleElement()
+            .satisfies(job -> assertThat(job.id()).as("claimed first").isEqualTo(older));
+        assertThat(queue.state(younger)).isEqualTo(JobState.READY);
     }
 
     @Test

@@ -381,7 +381,7 @@ public final class JobStore {
                         Lease lease = new Lease(rs.getLong("id"), rs.getInt("lease_epoch"));
                         String error = "Lease of " + rs.getString("lease_owner") + " expired";
                         return rs.getInt("attempt") < rs.getInt("max_attempts")
-                                ? Outcome.retry(lease, Duration.ZERO, error) : Outcome.failed(lease, error);
+                                ? Outcome.rescued(lease, error) : Outcome.failed(lease, error);
                     });
             return record(outcomes);
         });

@@ -82,6 +82,17 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error,
     }
 
     /**
+     * The lease expired: the job goes back to READY keeping its schedule, so it starts before jobs
+     * enqueued after it; the attempt counts.
+     * @param lease the expired lease
+     * @param reason why, stored as the job's last error
+     * @return the outcome
+     */
+    public static Outcome rescued(Lease lease, String reason) {
+        return new Outcome(lease, Kind.RESCUED, Duration.ZERO, reason, null);
+    }
+
+    /**
      * The handler stopped because cancellation was requested.
      * @param lease the lease
      * @return the outcome
@@ -121,6 +132,17 @@ public record Outcome(Lease lease, Kind kind, Duration retryDelay, String error,
         /** Stopped on a cancellation request. */
         CANCELLED,
         /** Cut short by a shutdown; does not count as an attempt. */
-        RELEASED
+        RELEASED,
+        /**
+         * The lease expired while a node held the job (the node crashed or stalled): back to READY
+         * with its place in the queue kept; the attempt counts. Written by the rescuer, never by a
+         * handler's run.
+         */
+        RESCUED;
+
+        /** @return whether a handler's run can end this way (all but {@link #RESCUED}) */
+        public boolean isExecutionOutcome() {
+            return this != RESCUED;
+        }
     }
 }

@@ -1,6 +1,8 @@
 package io.pgqueue.store;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import javax.sql.DataSource;
 
@@ -44,6 +46,14 @@ public final class QueueSchema {
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
             "${schema}.complete_jobs(bigint[], integer[], boolean)",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)");
+
+    /**
+     * The functions whose body this release relies on beyond their signature, with the revision
+     * their repeatable migration records as their comment.
+     */
+    private static final Map<String, String> FUNCTION_REVISIONS = Map.of(
+            "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
+            "pgqueue record_outcomes revision 2: rescued jobs keep their place");
 
     /** The tables added after V1 that every node reads (V8), which {@link #requireMigrated} looks for too. */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot");
@@ -110,6 +120,18 @@ public final class QueueSchema {
             throw new QueueSchemaException("The queue schema '" + schema + "' is not migrated to version "
                     + LATEST_VERSION + " (missing: " + String.join(", ", missing) + "). Apply the queue's migrations ("
                     + MIGRATION_LOCATION + ") to schema '" + schema + "', e.g. with QueueSchema.migrate or, in "
+                    + "Spring Boot, pgqueue.flyway.enabled=true");
+        }
+        List<String> revised = new ArrayList<>(FUNCTION_REVISIONS.keySet());
+        MapSqlParameterSource revisions = new MapSqlParameterSource("functions",
+                SqlArrays.texts(revised.stream().map(function -> StoreSupport.sql(function, schema)).toList()))
+            .addValue("revisions", SqlArrays.texts(revised.stream().map(FUNCTION_REVISIONS::get).toList()));
+        List<String> outdated = new NamedParameterJdbcTemplate(dataSource).queryForList(
+                SchemaStatements.OUTDATED_FUNCTIONS, revisions, String.class);
+        if (!outdated.isEmpty()) {
+            throw new QueueSchemaException("The queue schema '" + schema + "' holds functions of an older release ("
+                    + String.join(", ", outdated) + "). Apply the queue's repeatable migrations (R__*.sql in "
+                    + MIGRATION_LOCATION + ") to schema '" + schema + "' again, e.g. with QueueSchema.migrate or, in "
                     + "Spring Boot, pgqueue.flyway.enabled=true");
         }
     }

@@ -28,4 +28,15 @@ final class SchemaStatements {
             ) AS m
             ORDER BY kind, ord
             """;
+
+    /**
+     * The functions of a list whose comment is not the revision this release's code relies on: a
+     * repeatable migration changed them, and the schema still holds an older body.
+     */
+    static final String OUTDATED_FUNCTIONS = """
+            SELECT f
+            FROM unnest(CAST(:functions AS text[]), CAST(:revisions AS text[])) WITH ORDINALITY AS t(f, revision, ord)
+            WHERE coalesce(obj_description(to_regprocedure(f), 'pg_proc'), '') <> revision
+            ORDER BY ord
+            """;
 }

@@ -180,7 +180,8 @@ class QueueMetricsDocumentationTests {
         Arrays.stream(EnqueueOutcome.values()).forEach(outcome -> events.enqueued("t", outcome));
         events.claimRan("p", 3, Duration.ofMillis(2));
         events.started("t", Duration.ofMillis(5), Duration.ofMillis(7), true);
-        Arrays.stream(Outcome.Kind.values()).forEach(kind -> events.executed("t", kind, Duration.ofMillis(3)));
+        Arrays.stream(Outcome.Kind.values()).filter(Outcome.Kind::isExecutionOutcome)
+            .forEach(kind -> events.executed("t", kind, Duration.ofMillis(3)));
     }
 
     /** The low-cardinality keys each observation starts with, by observation name. */

@@ -101,6 +101,25 @@ class QueueSchemaTests {
     }
 
     @Test
+    void requireMigratedFindsFunctionsLeftFromAnOlderRelease() {
+        QueueSchema.migrate(db.dataSource(), "stale");
+        QueueSchema.requireMigrated(db.dataSource(), "stale");
+
+        // As if tooling had applied an older release's repeatable migrations and not this one's.
+        new JdbcTemplate(db.dataSource()).execute("COMMENT ON FUNCTION stale.record_outcomes(bigint[], integer[], "
+                + "text[], bigint[], text[], text[], boolean) IS NULL");
+
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "stale"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'stale' holds functions of an older release (stale.record_outcomes(bigint[], ")
+            .hasMessageContaining("repeatable migrations");
+        new JdbcTemplate(db.dataSource()).execute("UPDATE stale.pgqueue_schema_history SET checksum = 0 "
+                + "WHERE script = 'R__fenced_writes.sql'");
+        QueueSchema.migrate(db.dataSource(), "stale");
+        QueueSchema.requireMigrated(db.dataSource(), "stale");
+    }
+
+    @Test
     void archivedCompletedJobsEnterOnlyThePrimaryKeyAndTheRetentionIndex() {
         QueueSchema.migrate(db.dataSource(), "archive");
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());

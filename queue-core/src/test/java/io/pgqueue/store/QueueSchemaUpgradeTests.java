@@ -154,7 +154,11 @@ class QueueSchemaUpgradeTests {
         assertThat(claimed).hasSize(6);
         jdbc().update("UPDATE " + schema + ".job SET expected_status_change_time = now() - interval '1 second' WHERE id = ?",
                 claimed.get(0).jobId());
-        results.add(store.rescueExpiredLeases(10));
+        // The versioned functions know no RESCUED outcome: a rescue wrote a retry without delay there
+        // (the job took a new schedule time; the current functions keep its place).
+        results.add(schema.equals("legacy")
+                ? store.record(List.of(Outcome.retry(claimed.get(0), Duration.ZERO, "Lease of node-b expired")))
+                : store.rescueExpiredLeases(10));
         results.add(store.heartbeat(claimed.subList(1, 6), LEASE));
         results.add(store.record(claimed.subList(1, 6).stream().map(Outcome::completed).toList()));
         return results;

@@ -203,7 +203,9 @@ $held$;
 -- held are locked first (held_leases), so that each job's next state is decided on rows no one
 -- else can change meanwhile; then one statement moves them, each row finding its decision by
 -- position. The transitions: retry -> READY after the delay; released (shutdown) -> READY at once,
--- the attempt given back and its place in the queue kept (its schedule unchanged); completed or
+-- the attempt given back and its place in the queue kept (its schedule unchanged); rescued (lease
+-- expired) -> READY at once, the attempt counted and its place kept, so it starts before the jobs
+-- enqueued after it; completed or
 -- failed with a re-run requested -> READY at once with a fresh attempt budget; anything but a
 -- completion of a job whose cancellation was requested -> CANCELLED; anything else leaves the hot
 -- table for job_finished (completed rows only when p_keep_completed). Returns the state each job
@@ -232,7 +234,7 @@ BEGIN
     -- held_leases returns the leases still held in input order, so v_ids ascends too.
     SELECT array_agg(h.id), array_agg(h.ord),
            array_agg(CASE WHEN h.cancel_requested AND p_kinds[h.ord] <> 'COMPLETED' THEN 'CANCELLED'
-                          WHEN p_kinds[h.ord] IN ('RETRY', 'RELEASED') THEN 'READY'
+                          WHEN p_kinds[h.ord] IN ('RETRY', 'RELEASED', 'RESCUED') THEN 'READY'
                           WHEN h.rerun_requested AND p_kinds[h.ord] IN ('COMPLETED', 'FAILED') THEN 'RERUN'
                           ELSE p_kinds[h.ord] END)
     INTO v_ids, v_ords, v_next
@@ -248,8 +250,8 @@ BEGIN
                 SELECT 'READY', CAST(NULL AS text), CAST(NULL AS timestamptz), false,
                        CASE WHEN d.next = 'RERUN' THEN 0 WHEN d.kind = 'RELEASED' THEN job.attempt - 1
                             ELSE job.attempt END,
-                       CASE WHEN d.kind = 'RELEASED' THEN job.schedule_time ELSE d.due END,
-                       CASE WHEN d.kind = 'RELEASED' THEN job.delay_tolerance_deadline
+                       CASE WHEN d.kind IN ('RELEASED', 'RESCUED') THEN job.schedule_time ELSE d.due END,
+                       CASE WHEN d.kind IN ('RELEASED', 'RESCUED') THEN job.delay_tolerance_deadline
                             ELSE d.due + (job.delay_tolerance_deadline - job.schedule_time) END,
                        coalesce(d.error, job.last_error), coalesce(d.progress, job.progress)
                 FROM (SELECT v_next[p.pos] AS next, p_kinds[v_ords[p.pos]] AS kind, p_errors[v_ords[p.pos]] AS error,
@@ -282,3 +284,9 @@ BEGIN
         SELECT f.id, f.task, v_next[${flyway:defaultSchema}.lease_position(f.id, v_ids)] FROM finished AS f;
 END
 $record$;
+
+-- The revision of the outcome writes this release's code relies on (it sends RESCUED outcomes).
+-- QueueSchema.requireMigrated compares it, so that a node refuses to start on functions left over
+-- from an older release by tooling that did not apply this file again.
+COMMENT ON FUNCTION ${flyway:defaultSchema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)
+    IS 'pgqueue record_outcomes revision 2: rescued jobs keep their place';
