@@ -110,6 +110,12 @@ public final class QueueDefaults {
     /** Default interval of the aggregate statistics query behind metrics, health and the endpoint. */
     public static final Duration STATS_INTERVAL = Duration.ofSeconds(10);
 
+    /**
+     * Default age of the database's oldest transaction holding back cleanup above which the health
+     * indicator reports a problem.
+     */
+    public static final Duration MAX_TRANSACTION_AGE = Duration.ofMinutes(10);
+
     /** Default age of the oldest due job above which the health indicator reports a problem. */
     public static final Duration MAX_LAG = Duration.ofMinutes(5);
 

@@ -28,6 +28,7 @@ public final class QueueHealthAutoConfiguration {
         QueueSettingsMapper.require(health.getMaxStuckLeases() >= 0, "pgqueue.health.max-stuck-leases",
                 health.getMaxStuckLeases(), "must not be negative");
         QueueSettingsMapper.positive(health.getMaxLag(), "pgqueue.health.max-lag");
+        QueueSettingsMapper.positive(health.getMaxTransactionAge(), "pgqueue.health.max-transaction-age");
         QueueSettingsMapper.require(health.getStatus() != null && !health.getStatus().isBlank(), "pgqueue.health.status",
                 health.getStatus(), "must name a health status such as DOWN or OUT_OF_SERVICE");
         return new QueueHealthIndicator(stats, health.getMaxStuckLeases(), properties.getRescue().getInterval(),
@@ -35,6 +36,6 @@ public final class QueueHealthAutoConfiguration {
                     QueueProperties.Task override = properties.getTasks().get(task);
                     Duration lag = override == null ? null : override.getMaxLag();
                     return lag != null ? lag : health.getMaxLag();
-                }, new Status(health.getStatus().trim().toUpperCase(java.util.Locale.ROOT)));
+                }, health.getMaxTransactionAge(), new Status(health.getStatus().trim().toUpperCase(java.util.Locale.ROOT)));
     }
 }

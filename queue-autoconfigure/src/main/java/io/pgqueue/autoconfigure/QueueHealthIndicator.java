@@ -17,8 +17,9 @@ import org.springframework.boot.health.contributor.Status;
 /**
  * The {@code queue} health: reads the cached aggregate statistics, never the database itself.
  * DOWN when the statistics cannot be read (database unreachable, schema missing) or are stale; the
- * configured status when stuck leases exceed their limit for longer than one rescue interval, or a
- * task's oldest due job is older than its maximum lag. Details name the offending tasks.
+ * configured status when stuck leases exceed their limit for longer than one rescue interval, a
+ * task's oldest due job is older than its maximum lag, or a transaction has held back cleanup of the
+ * database longer than {@code pgqueue.health.max-transaction-age}. Details name the offending tasks.
  */
 public class QueueHealthIndicator extends AbstractHealthIndicator {
 
@@ -30,6 +31,8 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 
     private final Function<String, Duration> maxLag;
 
+    private final Duration maxTransactionAge;
+
     private final Status problem;
 
     private Instant stuckSince;
@@ -40,15 +43,17 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
      * @param maxStuckLeases stuck leases tolerated
      * @param rescueInterval how long stuck leases may exceed the limit before it counts
      * @param maxLag the maximum lag of each task
+     * @param maxTransactionAge the oldest age of a transaction holding back cleanup tolerated
      * @param problem the status to report when limits are exceeded
      */
     public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
-            Function<String, Duration> maxLag, Status problem) {
+            Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem) {
         super("Queue health check failed");
         this.stats = stats;
         this.maxStuckLeases = maxStuckLeases;
         this.rescueInterval = rescueInterval;
         this.maxLag = maxLag;
+        this.maxTransactionAge = maxTransactionAge;
         this.problem = problem;
     }
 
@@ -94,7 +99,14 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
         if (!lagging.isEmpty()) {
             builder.withDetail("lagSeconds", lagging);
         }
-        builder.status(stuckTooLong || !lagging.isEmpty() ? this.problem : Status.UP);
+        Duration oldest = latest.oldestTransaction();
+        boolean holdingBack = oldest != null && oldest.compareTo(this.maxTransactionAge) > 0;
+        if (holdingBack) {
+            builder.withDetail("oldestTransactionSeconds", oldest.toMillis() / 1000.0)
+                .withDetail("oldestTransaction", "A transaction open for " + oldest.toSeconds() + " s holds back "
+                        + "VACUUM of the job table: find it in pg_stat_activity (xact_start, backend_xmin) and end it");
+        }
+        builder.status(stuckTooLong || !lagging.isEmpty() || holdingBack ? this.problem : Status.UP);
     }
 
     private synchronized boolean stuckTooLong(long totalStuck, Instant takenAt) {

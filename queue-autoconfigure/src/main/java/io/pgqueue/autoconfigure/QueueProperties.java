@@ -520,6 +520,12 @@ public class QueueProperties {
         private Duration maxLag = QueueDefaults.MAX_LAG;
 
         /**
+         * Oldest age of a transaction holding back cleanup (VACUUM) of the queue's database
+         * tolerated before the health turns to the configured status.
+         */
+        private Duration maxTransactionAge = QueueDefaults.MAX_TRANSACTION_AGE;
+
+        /**
          * Status reported when stuck leases or lag exceed their limits, e.g. DOWN or OUT_OF_SERVICE.
          */
         private String status = "DOWN";
@@ -534,6 +540,14 @@ public class QueueProperties {
 
         public Duration getMaxLag() {
             return this.maxLag;
+        }
+
+        public Duration getMaxTransactionAge() {
+            return this.maxTransactionAge;
+        }
+
+        public void setMaxTransactionAge(Duration maxTransactionAge) {
+            this.maxTransactionAge = maxTransactionAge;
         }
 
         public void setMaxLag(Duration maxLag) {

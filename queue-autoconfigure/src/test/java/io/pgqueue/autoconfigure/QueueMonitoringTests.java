@@ -192,6 +192,36 @@ class QueueMonitoringTests {
     }
 
     @Test
+    void aTransactionHoldingBackCleanupTurnsTheHealthAndIsMeasured() {
+        this.runner.withPropertyValues("pgqueue.health.max-transaction-age=1s").run(context -> {
+            QueueStatsPoller stats = context.getBean(QueueStatsPoller.class);
+            QueueHealthIndicator health = context.getBean(QueueHealthIndicator.class);
+            MeterRegistry meters = context.getBean(MeterRegistry.class);
+            javax.sql.DataSource dataSource = context.getBean(javax.sql.DataSource.class);
+            assertThat(stats.refresh().oldestTransaction()).isLessThan(Duration.ofSeconds(1));
+            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+
+            // A forgotten transaction with a snapshot: REPEATABLE READ keeps it while idle.
+            try (java.sql.Connection forgotten = dataSource.getConnection()) {
+                forgotten.setAutoCommit(false);
+                forgotten.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
+                forgotten.createStatement().execute("SELECT 1");
+                await().atMost(Duration.ofSeconds(10))
+                    .until(() -> stats.refresh().oldestTransaction().compareTo(Duration.ofMillis(1500)) > 0);
+
+                Health report = health.health(true);
+                assertThat(report.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(report.getDetails()).containsKey("oldestTransactionSeconds");
+                assertThat(meters.get("pgqueue.db.oldest.transaction").gauge().value()).isGreaterThan(1.0);
+                forgotten.rollback();
+            }
+            await().atMost(Duration.ofSeconds(10))
+                .until(() -> stats.refresh().oldestTransaction().compareTo(Duration.ofSeconds(1)) < 0);
+            assertThat(health.health(true).getStatus()).isEqualTo(Status.UP);
+        });
+    }
+
+    @Test
     void metersBindNothingWhenTheQueueIsOffAndGiveWayToTheApplicationsBinder() {
         this.runner.withPropertyValues("pgqueue.enabled=false").run(context -> {
             assertThat(context).hasNotFailed().getBean(QueueMeterBinder.class).isSameAs(QueueMeterBinder.NONE);

@@ -1,5 +1,6 @@
 package io.pgqueue.observe;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,8 +40,7 @@ import static io.pgqueue.observe.QueueMeterNames.TAG_TASK;
 public final class QueueMeterBinder implements MeterBinder {
 
     /** Binds nothing; {@link #withTasks} and {@link #withPools} add what to measure. */
-    public static final QueueMeterBinder NONE = new QueueMeterBinder(List.of(), () -> QueueStats.NONE, Map.of(),
-            List::of);
+    public static final QueueMeterBinder NONE = new QueueMeterBinder(List.of(), null, Map.of(), List::of);
 
     /** The job states that {@link QueueMeterNames#RESCUED} counts, in the order they are registered. */
     private static final List<JobState> RESCUED_STATES = List.of(JobState.READY, JobState.FAILED, JobState.CANCELLED);
@@ -54,6 +54,9 @@ public final class QueueMeterBinder implements MeterBinder {
 
     private final Supplier<QueueStats> stats;
 
+    /** Whether {@link #withTasks} gave a statistics source: binds the database gauges too. */
+    private final boolean statistics;
+
     private final Map<String, List<String>> pools;
 
     private final Supplier<List<PoolState>> poolStates;
@@ -61,14 +64,16 @@ public final class QueueMeterBinder implements MeterBinder {
     private QueueMeterBinder(List<String> tasks, Supplier<QueueStats> stats, Map<String, List<String>> pools,
             Supplier<List<PoolState>> poolStates) {
         this.tasks = tasks;
-        this.stats = stats;
+        this.stats = stats != null ? stats : () -> QueueStats.NONE;
+        this.statistics = stats != null;
         this.pools = pools;
         this.poolStates = poolStates;
     }
 
     /**
      * Returns a binder that also binds, per task, the counters at zero and the gauges of the
-     * aggregate statistics: jobs by state, lag and stuck leases.
+     * aggregate statistics: jobs by state, lag and stuck leases; and the age of the database's
+     * oldest transaction holding back cleanup.
      * @param tasks the names of the declared tasks
      * @param stats the latest statistics, read at each scrape (usually {@link QueueStatsPoller#latest()},
      * which never queries the database)
@@ -89,7 +94,7 @@ public final class QueueMeterBinder implements MeterBinder {
     public QueueMeterBinder withPools(Map<String, ? extends Collection<String>> pools, Supplier<List<PoolState>> states) {
         Map<String, List<String>> copy = new LinkedHashMap<>();
         pools.forEach((pool, tasks) -> copy.put(pool, List.copyOf(tasks)));
-        return new QueueMeterBinder(this.tasks, this.stats, copy, states);
+        return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, copy, states);
     }
 
     /**
@@ -98,6 +103,15 @@ public final class QueueMeterBinder implements MeterBinder {
      */
     @Override
     public void bindTo(MeterRegistry registry) {
+        if (this.statistics) {
+            Gauge.builder(QueueMeterNames.OLDEST_TRANSACTION, this, binder -> {
+                Duration age = binder.stats.get().oldestTransaction();
+                return age == null ? Double.NaN : age.toMillis() / 1000.0;
+            })
+                .description("Seconds the database's oldest transaction holding back cleanup (VACUUM) has been open")
+                .baseUnit("seconds")
+                .register(registry);
+        }
         for (String task : this.tasks) {
             bindTask(registry, task);
         }

@@ -18,6 +18,12 @@ public final class QueueMeterNames {
     /** Gauge: claimed jobs past their lease deadline, not yet rescued. Tag: task. */
     public static final String STUCK = "pgqueue.jobs.stuck";
 
+    /**
+     * Gauge: seconds the database's oldest transaction that holds back cleanup (VACUUM of the job
+     * table) has been open; a long one makes claims slow down.
+     */
+    public static final String OLDEST_TRANSACTION = "pgqueue.db.oldest.transaction";
+
     /** Counter: jobs enqueued, by what the enqueue did (created, kept_existing, replaced, merged, rerun_scheduled). Tags: task, outcome. */
     public static final String ENQUEUED = "pgqueue.jobs.enqueued";
 

@@ -75,14 +75,16 @@ public final class QueueStatsPoller extends BackgroundService {
             StatsStore.Snapshot snapshot = this.store.snapshot(maxAge);
             adapt(snapshot.took());
             // No count stored yet, and another node is making the first: keep what we have.
-            this.latest = snapshot.age() == null ? new QueueStats(previous.tasks(), previous.takenAt(), null)
-                    : new QueueStats(snapshot.tasks(), Instant.now().minus(snapshot.age()), null);
+            Duration oldestTransaction = this.store.oldestTransaction();
+            this.latest = snapshot.age() == null
+                    ? new QueueStats(previous.tasks(), previous.takenAt(), null, oldestTransaction)
+                    : new QueueStats(snapshot.tasks(), Instant.now().minus(snapshot.age()), null, oldestTransaction);
         }
         catch (RuntimeException ex) {
             if (previous.error() == null) {
                 log.warn("Could not read queue statistics: {}", NestedExceptionUtils.getMostSpecificCause(ex).toString());
             }
-            this.latest = new QueueStats(previous.tasks(), previous.takenAt(), ex);
+            this.latest = new QueueStats(previous.tasks(), previous.takenAt(), ex, previous.oldestTransaction());
             // A count that ran into the statement timeout must not be tried again at once.
             adapt(Duration.ofNanos(System.nanoTime() - start));
         }

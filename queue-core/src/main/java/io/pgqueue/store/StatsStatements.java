@@ -98,6 +98,17 @@ final class StatsStatements {
      * Stores how long the last count ran, also when it failed (past the statement timeout, say):
      * it sets how often the nodes count again.
      */
+    /**
+     * How long the oldest transaction of the queue's database that holds back cleanup (it has a
+     * snapshot, {@code backend_xmin}) has been open, in seconds; 0 when there is none. While it
+     * stays open VACUUM cannot remove the dead rows of the job table, and claims slow down.
+     */
+    static final String OLDEST_TRANSACTION = """
+            SELECT coalesce(extract(epoch FROM clock_timestamp() - min(xact_start)), 0)
+            FROM pg_stat_activity
+            WHERE datname = current_database() AND backend_xmin IS NOT NULL AND pid <> pg_backend_pid()
+            """;
+
     static final String STORE_DURATION = """
             UPDATE ${schema}.stats_snapshot SET took_ms = ?
             """;

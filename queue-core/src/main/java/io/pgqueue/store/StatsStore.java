@@ -60,6 +60,16 @@ public final class StatsStore {
     }
 
     /**
+     * Returns how long the oldest transaction of the database that holds back cleanup (VACUUM) has
+     * been open.
+     * @return the age, zero when no other transaction holds a snapshot
+     */
+    public Duration oldestTransaction() {
+        Double seconds = this.jdbc.queryForObject(StatsStatements.OLDEST_TRANSACTION, Double.class);
+        return Duration.ofMillis(Math.round((seconds == null ? 0 : seconds) * 1000));
+    }
+
+    /**
      * Returns the shared snapshot if it is younger than {@code maxAge}, or if another node is
      * counting right now (then the previous one, however old); otherwise counts, stores the
      * result for the other nodes and returns it. A count that fails (past the statement timeout,
