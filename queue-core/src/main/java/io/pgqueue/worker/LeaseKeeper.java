@@ -45,6 +45,11 @@ final class LeaseKeeper extends BackgroundService {
     void renew() {
         long now = System.nanoTime();
         long writeGrace = this.settings.lease().toNanos() * 2;
+        // A handler still running a lease after its timeout's interrupt ignores it: its job is
+        // (being) rescued, and its slot is reported as held.
+        this.held.all().stream().filter(job -> job.slots != null)
+            .filter(job -> job.ignoredTimeoutFor(now, this.settings.lease().toNanos()))
+            .forEach(job -> job.slots.hung(job));
         List<RunningJob> jobs = this.held.all().stream().filter(job -> job.keepsLease(now, writeGrace)).toList();
         for (int from = 0; from < jobs.size(); from += this.settings.batchSizes().heartbeat()) {
             List<RunningJob> batch = jobs.subList(from, Math.min(jobs.size(), from + this.settings.batchSizes().heartbeat()));

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
@@ -38,13 +39,17 @@ final class PoolSlots {
 
     private final Wakeups wakeups;
 
+    /** Hands jobs this node will not run back to the queue. */
+    private final Consumer<List<RunningJob>> handBack;
+
     private final ReentrantLock lock = new ReentrantLock();
 
     private final Condition idle = this.lock.newCondition();
 
     PoolSlots(String pool, Collection<WorkerTask> tasks, PoolSettings settings, HeldJobs held, JobExecutor jobExecutor,
-            Executor executor, Wakeups wakeups) {
+            Executor executor, Wakeups wakeups, Consumer<List<RunningJob>> handBack) {
         this.pool = pool;
+        this.handBack = handBack;
         this.held = held;
         this.jobExecutor = jobExecutor;
         this.executor = executor;
@@ -159,6 +164,40 @@ final class PoolSlots {
         return buffered;
     }
 
+    /**
+     * A handler ignored its timeout's interrupt and still runs: it keeps its slot until it returns.
+     * When every slot of its task is held so, the task claims nothing more here and its buffered
+     * jobs go back to the queue, for nodes that can run them.
+     * @param job the job whose handler still runs
+     */
+    void hung(RunningJob job) {
+        List<RunningJob> waiting = List.of();
+        TaskSlot slot;
+        this.lock.lock();
+        try {
+            slot = this.slots.get(job.task());
+            if (job.hung || job.isFinished()) {
+                return;
+            }
+            job.hung = true;
+            slot.hung++;
+            if (slot.hung >= slot.task.concurrency() && !slot.buffer.isEmpty()) {
+                waiting = new ArrayList<>(slot.buffer);
+                slot.buffer.clear();
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
+        log.warn("The handler of {} ignored its timeout's interrupt and still runs; it keeps its slot in pool '{}' "
+                + "until it returns ({} of {} slots of '{}' held so){}", job, this.pool, slot.hung,
+                slot.task.concurrency(), job.task(), waiting.isEmpty() ? "" : "; " + waiting.size()
+                        + " buffered jobs go back to the queue");
+        if (!waiting.isEmpty()) {
+            this.handBack.accept(waiting);
+        }
+    }
+
     /** @return whether the last claim of some task got all it asked for */
     boolean moreWaiting() {
         this.lock.lock();
@@ -254,6 +293,9 @@ final class PoolSlots {
         try {
             job.finish();
             slot.running--;
+            if (job.hung) {
+                slot.hung--;
+            }
             slot.prefetch.record(nanos);
             dispatch(slot);
             // Refill early if the buffer runs low and the last claim left jobs behind.

@@ -75,7 +75,8 @@ final class Producer extends BackgroundService {
         this.store = store;
         this.held = held;
         this.events = events;
-        this.slots = new PoolSlots(name, tasks, settings.pool(name), held, jobExecutor, executor, this.wakeups);
+        this.slots = new PoolSlots(name, tasks, settings.pool(name), held, jobExecutor, executor, this.wakeups,
+                jobs -> handBack(jobs, "buffered behind hung handlers"));
     }
 
     String name() {

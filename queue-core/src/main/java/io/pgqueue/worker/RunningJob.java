@@ -41,6 +41,12 @@ final class RunningJob implements TaskContext {
 
     private volatile boolean timedOut;
 
+    /** When the attempt ran past its timeout (local clock), 0 before. */
+    private volatile long timedOutNanos;
+
+    /** Counted by its slots as a handler that ignored its timeout; guarded by the slots' lock. */
+    boolean hung;
+
     private volatile boolean interruptedByShutdown;
 
     private volatile String progress;
@@ -109,8 +115,18 @@ final class RunningJob implements TaskContext {
 
     /** The attempt ran past its timeout: the handler is interrupted and keeps no lease. */
     void timeOut() {
+        this.timedOutNanos = System.nanoTime();
         this.timedOut = true;
         interrupt();
+    }
+
+    /**
+     * Whether the handler still runs this long after its timeout interrupted it.
+     * @param nowNanos the local clock
+     * @param graceNanos how long after the interrupt
+     */
+    boolean ignoredTimeoutFor(long nowNanos, long graceNanos) {
+        return this.timedOut && isRunning() && nowNanos - this.timedOutNanos >= graceNanos;
     }
 
     boolean isTimedOut() {

@@ -17,6 +17,9 @@ final class TaskSlot {
     /** Handlers running. */
     int running;
 
+    /** Running handlers that ignored their timeout's interrupt (counted in {@link #running}). */
+    int hung;
+
     /** The last claim found fewer due jobs than it asked for; wait for a notification or the poll. */
     boolean exhausted;
 
@@ -54,6 +57,11 @@ final class TaskSlot {
             this.exhausted = false;
         }
         this.wakesAtClaim = this.wakes;
+        if (this.hung >= this.task.concurrency()) {
+            // Every handler slot is held by a handler that ignored its timeout: claimed jobs would
+            // only wait behind them, while other nodes could run them.
+            return 0;
+        }
         int free = this.task.concurrency() + this.prefetch.depth() - this.running - this.buffer.size() - unwritten;
         return this.exhausted ? 0 : Math.max(free, 0);
     }

@@ -177,6 +177,48 @@ class WorkersTests {
     }
 
     @Test
+    void aHandlerIgnoringItsTimeoutKeepsItsSlotWhileTheJobRunsAgainAndItsLateOutcomeChangesNothing() {
+        CountDownLatch hung = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger attempts = new AtomicInteger();
+        TaskHandler<Push> handler = (payload, context) -> {
+            if (attempts.incrementAndGet() == 1) {
+                hung.countDown();
+                // Ignores the interrupt of its timeout.
+                while (release.getCount() > 0) {
+                    try {
+                        release.await();
+                    }
+                    catch (InterruptedException ignored) {
+                        // keeps waiting
+                    }
+                }
+            }
+        };
+        WorkerTask task = task(TaskDefinition.builder("hang").maxAttempts(3).build(), handler, Push.class, 1,
+                Duration.ofMillis(200));
+        QueueClient client = nodes.client(task);
+        long id = client.enqueue("hang", new Push("u", 1)).jobId();
+        WorkerSettings quick = settings("node-a").lease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(300))
+            .rescueInterval(Duration.ofMillis(200)).build();
+        QueueWorkers a = nodes.start(quick, task);
+        await().atMost(Duration.ofSeconds(20)).until(() -> hung.getCount() == 0);
+        nodes.start(settings("node-b").lease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(300))
+            .rescueInterval(Duration.ofMillis(200)).build(), task);
+
+        // After timeout and lease the job is rescued and runs again while the first thread still runs.
+        await().atMost(Duration.ofSeconds(20)).until(() -> state(client, id) == JobState.COMPLETED);
+        assertThat(attempts.get()).isEqualTo(2);
+        assertThat(a.pools().get(0).busy()).as("the hung thread's slot").isEqualTo(1);
+
+        release.countDown();
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.pools().get(0).busy() == 0);
+        JobSnapshot job = client.find(id).orElseThrow();
+        assertThat(job.state()).isEqualTo(JobState.COMPLETED);
+        assertThat(job.attempt()).as("the rerun's attempt stands").isEqualTo(2);
+    }
+
+    @Test
     void shutdownInterruptsHandlersPastTheTimeoutAndRequeuesTheirJobs() {
         CountDownLatch running = new CountDownLatch(1);
         TaskHandler<Push> stubborn = (payload, context) -> {
