@@ -202,6 +202,8 @@ class QueueAutoConfigurationTests {
             assertThat(json).contains("\"" + property + "\"");
         }
         assertThat(json).contains("Whether this node runs jobs.");
+        // Typed as a map of the task settings class, so an IDE flags an unknown key under any task name.
+        assertThat(json).contains("\"type\": \"java.util.Map<java.lang.String,io.pgqueue.autoconfigure.QueueProperties$Task>\"");
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.pgqueue.QueueTask;
+import io.pgqueue.autoconfigure.QueueTaskBindings;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -43,6 +44,9 @@ class SampleApplicationTests {
 
     @Autowired
     JdbcTemplate jdbc;
+
+    @Autowired
+    QueueTaskBindings bindings;
 
     @Test
     void anUploadNotifiesRendersAThumbnailAfterRetriesAndSyncs() {
@@ -165,6 +169,15 @@ class SampleApplicationTests {
             .exchange().expectStatus().isBadRequest().expectBody(JSON).returnResult().getResponseBody();
         assertThat(answer).containsEntry("status", 400).containsEntry("error", "Bad Request");
         return (String) answer.get("message");
+    }
+
+    @Test
+    void theIdeHintListsExactlyTheApplicationsTasks() throws Exception {
+        String hints = Files.readString(Path.of("src/main/resources/META-INF/additional-spring-configuration-metadata.json"));
+        assertThat(hints).contains("\"name\": \"pgqueue.tasks.keys\"");
+        Matcher values = Pattern.compile("\"value\": \"([a-z-]+)\"").matcher(hints);
+        List<String> hinted = values.results().map(result -> result.group(1)).sorted().toList();
+        assertThat(hinted).isEqualTo(this.bindings.all().keySet().stream().sorted().toList());
     }
 
     @Test
