@@ -194,6 +194,7 @@ public class QueueEndpoint {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("capacity", pool.capacity());
             body.put("busy", pool.busy());
+            body.put("hung", pool.hung());
             body.put("buffered", pool.buffered());
             body.put("tasks", pool.tasks());
             pools.put(pool.name(), body);

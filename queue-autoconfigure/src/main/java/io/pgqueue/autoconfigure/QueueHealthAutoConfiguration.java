@@ -1,8 +1,10 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.List;
 
 import io.pgqueue.observe.QueueStatsPoller;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -23,7 +25,8 @@ public final class QueueHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "queueHealthIndicator")
-    QueueHealthIndicator queueHealthIndicator(QueueStatsPoller stats, QueueProperties properties) {
+    QueueHealthIndicator queueHealthIndicator(QueueStatsPoller stats, QueueProperties properties,
+            ObjectProvider<QueueWorkersLifecycle> workers) {
         QueueProperties.Health health = properties.getHealth();
         QueueSettingsMapper.require(health.getMaxStuckLeases() >= 0, "pgqueue.health.max-stuck-leases",
                 health.getMaxStuckLeases(), "must not be negative");
@@ -31,11 +34,13 @@ public final class QueueHealthAutoConfiguration {
         QueueSettingsMapper.positive(health.getMaxTransactionAge(), "pgqueue.health.max-transaction-age");
         QueueSettingsMapper.require(health.getStatus() != null && !health.getStatus().isBlank(), "pgqueue.health.status",
                 health.getStatus(), "must name a health status such as DOWN or OUT_OF_SERVICE");
+        QueueWorkersLifecycle lifecycle = workers.getIfAvailable();
         return new QueueHealthIndicator(stats, health.getMaxStuckLeases(), properties.getRescue().getInterval(),
                 task -> {
                     QueueProperties.Task override = properties.getTasks().get(task);
                     Duration lag = override == null ? null : override.getMaxLag();
                     return lag != null ? lag : health.getMaxLag();
-                }, health.getMaxTransactionAge(), new Status(health.getStatus().trim().toUpperCase(java.util.Locale.ROOT)));
+                }, health.getMaxTransactionAge(), new Status(health.getStatus().trim().toUpperCase(java.util.Locale.ROOT)),
+                lifecycle == null ? List::of : lifecycle::pools);
     }
 }

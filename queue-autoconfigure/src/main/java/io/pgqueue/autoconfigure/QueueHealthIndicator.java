@@ -3,23 +3,30 @@ package io.pgqueue.autoconfigure;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
+import io.pgqueue.worker.PoolState;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
 /**
- * The {@code queue} health: reads the cached aggregate statistics, never the database itself.
+ * The {@code queue} health: reads the cached aggregate statistics and this node's pools, never the
+ * database itself.
  * DOWN when the statistics cannot be read (database unreachable, schema missing) or are stale; the
  * configured status when stuck leases exceed their limit for longer than one rescue interval, a
  * task's oldest due job is older than its maximum lag, or a transaction has held back cleanup of the
  * database longer than {@code pgqueue.health.max-transaction-age}. Details name the offending tasks.
+ * Handlers of this node still running past their timeout are listed per task whatever the status:
+ * their jobs are rescued and run again, but their threads need an operator (a thread dump, a fix
+ * in the handler, a restart).
  */
 public class QueueHealthIndicator extends AbstractHealthIndicator {
 
@@ -35,6 +42,8 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 
     private final Status problem;
 
+    private final Supplier<List<PoolState>> pools;
+
     private Instant stuckSince;
 
     /**
@@ -45,9 +54,11 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
      * @param maxLag the maximum lag of each task
      * @param maxTransactionAge the oldest age of a transaction holding back cleanup tolerated
      * @param problem the status to report when limits are exceeded
+     * @param pools the state of this node's pools (empty without workers)
      */
     public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
-            Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem) {
+            Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
+            Supplier<List<PoolState>> pools) {
         super("Queue health check failed");
         this.stats = stats;
         this.maxStuckLeases = maxStuckLeases;
@@ -55,10 +66,15 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
         this.maxLag = maxLag;
         this.maxTransactionAge = maxTransactionAge;
         this.problem = problem;
+        this.pools = pools;
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
+        Map<String, Integer> hung = hungHandlers();
+        if (!hung.isEmpty()) {
+            builder.withDetail("hungHandlers", hung);
+        }
         QueueStats latest = this.stats.latest();
         if (latest.error() != null) {
             Throwable cause = NestedExceptionUtils.getMostSpecificCause(latest.error());
@@ -107,6 +123,19 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
                         + "VACUUM of the job table: find it in pg_stat_activity (xact_start, backend_xmin) and end it");
         }
         builder.status(stuckTooLong || !lagging.isEmpty() || holdingBack ? this.problem : Status.UP);
+    }
+
+    /** @return per task, the handlers of this node still running past their timeout, where there are any */
+    private Map<String, Integer> hungHandlers() {
+        Map<String, Integer> hung = new LinkedHashMap<>();
+        for (PoolState pool : this.pools.get()) {
+            pool.tasks().forEach((task, state) -> {
+                if (state.hung() > 0) {
+                    hung.put(task, state.hung());
+                }
+            });
+        }
+        return hung;
     }
 
     private synchronized boolean stuckTooLong(long totalStuck, Instant takenAt) {

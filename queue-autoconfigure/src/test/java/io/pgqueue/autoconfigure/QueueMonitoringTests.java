@@ -3,6 +3,8 @@ package io.pgqueue.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -10,6 +12,9 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
+import io.pgqueue.QueueTask;
+import io.pgqueue.TaskContext;
+import io.pgqueue.TaskHandler;
 import io.pgqueue.observe.QueueMeterBinder;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
@@ -192,6 +197,43 @@ class QueueMonitoringTests {
     }
 
     @Test
+    void hungHandlersAreAHealthDetailAGaugeAndInTheEndpoint() {
+        HangingHandler handler = new HangingHandler();
+        this.runner.withBean(HangingHandler.class, () -> handler)
+            .withPropertyValues("pgqueue.workers.enabled=true", "pgqueue.lease.duration=600ms",
+                    "pgqueue.lease.heartbeat-interval=150ms", "pgqueue.rescue.interval=100ms")
+            .run(context -> {
+                try {
+                    QueueStatsPoller stats = context.getBean(QueueStatsPoller.class);
+                    QueueHealthIndicator health = context.getBean(QueueHealthIndicator.class);
+                    MeterRegistry meters = context.getBean(MeterRegistry.class);
+                    context.getBean(QueueClient.class).enqueue("hang", 1);
+
+                    // Past its timeout and a lease the handler is hung: a detail, the status stays UP.
+                    await().atMost(Duration.ofSeconds(10)).until(() -> {
+                        stats.refresh();
+                        Health report = health.health(true);
+                        return report.getStatus().equals(Status.UP) && report.getDetails().containsKey("hungHandlers");
+                    });
+                    assertThat(health.health(true).getDetails().get("hungHandlers")).isEqualTo(Map.of("hang", 1));
+                    assertThat(meters.get("pgqueue.pool.hung").tags("pool", "default").gauge().value()).isEqualTo(1);
+                    Map<String, Object> pool = map(map(context.getBean(QueueEndpoint.class).queues().get("pools"))
+                        .get("default"));
+                    assertThat(pool.get("hung")).isEqualTo(1);
+                    assertThat(map(pool.get("tasks")).get("hang")).extracting("hung").isEqualTo(1);
+
+                    handler.release.countDown();
+                    await().atMost(Duration.ofSeconds(10))
+                        .until(() -> meters.get("pgqueue.pool.hung").tags("pool", "default").gauge().value() == 0);
+                    assertThat(health.health(true).getDetails()).doesNotContainKey("hungHandlers");
+                }
+                finally {
+                    handler.release.countDown();
+                }
+            });
+    }
+
+    @Test
     void aTransactionHoldingBackCleanupTurnsTheHealthAndIsMeasured() {
         this.runner.withPropertyValues("pgqueue.health.max-transaction-age=1s").run(context -> {
             QueueStatsPoller stats = context.getBean(QueueStatsPoller.class);
@@ -234,6 +276,30 @@ class QueueMonitoringTests {
             assertThat(meters.find("pgqueue.jobs.completed").tags("task", "push").counter()).isNotNull();
             assertThat(meters.find("pgqueue.jobs.completed").tags("task", "copy").counter()).isNull();
         });
+    }
+
+    /** Its first run ignores the interrupt of its timeout and blocks until released. */
+    @QueueTask(name = "hang", timeout = "100ms", maxAttempts = 3)
+    static class HangingHandler implements TaskHandler<Integer> {
+
+        final CountDownLatch release = new CountDownLatch(1);
+
+        private final AtomicBoolean ran = new AtomicBoolean();
+
+        @Override
+        public void handle(Integer payload, TaskContext context) {
+            if (!this.ran.compareAndSet(false, true)) {
+                return;
+            }
+            while (this.release.getCount() > 0) {
+                try {
+                    this.release.await();
+                }
+                catch (InterruptedException ignored) {
+                    // keeps waiting
+                }
+            }
+        }
     }
 
     @SuppressWarnings("unchecked")

@@ -84,8 +84,8 @@ public final class QueueMeterBinder implements MeterBinder {
     }
 
     /**
-     * Returns a binder that also binds, per pool, the gauges of its capacity, busy and buffered
-     * handlers and each task's prefetch depth, and the claim counters of its tasks at zero.
+     * Returns a binder that also binds, per pool, the gauges of its capacity, busy, hung and
+     * buffered handlers and each task's prefetch depth, and the claim counters of its tasks at zero.
      * @param pools the pools this node runs, each with the names of its tasks
      * @param states the pools' current state, read at each scrape (empty before the workers start;
      * a pool missing from it reports zero)
@@ -161,7 +161,9 @@ public final class QueueMeterBinder implements MeterBinder {
 
     private void bindPool(MeterRegistry registry, String pool, List<String> tasks) {
         poolGauge(registry, QueueMeterNames.POOL_CAPACITY, "Handler slots of a pool", pool, PoolState::capacity);
-        poolGauge(registry, QueueMeterNames.POOL_BUSY, "Handlers running in a pool", pool, PoolState::busy);
+        poolGauge(registry, QueueMeterNames.POOL_BUSY, "Handlers holding a slot of a pool", pool, PoolState::busy);
+        poolGauge(registry, QueueMeterNames.POOL_HUNG, "Handlers of a pool still running past their timeout", pool,
+                PoolState::hung);
         poolGauge(registry, QueueMeterNames.POOL_BUFFERED, "Jobs claimed into a pool's buffer, not yet running", pool,
                 PoolState::buffered);
         for (String task : tasks) {
@@ -194,6 +196,6 @@ public final class QueueMeterBinder implements MeterBinder {
             .stream()
             .filter(pool -> pool.name().equals(name))
             .findFirst()
-            .orElse(new PoolState(name, 0, 0, 0, Map.of()));
+            .orElse(new PoolState(name, 0, 0, 0, 0, Map.of()));
     }
 }

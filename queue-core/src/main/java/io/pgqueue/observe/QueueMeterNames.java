@@ -66,8 +66,14 @@ public final class QueueMeterNames {
     /** Gauge: handler slots of a pool (sum of its tasks' concurrency). Tag: pool. */
     public static final String POOL_CAPACITY = "pgqueue.pool.capacity";
 
-    /** Gauge: handlers running in a pool. Tag: pool. */
+    /** Gauge: handlers holding a slot of a pool. Tag: pool. */
     public static final String POOL_BUSY = "pgqueue.pool.busy";
+
+    /**
+     * Gauge: handlers of a pool still running past their timeout, which ignored its interrupt
+     * (their jobs are rescued and run again). Tag: pool.
+     */
+    public static final String POOL_HUNG = "pgqueue.pool.hung";
 
     /** Gauge: jobs claimed into a pool's buffer, not yet running. Tag: pool. */
     public static final String POOL_BUFFERED = "pgqueue.pool.buffered";

@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * Renews the leases of every job the node holds, buffered or running, in batches once per
  * heartbeat interval, so a short lease still allows hour-long handlers while a crashed node's jobs
  * come back within seconds. What the database answers (lost leases, cancellation requests) is
- * applied to the held jobs by {@link HeldJobs#apply}.
+ * applied to the held jobs by {@link HeldJobs#apply}. Each round it also declares hung the handlers
+ * still running a lease after their timeout's interrupt ({@link PoolSlots#findHung}).
  */
 final class LeaseKeeper extends BackgroundService {
 
@@ -26,12 +27,15 @@ final class LeaseKeeper extends BackgroundService {
 
     private final Completer completer;
 
-    LeaseKeeper(JobStore store, HeldJobs held, WorkerSettings settings, Completer completer) {
+    private final List<PoolSlots> pools;
+
+    LeaseKeeper(JobStore store, HeldJobs held, WorkerSettings settings, Completer completer, List<PoolSlots> pools) {
         super("pgqueue-lease-keeper", settings.heartbeatInterval().plusSeconds(5));
         this.store = store;
         this.held = held;
         this.settings = settings;
         this.completer = completer;
+        this.pools = List.copyOf(pools);
     }
 
     @Override
@@ -46,10 +50,8 @@ final class LeaseKeeper extends BackgroundService {
         long now = System.nanoTime();
         long writeGrace = this.settings.lease().toNanos() * 2;
         // A handler still running a lease after its timeout's interrupt ignores it: its job is
-        // (being) rescued, and its slot is reported as held.
-        this.held.all().stream().filter(job -> job.slots != null)
-            .filter(job -> job.ignoredTimeoutFor(now, this.settings.lease().toNanos()))
-            .forEach(job -> job.slots.hung(job));
+        // (being) rescued, and the handler is declared hung.
+        this.pools.forEach(pool -> pool.findHung(now, this.settings.lease().toNanos()));
         List<RunningJob> jobs = this.held.all().stream().filter(job -> job.keepsLease(now, writeGrace)).toList();
         for (int from = 0; from < jobs.size(); from += this.settings.batchSizes().heartbeat()) {
             List<RunningJob> batch = jobs.subList(from, Math.min(jobs.size(), from + this.settings.batchSizes().heartbeat()));

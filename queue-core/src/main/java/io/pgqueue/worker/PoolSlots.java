@@ -165,23 +165,56 @@ final class PoolSlots {
     }
 
     /**
-     * A handler ignored its timeout's interrupt and still runs: it keeps its slot until it returns.
-     * When every slot of its task is held so, the task claims nothing more here and its buffered
-     * jobs go back to the queue, for nodes that can run them.
+     * Declares hung the handlers that still run this long after their timeout's interrupt (see
+     * {@link #hung}). Looks at the handlers themselves, not at the held jobs: a hung handler's job
+     * may already be rescued and held again by this node, as a new attempt.
+     * @param nowNanos the local clock
+     * @param graceNanos how long after the interrupt
+     */
+    void findHung(long nowNanos, long graceNanos) {
+        List<RunningJob> found = new ArrayList<>();
+        this.lock.lock();
+        try {
+            for (TaskSlot slot : this.slots.values()) {
+                slot.handlers.stream().filter(job -> !job.hung && job.ignoredTimeoutFor(nowNanos, graceNanos))
+                    .forEach(found::add);
+            }
+        }
+        finally {
+            this.lock.unlock();
+        }
+        found.forEach(this::hung);
+    }
+
+    /**
+     * A handler ignored its timeout's interrupt and still runs. It gives up its slot, and another job
+     * of its task starts in its place, unless the task already has as many hung handlers outside its
+     * slots as its concurrency: then it keeps its slot until it returns (or until a hung handler
+     * outside the slots returns). When every slot of the task is held so, the task claims nothing
+     * more here and its buffered jobs go back to the queue, for nodes that can run them.
      * @param job the job whose handler still runs
      */
     void hung(RunningJob job) {
         List<RunningJob> waiting = List.of();
-        TaskSlot slot;
+        TaskSlot slot = this.slots.get(job.task());
+        boolean freed;
+        int outside;
+        int inSlots;
         this.lock.lock();
         try {
-            slot = this.slots.get(job.task());
             if (job.hung || job.isFinished()) {
                 return;
             }
-            job.hung = true;
-            slot.hung++;
-            if (slot.hung >= slot.task.concurrency() && !slot.buffer.isEmpty()) {
+            freed = slot.hung(job);
+            outside = slot.hungOutside;
+            inSlots = slot.hungInSlots.size();
+            if (freed) {
+                dispatch(slot);
+                if (slot.wantsRefill()) {
+                    this.wakeups.request(true);
+                }
+            }
+            else if (inSlots >= slot.task.concurrency() && !slot.buffer.isEmpty()) {
                 waiting = new ArrayList<>(slot.buffer);
                 slot.buffer.clear();
             }
@@ -189,10 +222,19 @@ final class PoolSlots {
         finally {
             this.lock.unlock();
         }
-        log.warn("The handler of {} ignored its timeout's interrupt and still runs; it keeps its slot in pool '{}' "
-                + "until it returns ({} of {} slots of '{}' held so){}", job, this.pool, slot.hung,
-                slot.task.concurrency(), job.task(), waiting.isEmpty() ? "" : "; " + waiting.size()
-                        + " buffered jobs go back to the queue");
+        int concurrency = slot.task.concurrency();
+        if (freed) {
+            log.warn("The handler of {} ignored its timeout's interrupt and still runs; it gives up its slot in pool "
+                    + "'{}' to another job ({} of at most {} hung handlers of '{}' run outside its slots, {} of {} "
+                    + "slots held by hung handlers)", job, this.pool, outside, concurrency, job.task(), inSlots,
+                    concurrency);
+        }
+        else {
+            log.warn("The handler of {} ignored its timeout's interrupt and still runs; it keeps its slot in pool '{}' "
+                    + "until it returns, as '{}' already has {} hung handlers outside its slots, the most it allows "
+                    + "({} of {} slots held by hung handlers){}", job, this.pool, job.task(), outside, inSlots,
+                    concurrency, waiting.isEmpty() ? "" : "; " + waiting.size() + " buffered jobs go back to the queue");
+        }
         if (!waiting.isEmpty()) {
             this.handBack.accept(waiting);
         }
@@ -235,14 +277,16 @@ final class PoolSlots {
     }
 
     /**
-     * Waits for running handlers to finish.
+     * Waits for running handlers to finish, hung ones aside.
      * @return whether all finished within the timeout
      */
     boolean awaitIdle(Duration timeout) throws InterruptedException {
         long nanos = timeout.toNanos();
         this.lock.lock();
         try {
-            while (this.slots.values().stream().anyMatch(slot -> slot.running > 0)) {
+            // Hung handlers ignored their timeout's interrupt and their leases are no longer
+            // renewed: waiting for them would only hold up the shutdown.
+            while (this.slots.values().stream().anyMatch(slot -> slot.working() > 0)) {
                 if (nanos <= 0) {
                     return false;
                 }
@@ -266,6 +310,7 @@ final class PoolSlots {
         }
         return new PoolState(this.pool, tasks.values().stream().mapToInt(PoolState.Task::concurrency).sum(),
                 tasks.values().stream().mapToInt(PoolState.Task::running).sum(),
+                tasks.values().stream().mapToInt(PoolState.Task::hung).sum(),
                 tasks.values().stream().mapToInt(PoolState.Task::buffered).sum(), tasks);
     }
 
@@ -273,12 +318,12 @@ final class PoolSlots {
     private void dispatch(TaskSlot slot) {
         while (slot.running < slot.task.concurrency() && !slot.buffer.isEmpty()) {
             RunningJob job = slot.buffer.poll();
-            slot.running++;
+            slot.start(job);
             try {
                 this.executor.execute(() -> finished(slot, job, this.jobExecutor.execute(job)));
             }
             catch (RuntimeException ex) {
-                slot.running--;
+                slot.returned(job);
                 slot.buffer.addFirst(job);
                 log.warn("Pool '{}' could not start {}: {}", this.pool, job, ex.toString());
                 return;
@@ -289,13 +334,13 @@ final class PoolSlots {
     private void finished(TaskSlot slot, RunningJob job, long nanos) {
         // The job stays held (its lease renewed) until the completer has written its outcome: a
         // slow write must not let the lease lapse and the finished job run again.
+        RunningJob leftSlot;
+        boolean hung;
         this.lock.lock();
         try {
             job.finish();
-            slot.running--;
-            if (job.hung) {
-                slot.hung--;
-            }
+            hung = job.hung;
+            leftSlot = slot.returned(job);
             slot.prefetch.record(nanos);
             dispatch(slot);
             // Refill early if the buffer runs low and the last claim left jobs behind.
@@ -306,6 +351,10 @@ final class PoolSlots {
         }
         finally {
             this.lock.unlock();
+        }
+        if (hung) {
+            log.info("The hung handler of {} returned in pool '{}'{}", job, this.pool, leftSlot == null ? ""
+                    : "; the hung handler of " + leftSlot + " gives up its slot to another job");
         }
     }
 }

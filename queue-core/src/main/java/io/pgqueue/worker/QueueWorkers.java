@@ -39,7 +39,8 @@ import tools.jackson.databind.ObjectMapper;
  * graceful: claiming stops, buffered jobs go back to READY at once, running handlers get the
  * shutdown timeout to finish and are then interrupted (their jobs are retried at once), and every
  * outcome is written before the node deregisters. Jobs still running after that come back when
- * their leases expire.
+ * their leases expire. Hung handlers, which ignored their timeout's interrupt and whose jobs are
+ * rescued already, are not waited for.
  */
 public final class QueueWorkers {
 
@@ -141,7 +142,6 @@ public final class QueueWorkers {
         this.mapper = mapper;
         this.held = new HeldJobs(this.events);
         this.completer = new Completer(this.store, settings.lease(), settings.batchSizes().write(), new Writes(), this.events);
-        this.leaseKeeper = new LeaseKeeper(this.store, this.held, settings, this.completer);
         this.maintenance = new Maintenance(this.store, this.nodes, config.retention(), settings,
                 new Rescuer(this.store, settings.batchSizes().maintenance(), this.events));
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
@@ -150,7 +150,8 @@ public final class QueueWorkers {
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));
         for (Map.Entry<String, List<WorkerTask>> entry : byPool.entrySet()) {
-            int threads = entry.getValue().stream().mapToInt(WorkerTask::concurrency).sum();
+            // Room for a hung handler outside the slots per slot (see TaskSlot).
+            int threads = 2 * entry.getValue().stream().mapToInt(WorkerTask::concurrency).sum();
             Executor executor = executors.create(entry.getKey(), threads);
             this.executors.add(executor);
             Producer pool = new Producer(entry.getKey(), entry.getValue(), settings, this.store, this.held, jobExecutor,
@@ -162,6 +163,8 @@ public final class QueueWorkers {
                 this.tasksByChannel.put(channel, task.name());
             }
         }
+        this.leaseKeeper = new LeaseKeeper(this.store, this.held, settings, this.completer,
+                this.pools.stream().map(Producer::slots).toList());
         this.listener = new NotificationListener(dataSource,
                 settings.notifications() ? List.copyOf(this.poolsByChannel.keySet()) : List.of(), this::onNotification,
                 () -> this.pools.forEach(pool -> pool.wake(null)));

@@ -21,7 +21,7 @@ final class RunningJob implements TaskContext {
 
     final WorkerTask task;
 
-    /** The pool slots whose buffer and handler slot the job occupies. */
+    /** The pool slots whose buffer and handler slot the job occupies (a hung handler may give its slot up). */
     final PoolSlots slots;
 
     /** Local clock when the claim returned, to place the start on the database clock. */
@@ -46,6 +46,9 @@ final class RunningJob implements TaskContext {
 
     /** Counted by its slots as a handler that ignored its timeout; guarded by the slots' lock. */
     boolean hung;
+
+    /** A hung handler that gave up its slot and runs outside the slot count; guarded by the slots' lock. */
+    boolean outsideSlot;
 
     private volatile boolean interruptedByShutdown;
 

@@ -1,10 +1,18 @@
 package io.pgqueue.worker;
 
 import java.util.ArrayDeque;
+import java.util.LinkedHashSet;
+import java.util.Set;
 
 /**
  * One task's share of a producer: its handler slots, its buffer of claimed jobs and what the last
  * claim found. Not thread-safe: guarded by its producer's lock.
+ * <p>
+ * A handler that ignored its timeout's interrupt for a lease is <em>hung</em>. It gives up its slot,
+ * so another job of the task starts in its place, while fewer than {@code concurrency} hung handlers
+ * run outside the slots; past that bound it keeps its slot until it returns or, when a hung handler
+ * outside the slots returns, gives it up then. So the task never runs more than twice its
+ * concurrency of threads.
  */
 final class TaskSlot {
 
@@ -14,11 +22,17 @@ final class TaskSlot {
 
     final ArrayDeque<RunningJob> buffer = new ArrayDeque<>();
 
-    /** Handlers running. */
+    /** Handlers started and not returned, hung ones included: where the lease keeper looks for hung ones. */
+    final Set<RunningJob> handlers = new LinkedHashSet<>();
+
+    /** Handlers holding a slot, hung ones that kept theirs included. */
     int running;
 
-    /** Running handlers that ignored their timeout's interrupt (counted in {@link #running}). */
-    int hung;
+    /** Hung handlers that kept their slot (counted in {@link #running}), oldest first. */
+    final ArrayDeque<RunningJob> hungInSlots = new ArrayDeque<>();
+
+    /** Hung handlers that gave up their slot (not counted in {@link #running}); at most the concurrency. */
+    int hungOutside;
 
     /** The last claim found fewer due jobs than it asked for; wait for a notification or the poll. */
     boolean exhausted;
@@ -57,7 +71,7 @@ final class TaskSlot {
             this.exhausted = false;
         }
         this.wakesAtClaim = this.wakes;
-        if (this.hung >= this.task.concurrency()) {
+        if (this.hungInSlots.size() >= this.task.concurrency()) {
             // Every handler slot is held by a handler that ignored its timeout: claimed jobs would
             // only wait behind them, while other nodes could run them.
             return 0;
@@ -87,13 +101,71 @@ final class TaskSlot {
         this.wakes++;
     }
 
+    /** A buffered job starts in a free slot. */
+    void start(RunningJob job) {
+        this.running++;
+        this.handlers.add(job);
+    }
+
+    /**
+     * A handler is hung: it gives up its slot if the bound on hung handlers outside the slots
+     * allows, else it keeps it.
+     * @return whether it gave up its slot
+     */
+    boolean hung(RunningJob job) {
+        job.hung = true;
+        if (this.hungOutside < this.task.concurrency()) {
+            leaveSlot(job);
+            return true;
+        }
+        this.hungInSlots.add(job);
+        return false;
+    }
+
+    /**
+     * A handler returned (or could not start): its slot, or its place among the hung handlers
+     * outside the slots, is free. In the latter case the oldest hung handler that kept its slot
+     * gives it up now.
+     * @return the hung handler that gave up its slot, or {@code null}
+     */
+    RunningJob returned(RunningJob job) {
+        this.handlers.remove(job);
+        if (!job.outsideSlot) {
+            this.running--;
+            this.hungInSlots.remove(job);
+            return null;
+        }
+        this.hungOutside--;
+        RunningJob kept = this.hungInSlots.poll();
+        if (kept != null) {
+            leaveSlot(kept);
+        }
+        return kept;
+    }
+
+    /** @return handlers still running past their timeout, in a slot or outside */
+    int hung() {
+        return this.hungInSlots.size() + this.hungOutside;
+    }
+
+    /** @return handlers holding a slot that are not hung: those a graceful shutdown waits for */
+    int working() {
+        return this.running - this.hungInSlots.size();
+    }
+
+    private void leaveSlot(RunningJob job) {
+        job.outsideSlot = true;
+        this.hungOutside++;
+        this.running--;
+    }
+
     /** @return whether the buffer runs low while the last claim left jobs behind: refill early */
     boolean wantsRefill() {
         return this.moreWaiting && this.buffer.size() <= this.prefetch.depth() / 2;
     }
 
     PoolState.Task state(boolean paused) {
-        return new PoolState.Task(this.task.concurrency(), this.running, this.buffer.size(), this.prefetch.depth(),
-                this.prefetch.averageExecutionTime(), paused);
+        return new PoolState.Task(this.task.concurrency(), this.running, hung(), this.buffer.size(),
+                this.prefetch.depth(), this.prefetch.averageExecutionTime(), paused);
     }
 }

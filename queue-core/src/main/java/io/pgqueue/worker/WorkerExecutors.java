@@ -8,10 +8,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Creates the executor that runs a pool's handlers. The pool never has more jobs running than
- * {@code maxThreads} (the sum of its tasks' concurrency), so the executor never needs to queue.
- * The Spring Boot starter supplies virtual threads when {@code spring.threads.virtual.enabled=true}
- * on Java 21+.
+ * Creates the executor that runs a pool's handlers. The pool never runs more handlers at once than
+ * {@code maxThreads}: one per handler slot (the sum of its tasks' concurrency) plus as many again
+ * for hung handlers, which ignored their timeout's interrupt and gave up their slot to another job
+ * (a task has at most its concurrency of them). So an executor with {@code maxThreads} threads never
+ * makes a job wait behind another. The Spring Boot starter supplies virtual threads when
+ * {@code spring.threads.virtual.enabled=true} on Java 21+.
  */
 @FunctionalInterface
 public interface WorkerExecutors {
@@ -20,7 +22,8 @@ public interface WorkerExecutors {
      * Creates an executor. If it is an {@link java.util.concurrent.ExecutorService} or
      * {@link AutoCloseable}, it is shut down when the workers stop.
      * @param pool the pool name
-     * @param maxThreads the most handlers that run at once in the pool
+     * @param maxThreads the most handlers that run at once in the pool: twice the sum of its tasks'
+     * concurrency, which includes room for hung handlers outside the slots
      * @return the executor
      */
     Executor create(String pool, int maxThreads);

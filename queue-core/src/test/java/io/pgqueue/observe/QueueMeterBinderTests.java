@@ -86,11 +86,14 @@ class QueueMeterBinderTests {
         assertThat(gauge(QueueMeterNames.POOL_CAPACITY, "pool", "default")).isZero();
         assertThat(gauge(QueueMeterNames.POOL_PREFETCH, "pool", "default", "task", "push")).isZero();
 
-        this.pools.set(List.of(new PoolState("default", 16, 2, 5,
-                Map.of("push", new PoolState.Task(8, 2, 5, 40, Duration.ofMillis(4), false)))));
+        assertThat(gauge(QueueMeterNames.POOL_HUNG, "pool", "default")).isZero();
+
+        this.pools.set(List.of(new PoolState("default", 16, 2, 1, 5,
+                Map.of("push", new PoolState.Task(8, 2, 1, 5, 40, Duration.ofMillis(4), false)))));
 
         assertThat(gauge(QueueMeterNames.POOL_CAPACITY, "pool", "default")).isEqualTo(16);
         assertThat(gauge(QueueMeterNames.POOL_BUSY, "pool", "default")).isEqualTo(2);
+        assertThat(gauge(QueueMeterNames.POOL_HUNG, "pool", "default")).isEqualTo(1);
         assertThat(gauge(QueueMeterNames.POOL_BUFFERED, "pool", "default")).isEqualTo(5);
         assertThat(gauge(QueueMeterNames.POOL_PREFETCH, "pool", "default", "task", "push")).isEqualTo(40);
         // A task the pool's state does not list yet reports zero.

@@ -83,7 +83,7 @@ class BackgroundServiceContractTests {
                         })),
                 Arguments.of("completer", (Supplier<BackgroundService>) completer::get),
                 Arguments.of("lease keeper", (Supplier<BackgroundService>) () -> new LeaseKeeper(store, held, settings,
-                        completer.get())),
+                        completer.get(), List.of())),
                 Arguments.of("notification listener", (Supplier<BackgroundService>) () -> new NotificationListener(
                         queue.dataSource(), List.of(store.channel("contract")), channel -> {
                         }, () -> {

@@ -1,5 +1,6 @@
 package io.pgqueue.worker;
 
+import java.lang.ref.Reference;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -9,8 +10,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobSnapshot;
@@ -20,6 +24,8 @@ import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.observe.QueueMeterBinder;
+import io.pgqueue.observe.QueueMeterNames;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.testing.TestQueue;
 import io.pgqueue.testing.TestWorkers;
@@ -177,45 +183,173 @@ class WorkersTests {
     }
 
     @Test
-    void aHandlerIgnoringItsTimeoutKeepsItsSlotWhileTheJobRunsAgainAndItsLateOutcomeChangesNothing() {
+    void aHandlerIgnoringItsTimeoutGivesUpItsSlotWhileTheJobRunsAgainAndItsLateOutcomeChangesNothing() {
         CountDownLatch hung = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         AtomicInteger attempts = new AtomicInteger();
         TaskHandler<Push> handler = (payload, context) -> {
             if (attempts.incrementAndGet() == 1) {
                 hung.countDown();
-                // Ignores the interrupt of its timeout.
-                while (release.getCount() > 0) {
-                    try {
-                        release.await();
-                    }
-                    catch (InterruptedException ignored) {
-                        // keeps waiting
-                    }
-                }
+                blockIgnoringInterrupts(release);
             }
         };
         WorkerTask task = task(TaskDefinition.builder("hang").maxAttempts(3).build(), handler, Push.class, 1,
                 Duration.ofMillis(200));
         QueueClient client = nodes.client(task);
         long id = client.enqueue("hang", new Push("u", 1)).jobId();
-        WorkerSettings quick = settings("node-a").lease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(300))
-            .rescueInterval(Duration.ofMillis(200)).build();
-        QueueWorkers a = nodes.start(quick, task);
-        await().atMost(Duration.ofSeconds(20)).until(() -> hung.getCount() == 0);
-        nodes.start(settings("node-b").lease(Duration.ofSeconds(1)).heartbeatInterval(Duration.ofMillis(300))
-            .rescueInterval(Duration.ofMillis(200)).build(), task);
+        try {
+            QueueWorkers a = nodes.start(quick("node-a").build(), task);
+            await().atMost(Duration.ofSeconds(20)).until(() -> hung.getCount() == 0);
+            nodes.start(quick("node-b").build(), task);
 
-        // After timeout and lease the job is rescued and runs again while the first thread still runs.
-        await().atMost(Duration.ofSeconds(20)).until(() -> state(client, id) == JobState.COMPLETED);
-        assertThat(attempts.get()).isEqualTo(2);
-        assertThat(a.pools().get(0).busy()).as("the hung thread's slot").isEqualTo(1);
+            // After timeout and lease the job is rescued and runs again while the first thread still runs.
+            await().atMost(Duration.ofSeconds(20)).until(() -> state(client, id) == JobState.COMPLETED);
+            assertThat(attempts.get()).isEqualTo(2);
+            await().atMost(Duration.ofSeconds(10)).until(() -> a.pools().get(0).hung() == 1);
+            assertThat(a.pools().get(0).busy()).as("the hung thread gave up its slot").isZero();
 
-        release.countDown();
-        await().atMost(Duration.ofSeconds(10)).until(() -> a.pools().get(0).busy() == 0);
-        JobSnapshot job = client.find(id).orElseThrow();
-        assertThat(job.state()).isEqualTo(JobState.COMPLETED);
-        assertThat(job.attempt()).as("the rerun's attempt stands").isEqualTo(2);
+            release.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> a.pools().get(0).hung() == 0);
+            assertThat(a.pools().get(0).busy()).isZero();
+            JobSnapshot job = client.find(id).orElseThrow();
+            assertThat(job.state()).isEqualTo(JobState.COMPLETED);
+            assertThat(job.attempt()).as("the rerun's attempt stands").isEqualTo(2);
+        }
+        finally {
+            release.countDown();
+        }
+    }
+
+    @Test
+    void aHungHandlerGivesUpItsSlotToAnotherJobOfItsTaskOnTheSameNode() {
+        CountDownLatch hung = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicBoolean firstReturned = new AtomicBoolean();
+        AtomicBoolean firstRan = new AtomicBoolean();
+        TaskHandler<Push> handler = (payload, context) -> {
+            if (payload.n() == 1 && firstRan.compareAndSet(false, true)) {
+                hung.countDown();
+                blockIgnoringInterrupts(release);
+                firstReturned.set(true);
+            }
+        };
+        WorkerTask task = task(TaskDefinition.builder("hang").maxAttempts(3).build(), handler, Push.class, 1,
+                Duration.ofMillis(100));
+        QueueClient client = nodes.client(task);
+        MeterRegistry meters = new SimpleMeterRegistry();
+        try {
+            QueueWorkers node = nodes.start(quick("node-a").build(), task);
+            QueueMeterBinder binder = QueueMeterBinder.NONE.withPools(Map.of(QueueDefaults.POOL, List.of("hang")),
+                    node::pools);
+            binder.bindTo(meters);
+            long first = client.enqueue("hang", new Push("u", 1)).jobId();
+            await().atMost(Duration.ofSeconds(10)).until(() -> hung.getCount() == 0);
+            long second = client.enqueue("hang", new Push("u", 2)).jobId();
+
+            // One slot, held by a handler that ignores its timeout: once it is declared hung, the
+            // second job runs in its slot on this node, the only one, while it still blocks.
+            await().atMost(Duration.ofSeconds(10)).until(() -> state(client, second) == JobState.COMPLETED);
+            assertThat(firstReturned).as("the hung handler still blocks").isFalse();
+            PoolState.Task state = node.pools().get(0).tasks().get("hang");
+            assertThat(state.hung()).isEqualTo(1);
+            assertThat(meters.get(QueueMeterNames.POOL_HUNG).tags("pool", QueueDefaults.POOL).gauge().value())
+                .isEqualTo(1);
+            // The first job itself is rescued and runs again here too.
+            await().atMost(Duration.ofSeconds(10)).until(() -> state(client, first) == JobState.COMPLETED);
+            assertThat(firstReturned).isFalse();
+
+            release.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> node.pools().get(0).hung() == 0);
+            assertThat(node.pools().get(0).busy()).isZero();
+            assertThat(meters.get(QueueMeterNames.POOL_HUNG).tags("pool", QueueDefaults.POOL).gauge().value()).isZero();
+            assertThat(client.find(first).orElseThrow().attempt()).as("the rerun's attempt stands").isEqualTo(2);
+            // Gauges hold their binder weakly.
+            Reference.reachabilityFence(binder);
+        }
+        finally {
+            release.countDown();
+        }
+    }
+
+    @Test
+    void pastTheBoundAHungHandlerKeepsItsSlotAndTheTaskClaimsNothingMoreUntilAHungOneReturns() {
+        Map<Integer, CountDownLatch> releases = Map.of(1, new CountDownLatch(1), 2, new CountDownLatch(1));
+        Set<Integer> started = ConcurrentHashMap.newKeySet();
+        Set<Integer> hanging = ConcurrentHashMap.newKeySet();
+        Set<Integer> ran = ConcurrentHashMap.newKeySet();
+        TaskHandler<Push> handler = (payload, context) -> {
+            // Jobs 1 and 2 hang in their first run, ignoring the interrupt of their timeout.
+            if (releases.containsKey(payload.n()) && started.add(payload.n())) {
+                hanging.add(payload.n());
+                blockIgnoringInterrupts(releases.get(payload.n()));
+                hanging.remove(payload.n());
+                return;
+            }
+            ran.add(payload.n());
+        };
+        WorkerTask task = task(TaskDefinition.builder("hang").maxAttempts(3).build(), handler, Push.class, 1,
+                Duration.ofMillis(100));
+        QueueClient client = nodes.client(task);
+        try {
+            QueueWorkers node = nodes.start(quick("node-a").build(), task);
+            client.enqueue("hang", new Push("u", 1));
+            client.enqueue("hang", new Push("u", 2));
+
+            // The first hung handler gives up its slot (the most a task with one slot allows), the
+            // second keeps it: the task's only slot is held so and it claims nothing more here.
+            await().atMost(Duration.ofSeconds(20)).until(() -> node.pools().get(0).tasks().get("hang").hung() == 2);
+            assertThat(hanging).containsExactlyInAnyOrder(1, 2);
+            PoolState.Task state = node.pools().get(0).tasks().get("hang");
+            assertThat(state.running()).as("the hung handler that kept its slot").isEqualTo(1);
+            assertThat(state.buffered()).isZero();
+            long third = client.enqueue("hang", new Push("u", 3)).jobId();
+            await("nothing more claimed while the hung handlers hold the slot").during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(3)).until(() -> state(client, third) == JobState.READY && ran.isEmpty());
+
+            // Job 1 returns: job 2's handler gives up the slot in its place, and the task runs again.
+            releases.get(1).countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> state(client, third) == JobState.COMPLETED);
+            assertThat(hanging).as("job 2's handler still blocks").containsExactly(2);
+            assertThat(node.pools().get(0).tasks().get("hang").hung()).isEqualTo(1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> ran.containsAll(List.of(1, 2, 3)));
+
+            releases.get(2).countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> node.pools().get(0).hung() == 0);
+            assertThat(node.pools().get(0).busy()).isZero();
+        }
+        finally {
+            releases.values().forEach(CountDownLatch::countDown);
+        }
+    }
+
+    @Test
+    void shutdownDoesNotWaitForHungHandlers() {
+        CountDownLatch hung = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        TaskHandler<Push> handler = (payload, context) -> {
+            if (hung.getCount() > 0) {
+                hung.countDown();
+                blockIgnoringInterrupts(release);
+            }
+        };
+        WorkerTask task = task(TaskDefinition.builder("hang").maxAttempts(3).build(), handler, Push.class, 1,
+                Duration.ofMillis(100));
+        QueueClient client = nodes.client(task);
+        client.enqueue("hang", new Push("u", 1));
+        try {
+            QueueWorkers node = nodes.start(quick("node-a").shutdownTimeout(Duration.ofSeconds(30)).build(), task);
+            await().atMost(Duration.ofSeconds(10)).until(() -> node.pools().get(0).hung() == 1);
+
+            long start = System.nanoTime();
+            node.stop();
+
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("stopped without waiting for the hung handler")
+                .isLessThan(Duration.ofSeconds(10));
+            assertThat(release.getCount()).isOne();
+        }
+        finally {
+            release.countDown();
+        }
     }
 
     @Test
@@ -502,6 +636,24 @@ class WorkersTests {
     private static <P> WorkerTask task(TaskDefinition definition, TaskHandler<P> handler, Class<P> type,
             int concurrency, Duration timeout) {
         return WorkerTask.of(definition, handler, type, concurrency, timeout, QueueDefaults.POOL);
+    }
+
+    /** Settings with a short lease for tests of handlers that outlive their timeout. */
+    private static WorkerSettings.Builder quick(String nodeId) {
+        return settings(nodeId).lease(Duration.ofMillis(600)).heartbeatInterval(Duration.ofMillis(150))
+            .rescueInterval(Duration.ofMillis(100));
+    }
+
+    /** Blocks until released, ignoring interrupts (such as the one of the attempt's timeout). */
+    private static void blockIgnoringInterrupts(CountDownLatch release) {
+        while (release.getCount() > 0) {
+            try {
+                release.await();
+            }
+            catch (InterruptedException ignored) {
+                // keeps waiting
+            }
+        }
     }
 
     private static JobState state(QueueClient client, long id) {

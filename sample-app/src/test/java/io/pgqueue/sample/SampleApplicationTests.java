@@ -189,7 +189,7 @@ class SampleApplicationTests {
         String prometheus = this.http.get().uri("/actuator/prometheus").exchange().expectStatus().isOk()
             .expectBody(String.class).returnResult().getResponseBody();
         assertThat(prometheus).contains("pgqueue_jobs{", "pgqueue_jobs_lag_seconds{", "pgqueue_jobs_stuck{",
-                "pgqueue_pool_capacity{", "pgqueue_pool_busy{", "pgqueue_pool_buffered{", "pgqueue_pool_prefetch{",
+                "pgqueue_pool_capacity{", "pgqueue_pool_busy{", "pgqueue_pool_hung{", "pgqueue_pool_buffered{", "pgqueue_pool_prefetch{",
                 "pgqueue_jobs_enqueued_total{", "pgqueue_jobs_claimed_total{", "pgqueue_jobs_completed_total{",
                 "pgqueue_job_execution_seconds_count{", "pgqueue_job_queue_wait_seconds_count{",
                 "pgqueue_job_start_latency_seconds{", "pgqueue_claim_batch_count{", "pgqueue_claim_latency_seconds_count{");
