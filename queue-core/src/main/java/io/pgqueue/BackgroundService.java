@@ -125,6 +125,21 @@ public abstract class BackgroundService {
     }
 
     /**
+     * The longest pause between two tries of failing database work: a service resumes within it of
+     * the server coming back, however long the server was away.
+     */
+    protected static final Duration MAX_RETRY_PAUSE = Duration.ofSeconds(1);
+
+    /**
+     * The pause before the next try of failing work: 250 ms, doubling up to {@link #MAX_RETRY_PAUSE}.
+     * @param previous the previous pause in milliseconds, {@code 0} after a success
+     * @return the next pause in milliseconds
+     */
+    protected static long retryPause(long previous) {
+        return Math.min(Math.max(previous * 2, 250), MAX_RETRY_PAUSE.toMillis());
+    }
+
+    /**
      * Waits for the given time or until the service stops, whichever comes first.
      * @param time how long to wait
      * @return whether the service still runs

@@ -87,9 +87,14 @@ final class NotificationListener extends BackgroundService {
                 if (!isRunning()) {
                     return;
                 }
-                backoff = Math.min(Math.max(backoff * 2, 250), 10_000);
-                log.warn("Job notifications interrupted, reconnecting in {} ms (polling continues): {}", backoff,
-                        ex.toString());
+                if (backoff == 0) {
+                    log.warn("Job notifications interrupted, reconnecting every {} ms until it can (polling "
+                            + "continues): {}", MAX_RETRY_PAUSE.toMillis(), ex.toString());
+                }
+                else {
+                    log.debug("Job notifications still interrupted: {}", ex.toString());
+                }
+                backoff = retryPause(backoff);
                 pause(Duration.ofMillis(backoff));
             }
         }

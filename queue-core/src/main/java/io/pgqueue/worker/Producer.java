@@ -143,6 +143,7 @@ final class Producer extends BackgroundService {
     @Override
     protected void run() {
         long backoff = 0;
+        int failures = 0;
         while (isRunning() && !Thread.currentThread().isInterrupted()) {
             List<ClaimLimit> limits = this.slots.demand(this.paused, this.settings.batchSizes().claim(),
                     this.settings.pollInterval().toNanos());
@@ -155,11 +156,23 @@ final class Producer extends BackgroundService {
                             this.settings.lease());
                     this.events.claimRan(this.name, claimed.size(), Duration.ofNanos(System.nanoTime() - start));
                     more = accept(claimed, limits);
+                    if (failures > 0) {
+                        log.info("Pool '{}' claims jobs again after {} failed attempts", this.name, failures);
+                    }
                     backoff = 0;
+                    failures = 0;
                 }
                 catch (RuntimeException ex) {
-                    backoff = Math.min(Math.max(backoff * 2, 500), 30_000);
-                    log.warn("Pool '{}' could not claim jobs, retrying in {} ms: {}", this.name, backoff, ex.toString());
+                    // Tried again at least every second: work resumes within a second of the
+                    // server coming back, however long it was away.
+                    backoff = retryPause(backoff);
+                    if (failures++ == 0) {
+                        log.warn("Pool '{}' could not claim jobs, trying again every {} ms until it can: {}", this.name,
+                                MAX_RETRY_PAUSE.toMillis(), ex.toString());
+                    }
+                    else {
+                        log.debug("Pool '{}' could not claim jobs (attempt {}): {}", this.name, failures, ex.toString());
+                    }
                     pause(Duration.ofMillis(backoff));
                     continue;
                 }
