@@ -1,0 +1,265 @@
+package io.pgqueue.faults;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.pgqueue.EnqueueResult;
+import io.pgqueue.JobRequest;
+import io.pgqueue.QueueClient;
+import io.pgqueue.QueueConfig;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskRegistry;
+import org.springframework.jdbc.core.JdbcTemplate;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * One scenario's world: a fresh database on the {@link FaultServer}, worker nodes on it, a client
+ * that enqueues and remembers when each enqueue returned, and the recorder's view of what ran.
+ */
+final class FaultRun implements AutoCloseable {
+
+    /** Lease settings every node of every scenario runs with. */
+    static final Duration LEASE = Duration.ofSeconds(2);
+
+    static final Duration HEARTBEAT = Duration.ofMillis(500);
+
+    static final Duration RESCUE_INTERVAL = Duration.ofMillis(500);
+
+    static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    final FaultServer server;
+
+    final String database;
+
+    final HikariDataSource dataSource;
+
+    final JdbcTemplate jdbc;
+
+    final List<WorkerNode> nodes = new ArrayList<>();
+
+    /** Job id → when its enqueue call returned (epoch millis). */
+    final Map<Long, Long> enqueued = new ConcurrentHashMap<>();
+
+    final AtomicLong failedEnqueues = new AtomicLong();
+
+    private QueueClient client;
+
+    FaultRun(FaultServer server, String database) throws Exception {
+        this.server = server;
+        this.database = database;
+        try (Connection connection = server.connect("postgres"); Statement statement = connection.createStatement()) {
+            statement.execute("CREATE DATABASE " + database);
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url("faults-harness"));
+        config.setMaximumPoolSize(10);
+        config.setConnectionTimeout(30_000);
+        config.setPoolName(database);
+        this.dataSource = new HikariDataSource(config);
+        this.jdbc = new JdbcTemplate(this.dataSource);
+        this.jdbc.execute(RecordTask.TABLE_DDL);
+        this.jdbc.execute(HeapSampler.TABLE_DDL);
+    }
+
+    /** Nodes that reach the server through a proxy: node id → the proxy's port. */
+    private final Map<String, Integer> routes = new HashMap<>();
+
+    /** The database's URL, with the connections' application name (how a scenario finds a node's backends). */
+    String url(String applicationName) {
+        String url = this.server.jdbcUrl(this.database);
+        Integer route = this.routes.get(applicationName);
+        if (route != null) {
+            url = url.replace(":" + this.server.port() + "/", ":" + route + "/");
+        }
+        return url + "&ApplicationName=" + applicationName;
+    }
+
+    /** Makes a node, started afterwards, reach the server through a proxy. */
+    void route(String node, StallingProxy proxy) {
+        this.routes.put(node, proxy.port());
+    }
+
+    /**
+     * Starts nodes at once and waits until all run.
+     * @param settings {@code --name=value} arguments on top of the lease settings every node has
+     */
+    void startNodes(List<String> ids, String... settings) throws Exception {
+        List<WorkerNode> started = new ArrayList<>();
+        for (String id : ids) {
+            List<String> arguments = new ArrayList<>(List.of("--pgqueue.lease.duration=" + LEASE.toMillis() + "ms",
+                    "--pgqueue.lease.heartbeat-interval=" + HEARTBEAT.toMillis() + "ms",
+                    "--pgqueue.rescue.interval=" + RESCUE_INTERVAL.toMillis() + "ms",
+                    "--pgqueue.tasks.record.timeout=" + TIMEOUT.toMillis() + "ms", "--pgqueue.shutdown.timeout=5s"));
+            arguments.addAll(List.of(settings));
+            WorkerNode node = WorkerNode.start(id, url(id), arguments);
+            started.add(node);
+            this.nodes.add(node);
+        }
+        started.forEach(WorkerNode::awaitStarted);
+    }
+
+    WorkerNode node(String id) {
+        return this.nodes.stream().filter(node -> node.id.equals(id)).findFirst().orElseThrow();
+    }
+
+    synchronized QueueClient client() {
+        if (this.client == null) {
+            this.client = QueueClient.create(this.dataSource, QueueConfig.defaults(),
+                    TaskRegistry.of(TaskDefinition.builder("record").build()), JsonMapper.builder().build());
+        }
+        return this.client;
+    }
+
+    /** Enqueues jobs in batches of 1,000, remembering when each batch returned. */
+    void enqueueBacklog(int jobs, RecordTask.Work work) {
+        enqueueBacklog(jobs, work, 1000);
+    }
+
+    /**
+     * Enqueues jobs in batches, remembering when each batch returned. The jobs of one batch share
+     * one transaction, so one schedule time: the queue sees them as equally old.
+     */
+    void enqueueBacklog(int jobs, RecordTask.Work work, int batchSize) {
+        for (int from = 0; from < jobs; from += batchSize) {
+            List<JobRequest> batch = new ArrayList<>();
+            for (int i = from; i < Math.min(jobs, from + batchSize); i++) {
+                batch.add(JobRequest.of("record", work));
+            }
+            List<EnqueueResult> results = client().enqueueAll(batch);
+            long now = System.currentTimeMillis();
+            results.forEach(result -> this.enqueued.put(result.jobId(), now));
+        }
+    }
+
+    /** Enqueues one job; a failed call is counted and tried again until it succeeds. */
+    long enqueueOne(RecordTask.Work work) {
+        while (true) {
+            try {
+                long id = client().enqueue("record", work).jobId();
+                this.enqueued.put(id, System.currentTimeMillis());
+                return id;
+            }
+            catch (RuntimeException ex) {
+                this.failedEnqueues.incrementAndGet();
+                sleep(100);
+            }
+        }
+    }
+
+    /**
+     * Starts producer threads enqueueing single jobs at a steady total rate until the returned
+     * flag is cleared.
+     */
+    AtomicBoolean produce(int threads, int jobsPerSecond, RecordTask.Work work) {
+        AtomicBoolean running = new AtomicBoolean(true);
+        long periodNanos = 1_000_000_000L * threads / jobsPerSecond;
+        for (int t = 0; t < threads; t++) {
+            Thread producer = new Thread(() -> {
+                long next = System.nanoTime();
+                while (running.get()) {
+                    enqueueOne(work);
+                    next += periodNanos;
+                    long wait = next - System.nanoTime();
+                    if (wait > 0) {
+                        sleep(wait / 1_000_000);
+                    }
+                    else {
+                        next = System.nanoTime();
+                    }
+                }
+            }, "fault-producer-" + t);
+            producer.setDaemon(true);
+            producer.start();
+        }
+        return running;
+    }
+
+    /** Waits until every enqueued job has finished, or the timeout passes. */
+    void awaitFinished(Duration timeout) {
+        long deadline = System.currentTimeMillis() + timeout.toMillis();
+        while (finishedCount() < this.enqueued.size() && System.currentTimeMillis() < deadline) {
+            sleep(250);
+        }
+    }
+
+    private long finishedCount() {
+        try {
+            return this.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE task = 'record'", Long.class);
+        }
+        catch (RuntimeException ex) {
+            return -1;
+        }
+    }
+
+    /** @return the ids of jobs that a node's pools hold now (lease owner {@code <node>/<pool>}) */
+    Set<Long> heldBy(String node) {
+        return Set.copyOf(this.jdbc.queryForList("SELECT id FROM pgqueue.job WHERE lease_owner LIKE ? || '/%'",
+                Long.class, node));
+    }
+
+    /** @return every recorded execution, oldest first */
+    List<Execution> executions() {
+        return this.jdbc.query("""
+                SELECT job_id, attempt, node, (extract(epoch FROM started_at) * 1000)::bigint,
+                       (extract(epoch FROM ended_at) * 1000)::bigint
+                FROM fault_execution ORDER BY started_at""",
+                (rs, row) -> new Execution(rs.getLong(1), rs.getInt(2), rs.getString(3), rs.getLong(4),
+                        rs.getObject(5) == null ? null : rs.getLong(5)));
+    }
+
+    /** @return final state of each enqueued job that finished */
+    Map<Long, String> finishedStates() {
+        Map<Long, String> states = new HashMap<>();
+        this.jdbc.query("SELECT id, state FROM pgqueue.job_finished WHERE task = 'record'",
+                rs -> {
+                    states.put(rs.getLong(1), rs.getString(2));
+                });
+        return states;
+    }
+
+    static long now() {
+        return System.currentTimeMillis();
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (WorkerNode node : this.nodes) {
+            node.close();
+        }
+        if (this.client != null) {
+            this.client.close();
+        }
+        this.dataSource.close();
+        try (Connection connection = this.server.connect("postgres"); Statement statement = connection.createStatement()) {
+            statement.execute("DROP DATABASE IF EXISTS " + this.database + " WITH (FORCE)");
+        }
+    }
+
+    /**
+     * One run of a handler as the recorder saw it, in epoch millis of the database's clock.
+     * @param ended {@code null} when the handler never wrote its end (killed, or the server was down)
+     */
+    record Execution(long jobId, int attempt, String node, long started, Long ended) {
+    }
+}

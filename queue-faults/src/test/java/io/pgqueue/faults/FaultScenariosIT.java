@@ -1,0 +1,406 @@
+package io.pgqueue.faults;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+
+import io.pgqueue.faults.FaultRun.Execution;
+import io.pgqueue.faults.RecordTask.Work;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import static io.pgqueue.faults.FaultRun.LEASE;
+import static io.pgqueue.faults.FaultRun.RESCUE_INTERVAL;
+import static io.pgqueue.faults.FaultRun.TIMEOUT;
+import static io.pgqueue.faults.FaultRun.now;
+import static io.pgqueue.faults.FaultRun.sleep;
+import static io.pgqueue.faults.Findings.seconds;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Worker nodes as processes on a PostgreSQL server of their own, put through the faults a
+ * production queue meets. Every scenario asserts that no job is lost and that no two executions of
+ * a job ran at once while both could hold its lease, and reports its figures (stdout lines
+ * starting {@code FAULT |}, and the table in {@code target/faults-report.md}).
+ * <p>
+ * {@code faults.scale=short} (every build) runs each scenario on a small load;
+ * {@code faults.scale=full} runs the documented fault run: larger backlogs, longer outages and a
+ * ten-minute soak at 1,000 jobs/s.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class FaultScenariosIT {
+
+    private static final boolean FULL = "full".equals(System.getProperty("faults.scale"));
+
+    /** A node's jobs are back in the queue within a lease and a rescue interval; one second to start them. */
+    private static final long RESCUE_BOUND = LEASE.toMillis() + RESCUE_INTERVAL.toMillis() + 1000;
+
+    /** Slack on the time bounds in the short run, which shares two cores with the rest of a build. */
+    private static final long SLACK = FULL ? 0 : 2000;
+
+    /**
+     * After an outage the first connection comes from the pool: HikariCP retries a failed connection
+     * with a back-off that doubles up to 5 s; the queue then tries again within a second.
+     */
+    private static final long RECONNECT_BOUND = 5000 + 1000;
+
+    private static final List<String> TWO_NODES = List.of("node-a", "node-b");
+
+    private static FaultServer server;
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        server = FaultServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        server.close();
+    }
+
+    @Test
+    @Order(1)
+    void killNineOfANodeDrainingABacklog() throws Exception {
+        try (FaultRun run = new FaultRun(server, "faults_kill")) {
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4");
+            run.enqueueBacklog(FULL ? 12_000 : 4_000, new Work(10, 0));
+            sleep(FULL ? 3000 : 1000);
+            long killedAt = now();
+            run.node("node-a").kill();
+            Set<Long> held = run.heldBy("node-a");
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("kill -9 of a node draining a backlog", run,
+                    Findings.cut("node-a", killedAt, Long.MAX_VALUE), List.of("node-a"));
+            Rerun rescued = rerun(run, held, "node-b", killedAt);
+            findings.note("%d held, %d started again on the other node within %s of the kill (bound %s) while %d "
+                    + "younger jobs waited", held.size(), rescued.count, seconds(killedAt, rescued.lastStart),
+                    seconds(0, RESCUE_BOUND), rescued.waiting);
+            findings.report();
+
+            assertNothingLostOrOverlapping(findings);
+            assertThat(rescued.count).isPositive();
+            assertThat(rescued.lastStart - killedAt).isLessThan(RESCUE_BOUND + SLACK);
+            assertThat(rescued.waiting).as("younger jobs still waiting when the rescued ones started").isPositive();
+        }
+    }
+
+    @Test
+    @Order(2)
+    void serverRestartInFastModeWithProducers() throws Exception {
+        serverRestart("fast");
+    }
+
+    @Test
+    @Order(3)
+    void serverRestartInImmediateModeWithProducers() throws Exception {
+        serverRestart("immediate");
+    }
+
+    private void serverRestart(String mode) throws Exception {
+        try (FaultRun run = new FaultRun(server, "faults_restart_" + mode)) {
+            // Polling every 10 s: a job started within a second was woken by a notification.
+            run.startNodes(TWO_NODES, "--pgqueue.poll-interval=10s");
+            AtomicBoolean producing = run.produce(4, FULL ? 500 : 200, new Work(5, 0));
+            sleep(FULL ? 5000 : 2000);
+            server.stop(mode);
+            // Long enough for retries that back off to seconds to miss the bound.
+            sleep(FULL ? 10_000 : 4000);
+            server.startAgain();
+            long upAt = now();
+            sleep(FULL ? 10_000 : 5000);
+            producing.set(false);
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("PostgreSQL restart (" + mode + ") with producers", run, Map.of(), List.of());
+            Recovery recovery = recovery(run, upAt);
+            findings.note("%d enqueue calls failed and were repeated", run.failedEnqueues.get());
+            recovery.describe(findings, "the server accepted connections again");
+            findings.report();
+
+            assertNothingLostOrOverlapping(findings);
+            recovery.assertWithin(RECONNECT_BOUND + SLACK);
+        }
+    }
+
+    @Test
+    @Order(4)
+    void everyWorkerConnectionTerminatedWithProducers() throws Exception {
+        try (FaultRun run = new FaultRun(server, "faults_terminate")) {
+            run.startNodes(TWO_NODES, "--pgqueue.poll-interval=10s");
+            AtomicBoolean producing = run.produce(4, FULL ? 500 : 200, new Work(5, 0));
+            sleep(FULL ? 5000 : 2000);
+            Map<String, Object> terminated = run.jdbc.queryForMap("""
+                    SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS backends,
+                           count(*) FILTER (WHERE query ILIKE 'LISTEN%') AS listening
+                    FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'node-%'""");
+            long cutAt = now();
+            sleep(FULL ? 10_000 : 5000);
+            producing.set(false);
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("pg_terminate_backend of every worker connection", run, Map.of(), List.of());
+            Recovery recovery = recovery(run, cutAt);
+            findings.note("%s connections terminated, %s of them LISTENing", terminated.get("backends"),
+                    terminated.get("listening"));
+            recovery.describe(findings, "the connections were terminated");
+            findings.report();
+
+            assertNothingLostOrOverlapping(findings);
+            assertThat(((Number) terminated.get("listening")).intValue()).isEqualTo(2);
+            recovery.assertWithin(1000 + SLACK);
+        }
+    }
+
+    @Test
+    @Order(5)
+    void handlersThatIgnoreTheirTimeout() throws Exception {
+        try (FaultRun run = new FaultRun(server, "faults_hung")) {
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=2");
+            int hangMillis = FULL ? 20_000 : 8000;
+            Set<Long> hung = new HashSet<>();
+            for (int i = 0; i < 4; i++) {
+                hung.add(run.enqueueOne(new Work(0, hangMillis)));
+            }
+            sleep(500);
+            run.enqueueBacklog(FULL ? 4000 : 2000, new Work(20, 0));
+            run.awaitFinished(Duration.ofMinutes(2));
+            // The hung handlers outlive their jobs' re-runs.
+            long until = now() + hangMillis + 10_000;
+            while (run.jdbc.queryForObject("SELECT count(*) FROM fault_execution WHERE ended_at IS NULL", Long.class) > 0
+                    && now() < until) {
+                sleep(200);
+            }
+
+            Findings findings = Findings.of("handlers that ignore their timeout's interrupt", run, Map.of(), List.of());
+            List<Execution> executions = run.executions();
+            long firstHung = executions.stream().filter(e -> hung.contains(e.jobId())).mapToLong(Execution::started).min()
+                .orElseThrow();
+            // Per hung job, from its hung start to its next start.
+            long slowestRerun = hung.stream().mapToLong(id -> {
+                long[] starts = executions.stream().filter(e -> e.jobId() == id).mapToLong(Execution::started).sorted()
+                    .toArray();
+                return starts.length < 2 ? Long.MAX_VALUE : starts[1] - starts[0];
+            }).max().orElseThrow();
+            // Where both slots of a node were held by hung handlers: the jobs it started meanwhile.
+            long othersWhileHung = 0;
+            boolean allSlotsHung = false;
+            for (String node : TWO_NODES) {
+                List<Execution> stuck = executions.stream().filter(e -> e.node().equals(node) && e.attempt() == 1)
+                    .filter(e -> hung.contains(e.jobId())).sorted(Comparator.comparingLong(Execution::started)).toList();
+                for (int i = 1; i < stuck.size(); i++) {
+                    long from = stuck.get(i).started() + TIMEOUT.toMillis() + LEASE.toMillis() + 1000;
+                    long to = Math.min(stuck.get(i - 1).ended(), stuck.get(i).ended()) - 500;
+                    if (from < to) {
+                        allSlotsHung = true;
+                        othersWhileHung += executions.stream().filter(e -> e.node().equals(node))
+                            .filter(e -> !hung.contains(e.jobId()) && e.started() > from && e.started() < to).count();
+                    }
+                }
+            }
+            findings.note("%d hung jobs each started again within %s of their hung start (bound %s); %s",
+                    hung.size(), seconds(0, slowestRerun), seconds(0, TIMEOUT.toMillis() + RESCUE_BOUND),
+                    allSlotsHung ? othersWhileHung + " other jobs started on a node while both its slots were held by "
+                            + "hung handlers" : "no node had both slots hung at once");
+            findings.report();
+
+            assertNothingLostOrOverlapping(findings);
+            assertThat(findings.reExecutions).isGreaterThanOrEqualTo(hung.size());
+            assertThat(slowestRerun).isLessThan(TIMEOUT.toMillis() + RESCUE_BOUND + SLACK);
+            if (allSlotsHung) {
+                assertThat(othersWhileHung).as("jobs started in the slots hung handlers gave up").isPositive();
+            }
+        }
+    }
+
+    @Test
+    @Order(6)
+    void sigtermWithJobsBufferedAndRunning() throws Exception {
+        try (FaultRun run = new FaultRun(server, "faults_sigterm")) {
+            // Five seconds' worth of jobs buffered beyond those running, to be handed back.
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4",
+                    "--pgqueue.pools.default.prefetch-window=5s");
+            run.enqueueBacklog(FULL ? 2000 : 600, new Work(200, 0), 50);
+            sleep(FULL ? 3000 : 1000);
+            Set<Long> held = run.heldBy("node-a");
+            long termAt = now();
+            run.node("node-a").terminate();
+            boolean exited = run.node("node-a").awaitExit(Duration.ofSeconds(30));
+            long exitAt = now();
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("SIGTERM with jobs buffered and running", run, Map.of(), List.of());
+            Set<Long> ranOnA = run.executions().stream().filter(e -> e.node().equals("node-a"))
+                .map(Execution::jobId).collect(Collectors.toSet());
+            Set<Long> handedBack = held.stream().filter(id -> !ranOnA.contains(id)).collect(Collectors.toSet());
+            Rerun taken = rerun(run, handedBack, "node-b", termAt);
+            Integer usedAttempts = run.jdbc.queryForObject(
+                    "SELECT count(*) FROM pgqueue.job_finished WHERE task = 'record' AND attempt > 1", Integer.class);
+            findings.note("node stopped in %s; of %d held, %d handed back and started on the other node within %s "
+                    + "while %d younger jobs waited; %d jobs used a second attempt", seconds(termAt, exitAt),
+                    held.size(), taken.count, seconds(termAt, taken.lastStart), taken.waiting, usedAttempts);
+            findings.report();
+
+            assertNothingLostOrOverlapping(findings);
+            assertThat(exited).as("node-a exited after SIGTERM").isTrue();
+            assertThat(taken.count).isPositive();
+            assertThat(usedAttempts).isZero();
+            assertThat(taken.waiting).as("younger jobs still waiting when the handed-back ones started").isPositive();
+        }
+    }
+
+    @Test
+    @Order(7)
+    void aNetworkStallLongerThanTheLease() throws Exception {
+        try (FaultRun run = new FaultRun(server, "faults_stall"); StallingProxy proxy = new StallingProxy(server.port())) {
+            run.route("node-a", proxy);
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4");
+            run.enqueueBacklog(FULL ? 8000 : 4000, new Work(10, 0));
+            sleep(1000);
+            Set<Long> held = run.heldBy("node-a");
+            long cutAt = now();
+            proxy.stall();
+            sleep(3 * LEASE.toMillis());
+            long resumedAt = now();
+            proxy.resume();
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("a network stall of 3 leases between a node and the server", run,
+                    Findings.cut("node-a", cutAt, resumedAt), List.of());
+            Rerun rescued = rerun(run, held, "node-b", cutAt);
+            findings.note("of %d held, %d started again on the other node within %s (bound %s)", held.size(),
+                    rescued.count, seconds(cutAt, rescued.lastStart), seconds(0, RESCUE_BOUND));
+            findings.report();
+
+            assertNothingLostOrOverlapping(findings);
+            assertThat(rescued.count).isPositive();
+            assertThat(rescued.lastStart - cutAt).isLessThan(RESCUE_BOUND + SLACK);
+        }
+    }
+
+    @Test
+    @Order(8)
+    void soak() throws Exception {
+        Duration length = FULL ? Duration.ofMinutes(10) : Duration.ofSeconds(40);
+        Duration every = FULL ? Duration.ofSeconds(30) : Duration.ofSeconds(5);
+        int rate = FULL ? 1000 : 200;
+        try (FaultRun run = new FaultRun(server, "faults_soak")) {
+            run.startNodes(List.of("node-a"), "--faults.heap-sample-interval=" + every.toMillis() + "ms",
+                    "--pgqueue.tasks.record.concurrency=8");
+            long start = now();
+            AtomicBoolean producing = run.produce(8, rate, new Work(0, 0));
+            List<double[]> tables = new ArrayList<>();
+            while (now() < start + length.toMillis()) {
+                sleep(every.toMillis());
+                Map<String, Object> sample = run.jdbc.queryForMap("""
+                        SELECT pg_total_relation_size('pgqueue.job') AS job_bytes, n_dead_tup AS dead
+                        FROM pg_stat_user_tables WHERE relid = 'pgqueue.job'::regclass""");
+                tables.add(new double[] { (now() - start) / 60_000.0, ((Number) sample.get("job_bytes")).doubleValue(),
+                        ((Number) sample.get("dead")).doubleValue() });
+            }
+            producing.set(false);
+            run.awaitFinished(Duration.ofMinutes(2));
+            List<double[]> heap = run.jdbc.query("""
+                    SELECT extract(epoch FROM sampled_at) * 1000, used_bytes FROM fault_heap ORDER BY sampled_at""",
+                    (rs, row) -> new double[] { (rs.getDouble(1) - start) / 60_000.0, rs.getDouble(2) });
+
+            Findings findings = Findings.of("soak: " + rate + " jobs/s for " + length.toMinutes() + " min "
+                    + length.toSecondsPart() + " s into one node", run, Map.of(), List.of());
+            findings.note("heap after GC %s; job table %s; dead tuples %s (slopes over the last two thirds)",
+                    trend(heap, 1, "MiB"), trend(tables, 1, "MiB"), trend(tables, 2, "rows"));
+            findings.report();
+
+            assertNothingLostOrOverlapping(findings);
+            assertThat(heap).hasSizeGreaterThanOrEqualTo(3);
+        }
+    }
+
+    private static void assertNothingLostOrOverlapping(Findings findings) {
+        assertThat(findings.lost).as("jobs lost").isZero();
+        assertThat(findings.unexplainedOverlaps).as("executions overlapping within a lease").isZero();
+    }
+
+    /**
+     * When the last of the given jobs that ran on a node after a moment started there, and how many
+     * younger jobs (enqueued in a later transaction) had not started yet then.
+     */
+    private static Rerun rerun(FaultRun run, Set<Long> jobs, String node, long after) {
+        List<Execution> executions = run.executions();
+        long lastStart = jobs.stream().mapToLong(id -> executions.stream()
+            .filter(e -> e.jobId() == id && e.node().equals(node) && e.started() >= after)
+            .mapToLong(Execution::started).min().orElse(after)).max().orElse(after);
+        Map<Long, Long> firstStart = executions.stream().collect(Collectors.toMap(Execution::jobId,
+                Execution::started, Math::min));
+        long enqueuedLast = jobs.stream().mapToLong(run.enqueued::get).max().orElse(0);
+        long waiting = run.enqueued.entrySet().stream().filter(e -> e.getValue() > enqueuedLast)
+            .filter(e -> firstStart.getOrDefault(e.getKey(), Long.MAX_VALUE) > lastStart).count();
+        long count = jobs.stream().filter(id -> executions.stream()
+            .anyMatch(e -> e.jobId() == id && e.node().equals(node) && e.started() >= after)).count();
+        return new Rerun(count, lastStart, waiting);
+    }
+
+    private record Rerun(long count, long lastStart, long waiting) {
+    }
+
+    /**
+     * How work resumed after an outage ending at {@code upAt}: the first job to start, when
+     * notifications woke the nodes again (the first job enqueued after the outage and started
+     * within a second, with polling every 10 s), and the start latency of jobs enqueued later.
+     */
+    private static Recovery recovery(FaultRun run, long upAt) {
+        List<Execution> executions = run.executions();
+        long firstStart = executions.stream().mapToLong(Execution::started).filter(t -> t >= upAt).min()
+            .orElse(Long.MAX_VALUE);
+        Map<Long, Long> started = executions.stream().collect(Collectors.toMap(Execution::jobId, Execution::started,
+                Math::min));
+        List<long[]> after = run.enqueued.entrySet().stream().filter(e -> e.getValue() >= upAt)
+            .map(e -> new long[] { e.getValue(), started.getOrDefault(e.getKey(), Long.MAX_VALUE) - e.getValue() })
+            .sorted((a, b) -> Long.compare(a[0], b[0])).toList();
+        long notifiedAt = after.stream().filter(e -> e[1] < 1000).mapToLong(e -> e[0]).findFirst().orElse(Long.MAX_VALUE);
+        long[] latencies = after.stream().filter(e -> e[0] >= upAt + 2000).mapToLong(e -> e[1]).sorted().toArray();
+        long p99 = latencies.length == 0 ? 0 : latencies[(int) Math.min(latencies.length - 1, latencies.length * 0.99)];
+        return new Recovery(upAt, firstStart, notifiedAt, p99);
+    }
+
+    private record Recovery(long upAt, long firstStart, long notifiedAt, long p99) {
+
+        void describe(Findings findings, String event) {
+            findings.note("first job started %s after %s; notifications woke the nodes within %s; "
+                    + "enqueue-to-start p99 %d ms afterwards", seconds(this.upAt, this.firstStart), event,
+                    seconds(this.upAt, this.notifiedAt), this.p99);
+        }
+
+        void assertWithin(long bound) {
+            assertThat(this.firstStart - this.upAt).as("first job after recovery").isLessThan(bound);
+            assertThat(this.notifiedAt - this.upAt).as("notifications back").isLessThan(bound);
+            assertThat(this.p99).as("start latency once recovered").isLessThan(1000);
+        }
+    }
+
+    /** Least-squares slope per minute of column {@code column} over the last two thirds of the samples. */
+    private static String trend(List<double[]> samples, int column, String unit) {
+        List<double[]> tail = samples.subList(samples.size() / 3, samples.size());
+        double scale = unit.equals("MiB") ? 1024 * 1024 : 1;
+        double n = tail.size();
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (double[] s : tail) {
+            sx += s[0];
+            sy += s[column] / scale;
+            sxx += s[0] * s[0];
+            sxy += s[0] * s[column] / scale;
+        }
+        double slope = n < 2 ? 0 : (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        double last = samples.isEmpty() ? 0 : samples.get(samples.size() - 1)[column] / scale;
+        return String.format("%.1f %s at the end, %+.2f %s/min", last, unit, slope, unit);
+    }
+}

@@ -1,0 +1,150 @@
+package io.pgqueue.faults;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import io.pgqueue.faults.FaultRun.Execution;
+
+/**
+ * What a scenario did to the jobs, from the recorder and the queue's tables.
+ * <p>
+ * Two executions of one job <em>overlap</em> when the later started before the earlier ended. An
+ * overlap breaks the queue's promise when the later started while the earlier's lease certainly
+ * still held: the earlier was running within its timeout on a node that renewed its leases, or
+ * less than a lease minus a heartbeat interval had passed since its node last could renew it
+ * (after the timeout of a handler that ignores it, whose lease is no longer renewed; after its
+ * node was frozen or cut off from the server). Overlaps after that are the documented behaviour of
+ * a lease: the job is rescued while the stale handler may still run.
+ */
+final class Findings {
+
+    final String scenario;
+
+    final int jobs;
+
+    final int lost;
+
+    final int executions;
+
+    final int reExecutions;
+
+    final int overlaps;
+
+    final int unexplainedOverlaps;
+
+    final List<String> notes = new ArrayList<>();
+
+    private Findings(String scenario, int jobs, int lost, int executions, int reExecutions, int overlaps,
+            int unexplained) {
+        this.scenario = scenario;
+        this.jobs = jobs;
+        this.lost = lost;
+        this.executions = executions;
+        this.reExecutions = reExecutions;
+        this.overlaps = overlaps;
+        this.unexplainedOverlaps = unexplained;
+    }
+
+    /**
+     * Analyses a run.
+     * @param cutOff per node, the time window (epoch millis, from and to) in which it could not renew
+     * leases: killed (to the end), frozen or cut off from the server
+     * @param killed nodes that were killed: their unfinished executions ended when they were cut off
+     */
+    static Findings of(String scenario, FaultRun run, Map<String, long[]> cutOff, List<String> killed) {
+        Map<Long, String> states = run.finishedStates();
+        int lost = (int) run.enqueued.keySet().stream().filter(id -> !"COMPLETED".equals(states.get(id))).count();
+        List<Execution> executions = run.executions();
+        Map<Long, List<Execution>> byJob = executions.stream().collect(Collectors.groupingBy(Execution::jobId));
+        long leaseLeft = FaultRun.LEASE.toMillis() - FaultRun.HEARTBEAT.toMillis();
+        int overlaps = 0;
+        int unexplained = 0;
+        int staleStarts = 0;
+        for (List<Execution> runs : byJob.values()) {
+            runs.sort(Comparator.comparingLong(Execution::started));
+            for (int i = 0; i < runs.size(); i++) {
+                Execution earlier = runs.get(i);
+                long[] cut = cutOff.get(earlier.node());
+                long end = earlier.ended() != null ? earlier.ended()
+                        : killed.contains(earlier.node()) && cut != null ? cut[0] : Long.MAX_VALUE;
+                // The earliest moment the earlier execution's lease may have ended unrenewed.
+                long leaseHeld = Long.MAX_VALUE;
+                if (end - earlier.started() > FaultRun.TIMEOUT.toMillis()) {
+                    leaseHeld = earlier.started() + FaultRun.TIMEOUT.toMillis() + leaseLeft;
+                }
+                if (cut != null && earlier.started() < cut[1]) {
+                    leaseHeld = Math.min(leaseHeld, Math.max(cut[0], earlier.started()) + leaseLeft);
+                }
+                for (int j = i + 1; j < runs.size(); j++) {
+                    Execution later = runs.get(j);
+                    if (later.started() >= end) {
+                        continue;
+                    }
+                    overlaps++;
+                    boolean stale = startedCutOff(later, cutOff, FaultRun.LEASE.toMillis());
+                    if (stale) {
+                        staleStarts++;
+                    }
+                    if (later.started() < leaseHeld && !stale) {
+                        unexplained++;
+                    }
+                }
+            }
+        }
+        Findings findings = new Findings(scenario, run.enqueued.size(), lost, executions.size(),
+                executions.size() - byJob.size(), overlaps, unexplained);
+        if (staleStarts > 0) {
+            findings.note("%d handlers started on a cut-off node beside a re-run", staleStarts);
+        }
+        return findings;
+    }
+
+    /** Whether an execution started while its node was cut off, so its lease may have ended unseen. */
+    private static boolean startedCutOff(Execution execution, Map<String, long[]> cutOff, long leaseEnd) {
+        long[] cut = cutOff.get(execution.node());
+        return cut != null && execution.started() >= cut[0] && execution.started() <= cut[1] + leaseEnd;
+    }
+
+    Findings note(String format, Object... args) {
+        this.notes.add(String.format(format, args));
+        return this;
+    }
+
+    /** Appends this scenario's row to the report file and prints it. */
+    void report() throws IOException {
+        String row = String.format("| %s | %,d | %d | %d | %d | %d | %s |", this.scenario, this.jobs, this.lost,
+                this.unexplainedOverlaps, this.overlaps, this.reExecutions, String.join("; ", this.notes));
+        System.out.println("FAULT " + row);
+        String file = System.getProperty("faults.report");
+        if (file != null) {
+            Path path = Path.of(file);
+            if (!Files.exists(path)) {
+                Files.writeString(path, """
+                        | scenario | jobs | lost | overlaps within a lease | overlaps (all) | re-executions | recovery and notes |
+                        |---|---|---|---|---|---|---|
+                        """);
+            }
+            Files.writeString(path, row + "\n", StandardOpenOption.APPEND);
+        }
+    }
+
+    /** @return seconds between two epoch-millis instants, for notes */
+    static String seconds(long from, long to) {
+        return String.format("%.2f s", (to - from) / 1000.0);
+    }
+
+    /** @return a node cut off from {@code from} to {@code to} (epoch millis) */
+    static Map<String, long[]> cut(String node, long from, long to) {
+        Map<String, long[]> cut = new HashMap<>();
+        cut.put(node, new long[] { from, to });
+        return cut;
+    }
+}

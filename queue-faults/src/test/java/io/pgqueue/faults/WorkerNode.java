@@ -1,0 +1,108 @@
+package io.pgqueue.faults;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * One worker node: the fault worker's jar in a process of its own, with its output in a file.
+ */
+final class WorkerNode implements AutoCloseable {
+
+    final String id;
+
+    private final Process process;
+
+    private final Path log;
+
+    private WorkerNode(String id, Process process, Path log) {
+        this.id = id;
+        this.process = process;
+        this.log = log;
+    }
+
+    /**
+     * Starts a node; {@link #awaitStarted()} waits for it.
+     * @param id the node id (lease owner, recorder's node)
+     * @param jdbcUrl the queue's database
+     * @param settings further {@code --name=value} arguments
+     */
+    static WorkerNode start(String id, String jdbcUrl, List<String> settings) throws IOException {
+        Path log = Files.createTempFile("pgqueue-fault-" + id, ".log");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar(),
+                "--spring.datasource.url=" + jdbcUrl, "--pgqueue.node-id=" + id));
+        command.addAll(settings);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new WorkerNode(id, process, log);
+    }
+
+    WorkerNode awaitStarted() {
+        await("node " + this.id + " started").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+            .until(() -> {
+                assertThat(this.process.isAlive()).as("node %s is alive; its output:%n%s", this.id, output()).isTrue();
+                return output().contains("Started FaultWorkerApplication");
+            });
+        return this;
+    }
+
+    /** kill -9: the node ends at once, without releasing anything. */
+    void kill() throws InterruptedException {
+        this.process.destroyForcibly();
+        this.process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM: the node stops gracefully. */
+    void terminate() {
+        this.process.destroy();
+    }
+
+    boolean awaitExit(Duration timeout) throws InterruptedException {
+        return this.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** SIGSTOP: the node freezes, like a process in a long pause or cut off from the network. */
+    void pause() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    /** SIGCONT: the frozen node goes on where it stopped. */
+    void resume() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(this.process.pid())).start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -%s", signal).isTrue();
+    }
+
+    String output() throws IOException {
+        return Files.readString(this.log);
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (this.process.isAlive()) {
+            resume();
+            this.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+        if (System.getProperty("faults.keep-logs") == null) {
+            Files.deleteIfExists(this.log);
+        }
+    }
+
+    private static String jar() {
+        String jar = System.getProperty("faults.jar");
+        assertThat(jar).as("system property faults.jar (set by the build)").isNotNull();
+        assertThat(new File(jar)).exists();
+        return jar;
+    }
+}
