@@ -1,10 +1,12 @@
 package io.pgqueue.worker;
 
 import java.util.List;
+import java.util.Set;
 
 import io.pgqueue.BackgroundService;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Lease;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,8 +58,12 @@ final class LeaseKeeper extends BackgroundService {
         for (int from = 0; from < jobs.size(); from += this.settings.batchSizes().heartbeat()) {
             List<RunningJob> batch = jobs.subList(from, Math.min(jobs.size(), from + this.settings.batchSizes().heartbeat()));
             try {
+                long sent = System.nanoTime();
                 FencedResult result = this.store.heartbeat(batch.stream().map(RunningJob::lease).toList(),
                         batch.stream().map(RunningJob::progress).toList(), this.settings.lease());
+                Set<Lease> lost = Set.copyOf(result.lost());
+                batch.stream().filter(job -> !lost.contains(job.lease()))
+                    .forEach(job -> job.leaseConfirmed(sent, this.settings.lease().toNanos()));
                 this.held.apply(result, this.completer);
             }
             catch (RuntimeException ex) {

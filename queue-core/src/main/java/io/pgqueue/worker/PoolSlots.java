@@ -102,10 +102,11 @@ final class PoolSlots {
     }
 
     /** @return the claimed jobs, held by this node */
-    List<RunningJob> hold(List<ClaimedJob> claimed) {
+    List<RunningJob> hold(List<ClaimedJob> claimed, long sentNanos, long leaseNanos) {
         List<RunningJob> jobs = new ArrayList<>(claimed.size());
         for (ClaimedJob job : claimed) {
             RunningJob running = new RunningJob(job, this.slots.get(job.task()).task, this);
+            running.leaseConfirmed(sentNanos, leaseNanos);
             this.held.hold(running);
             jobs.add(running);
         }
@@ -318,6 +319,14 @@ final class PoolSlots {
     private void dispatch(TaskSlot slot) {
         while (slot.running < slot.task.concurrency() && !slot.buffer.isEmpty()) {
             RunningJob job = slot.buffer.poll();
+            if (!job.leaseKnownAt(System.nanoTime())) {
+                // No renewal got through for a lease: the job may be rescued and run elsewhere
+                // already. It is not started here; it returns to the queue when its lease expires.
+                this.held.forget(job);
+                log.warn("Pool '{}' did not start {}: its lease was not renewed for a whole lease, so it may run "
+                        + "elsewhere; the job returns to the queue when its lease expires", this.pool, job);
+                continue;
+            }
             slot.start(job);
             try {
                 this.executor.execute(() -> finished(slot, job, this.jobExecutor.execute(job)));

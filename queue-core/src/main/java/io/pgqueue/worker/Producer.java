@@ -155,7 +155,7 @@ final class Producer extends BackgroundService {
                     List<ClaimedJob> claimed = this.store.claim(limits, this.owner, JobState.STARTING,
                             this.settings.lease());
                     this.events.claimRan(this.name, claimed.size(), Duration.ofNanos(System.nanoTime() - start));
-                    more = accept(claimed, limits);
+                    more = accept(claimed, limits, start);
                     if (failures > 0) {
                         log.info("Pool '{}' claims jobs again after {} failed attempts", this.name, failures);
                     }
@@ -196,11 +196,11 @@ final class Producer extends BackgroundService {
      * Holds the claimed jobs and gives them to the slots, unless the pool stopped meanwhile.
      * @return whether some task got all it asked for: more may be waiting, claim again at once
      */
-    private boolean accept(List<ClaimedJob> claimed, List<ClaimLimit> limits) {
+    private boolean accept(List<ClaimedJob> claimed, List<ClaimLimit> limits, long sentNanos) {
         Map<String, Integer> counts = new LinkedHashMap<>();
         claimed.forEach(job -> counts.merge(job.task(), 1, Integer::sum));
         counts.forEach((task, count) -> this.events.claimed(this.name, task, count));
-        List<RunningJob> jobs = this.slots.hold(claimed);
+        List<RunningJob> jobs = this.slots.hold(claimed, sentNanos, this.settings.lease().toNanos());
         if (isRunning()) {
             return this.slots.buffer(jobs, counts, limits);
         }

@@ -54,6 +54,12 @@ final class RunningJob implements TaskContext {
 
     private volatile String progress;
 
+    /**
+     * Until when (local clock) this node knows it holds the lease: when the last claim or renewal
+     * that the database confirmed was sent, plus the lease.
+     */
+    private volatile long leaseKnownUntilNanos;
+
     /** When the handler finished (local clock), 0 while it runs; the outcome may not be written yet. */
     private volatile long finishedNanos;
 
@@ -87,6 +93,27 @@ final class RunningJob implements TaskContext {
 
     long startedNanos() {
         return this.startedNanos;
+    }
+
+    /**
+     * The database confirmed the lease: by a claim or a renewal sent at the given moment.
+     * @param sentNanos when the claim or renewal was sent (local clock)
+     * @param leaseNanos the lease it took
+     */
+    void leaseConfirmed(long sentNanos, long leaseNanos) {
+        long until = sentNanos + leaseNanos;
+        if (until - this.leaseKnownUntilNanos > 0) {
+            this.leaseKnownUntilNanos = until;
+        }
+    }
+
+    /**
+     * Whether the lease is certainly still held at the given moment: a node whose renewals stopped
+     * getting through (cut off from the server, its heartbeats stuck) must not start a job whose
+     * lease may have run out and whose job may already run elsewhere.
+     */
+    boolean leaseKnownAt(long nowNanos) {
+        return this.leaseKnownUntilNanos - nowNanos > 0;
     }
 
     /**

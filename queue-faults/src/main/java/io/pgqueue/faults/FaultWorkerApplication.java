@@ -5,7 +5,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 
 /**
  * A worker node for the fault scenarios: the starter with one task, {@link RecordTask}, whose
- * handler records every execution in the table {@code fault_execution} of the queue's database.
+ * handler records every execution in a file of the node's own.
  * The scenarios start several of these as processes and kill, stop, pause and starve them.
  */
 @SpringBootApplication

@@ -1,71 +1,65 @@
 package io.pgqueue.faults;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.worker.WorkerSettings;
-import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
- * Records an execution's start and end in {@code fault_execution} (the nodes and the scenarios
- * share one host, so one clock) and works for the payload's time in between. With
- * {@link Work#hangMillis()} set, its first attempt ignores the interrupt of its timeout and keeps
- * running that long, like a handler stuck in a call that cannot be interrupted.
+ * Records every execution's start and end in a file of its node's own, {@code <node>.executions}
+ * in {@code faults.record-dir} — not in the database, so that what runs while the server is away
+ * or out of reach is recorded too — and works for the payload's time in between. The nodes and the
+ * scenarios share one host, so one clock. With {@link Work#hangMillis()} set, a job's first
+ * attempt ignores the interrupt of its timeout and keeps running that long, like a handler stuck
+ * in a call that cannot be interrupted.
+ * <p>
+ * Lines: {@code S <execution> <job> <attempt> <epoch millis>} at the start and
+ * {@code E <execution> <epoch millis>} at the end; a killed node's last executions have no end.
  */
 @Component
 @QueueTask(name = "record", concurrency = 4)
 public class RecordTask implements TaskHandler<RecordTask.Work> {
 
-    /** The recorder's table, created by whoever starts the nodes. */
-    static final String TABLE_DDL = """
-            CREATE TABLE IF NOT EXISTS fault_execution (
-                id         bigserial   PRIMARY KEY,
-                job_id     bigint      NOT NULL,
-                attempt    integer     NOT NULL,
-                node       text        NOT NULL,
-                started_at timestamptz NOT NULL,
-                ended_at   timestamptz
-            )""";
+    private final Path file;
 
-    private final JdbcTemplate jdbc;
+    private final AtomicLong executions = new AtomicLong();
 
-    private final String node;
-
-    RecordTask(JdbcTemplate jdbc, WorkerSettings settings) {
-        this.jdbc = jdbc;
-        this.node = settings.nodeId();
+    RecordTask(WorkerSettings settings, @Value("${faults.record-dir}") Path directory) {
+        this.file = directory.resolve(settings.nodeId() + ".executions");
     }
 
     @Override
     public void handle(Work work, TaskContext context) throws InterruptedException {
-        long startedAt = System.currentTimeMillis();
-        Long execution = this.jdbc.queryForObject("""
-                INSERT INTO fault_execution (job_id, attempt, node, started_at)
-                VALUES (?, ?, ?, to_timestamp(? / 1000.0)) RETURNING id""", Long.class, context.jobId(),
-                context.attempt(), this.node, startedAt);
+        long execution = this.executions.incrementAndGet();
+        append("S " + execution + " " + context.jobId() + " " + context.attempt() + " " + System.currentTimeMillis());
         if (work.hangMillis() > 0 && context.attempt() == 1) {
             hang(work.hangMillis());
         }
         else if (work.millis() > 0) {
             Thread.sleep(work.millis());
         }
-        recordEnd(execution, System.currentTimeMillis());
+        append("E " + execution + " " + System.currentTimeMillis());
     }
 
-    /** Writes the end as this host's clock saw it, however long the server takes to come back. */
-    private void recordEnd(long execution, long endedAt) throws InterruptedException {
-        while (true) {
-            try {
-                this.jdbc.update("UPDATE fault_execution SET ended_at = to_timestamp(? / 1000.0) WHERE id = ?", endedAt,
-                        execution);
-                return;
-            }
-            catch (RuntimeException ex) {
-                Thread.sleep(100);
-            }
+    /** One write per line, appended at once: a process killed after it returns loses nothing of it. */
+    private synchronized void append(String line) {
+        try {
+            Files.writeString(this.file, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException(ex);
         }
     }
 

@@ -1,10 +1,17 @@
 package io.pgqueue.faults;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,6 +27,7 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import org.springframework.boot.convert.DurationStyle;
 import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -53,6 +61,12 @@ final class FaultRun implements AutoCloseable {
 
     final AtomicLong failedEnqueues = new AtomicLong();
 
+    /** The record task's timeout on this run's nodes. */
+    Duration timeout = TIMEOUT;
+
+    /** Where the nodes record their executions, a file each. */
+    private final Path records;
+
     private QueueClient client;
 
     FaultRun(FaultServer server, String database) throws Exception {
@@ -68,8 +82,8 @@ final class FaultRun implements AutoCloseable {
         config.setPoolName(database);
         this.dataSource = new HikariDataSource(config);
         this.jdbc = new JdbcTemplate(this.dataSource);
-        this.jdbc.execute(RecordTask.TABLE_DDL);
         this.jdbc.execute(HeapSampler.TABLE_DDL);
+        this.records = Files.createTempDirectory("pgqueue-faults-" + database);
     }
 
     /** Nodes that reach the server through a proxy: node id → the proxy's port. */
@@ -92,17 +106,26 @@ final class FaultRun implements AutoCloseable {
 
     /**
      * Starts nodes at once and waits until all run.
-     * @param settings {@code --name=value} arguments on top of the lease settings every node has
+     * @param settings {@code --name=value} arguments, on top of (or instead of) the lease settings
+     * every node has
      */
     void startNodes(List<String> ids, String... settings) throws Exception {
+        Map<String, String> arguments = new LinkedHashMap<>();
+        arguments.put("pgqueue.lease.duration", LEASE.toMillis() + "ms");
+        arguments.put("pgqueue.lease.heartbeat-interval", HEARTBEAT.toMillis() + "ms");
+        arguments.put("pgqueue.rescue.interval", RESCUE_INTERVAL.toMillis() + "ms");
+        arguments.put("pgqueue.tasks.record.timeout", TIMEOUT.toMillis() + "ms");
+        arguments.put("pgqueue.shutdown.timeout", "5s");
+        arguments.put("faults.record-dir", this.records.toString());
+        for (String setting : settings) {
+            String[] pair = setting.substring(2).split("=", 2);
+            arguments.put(pair[0], pair[1]);
+        }
+        this.timeout = DurationStyle.detectAndParse(arguments.get("pgqueue.tasks.record.timeout"));
         List<WorkerNode> started = new ArrayList<>();
         for (String id : ids) {
-            List<String> arguments = new ArrayList<>(List.of("--pgqueue.lease.duration=" + LEASE.toMillis() + "ms",
-                    "--pgqueue.lease.heartbeat-interval=" + HEARTBEAT.toMillis() + "ms",
-                    "--pgqueue.rescue.interval=" + RESCUE_INTERVAL.toMillis() + "ms",
-                    "--pgqueue.tasks.record.timeout=" + TIMEOUT.toMillis() + "ms", "--pgqueue.shutdown.timeout=5s"));
-            arguments.addAll(List.of(settings));
-            WorkerNode node = WorkerNode.start(id, url(id), arguments);
+            WorkerNode node = WorkerNode.start(id, url(id), arguments.entrySet().stream()
+                .map(argument -> "--" + argument.getKey() + "=" + argument.getValue()).toList());
             started.add(node);
             this.nodes.add(node);
         }
@@ -210,12 +233,30 @@ final class FaultRun implements AutoCloseable {
 
     /** @return every recorded execution, oldest first */
     List<Execution> executions() {
-        return this.jdbc.query("""
-                SELECT job_id, attempt, node, (extract(epoch FROM started_at) * 1000)::bigint,
-                       (extract(epoch FROM ended_at) * 1000)::bigint
-                FROM fault_execution ORDER BY started_at""",
-                (rs, row) -> new Execution(rs.getLong(1), rs.getInt(2), rs.getString(3), rs.getLong(4),
-                        rs.getObject(5) == null ? null : rs.getLong(5)));
+        List<Execution> executions = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(this.records, "*.executions")) {
+            for (Path file : files) {
+                String node = file.getFileName().toString().replace(".executions", "");
+                Map<String, String[]> started = new HashMap<>();
+                Map<String, Long> ended = new HashMap<>();
+                for (String line : Files.readAllLines(file)) {
+                    String[] words = line.split(" ");
+                    if (words[0].equals("S") && words.length == 5) {
+                        started.put(words[1], words);
+                    }
+                    else if (words[0].equals("E") && words.length == 3) {
+                        ended.put(words[1], Long.parseLong(words[2]));
+                    }
+                }
+                started.forEach((execution, words) -> executions.add(new Execution(Long.parseLong(words[2]),
+                        Integer.parseInt(words[3]), node, Long.parseLong(words[4]), ended.get(execution))));
+            }
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+        executions.sort(Comparator.comparingLong(Execution::started));
+        return executions;
     }
 
     /** @return final state of each enqueued job that finished */
@@ -247,6 +288,12 @@ final class FaultRun implements AutoCloseable {
         for (WorkerNode node : this.nodes) {
             node.close();
         }
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(this.records)) {
+            for (Path file : files) {
+                Files.delete(file);
+            }
+        }
+        Files.delete(this.records);
         if (this.client != null) {
             this.client.close();
         }
@@ -257,8 +304,8 @@ final class FaultRun implements AutoCloseable {
     }
 
     /**
-     * One run of a handler as the recorder saw it, in epoch millis of the database's clock.
-     * @param ended {@code null} when the handler never wrote its end (killed, or the server was down)
+     * One run of a handler as the recorder saw it, in epoch millis.
+     * @param ended {@code null} when the handler has not ended (still running, or its node was killed)
      */
     record Execution(long jobId, int attempt, String node, long started, Long ended) {
     }

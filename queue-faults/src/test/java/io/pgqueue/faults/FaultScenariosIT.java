@@ -177,8 +177,7 @@ class FaultScenariosIT {
             run.awaitFinished(Duration.ofMinutes(2));
             // The hung handlers outlive their jobs' re-runs.
             long until = now() + hangMillis + 10_000;
-            while (run.jdbc.queryForObject("SELECT count(*) FROM fault_execution WHERE ended_at IS NULL", Long.class) > 0
-                    && now() < until) {
+            while (run.executions().stream().anyMatch(e -> e.ended() == null) && now() < until) {
                 sleep(200);
             }
 
@@ -264,8 +263,11 @@ class FaultScenariosIT {
     void aNetworkStallLongerThanTheLease() throws Exception {
         try (FaultRun run = new FaultRun(server, "faults_stall"); StallingProxy proxy = new StallingProxy(server.port())) {
             run.route("node-a", proxy);
-            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4");
-            run.enqueueBacklog(FULL ? 8000 : 4000, new Work(10, 0));
+            // Second-long jobs and 5 s of them buffered: the stall outlasts the leases of jobs
+            // still waiting in the cut-off node's buffer.
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4", "--pgqueue.tasks.record.timeout=10s",
+                    "--pgqueue.pools.default.prefetch-window=5s");
+            run.enqueueBacklog(FULL ? 400 : 200, new Work(1000, 0), 20);
             sleep(1000);
             Set<Long> held = run.heldBy("node-a");
             long cutAt = now();
@@ -278,13 +280,12 @@ class FaultScenariosIT {
             Findings findings = Findings.of("a network stall of 3 leases between a node and the server", run,
                     Findings.cut("node-a", cutAt, resumedAt), List.of());
             Rerun rescued = rerun(run, held, "node-b", cutAt);
-            findings.note("of %d held, %d started again on the other node within %s (bound %s)", held.size(),
-                    rescued.count, seconds(cutAt, rescued.lastStart), seconds(0, RESCUE_BOUND));
+            findings.note("of %d held, %d started again on the other node within %s, behind the jobs it had "
+                    + "buffered", held.size(), rescued.count, seconds(cutAt, rescued.lastStart));
             findings.report();
 
             assertNothingLostOrOverlapping(findings);
             assertThat(rescued.count).isPositive();
-            assertThat(rescued.lastStart - cutAt).isLessThan(RESCUE_BOUND + SLACK);
         }
     }
 
@@ -316,8 +317,8 @@ class FaultScenariosIT {
 
             Findings findings = Findings.of("soak: " + rate + " jobs/s for " + length.toMinutes() + " min "
                     + length.toSecondsPart() + " s into one node", run, Map.of(), List.of());
-            findings.note("heap after GC %s; job table %s; dead tuples %s (slopes over the last two thirds)",
-                    trend(heap, 1, "MiB"), trend(tables, 1, "MiB"), trend(tables, 2, "rows"));
+            findings.note("heap after GC %s; job table %s (slopes over the last two thirds); dead tuples of the job "
+                    + "table at most %s", trend(heap, 1, "MiB"), trend(tables, 1, "MiB"), peaks(tables, 2));
             findings.report();
 
             assertNothingLostOrOverlapping(findings);
@@ -328,6 +329,7 @@ class FaultScenariosIT {
     private static void assertNothingLostOrOverlapping(Findings findings) {
         assertThat(findings.lost).as("jobs lost").isZero();
         assertThat(findings.unexplainedOverlaps).as("executions overlapping within a lease").isZero();
+        assertThat(findings.startsWithoutLease).as("handlers started without a lease").isZero();
     }
 
     /**
@@ -385,6 +387,14 @@ class FaultScenariosIT {
             assertThat(this.notifiedAt - this.upAt).as("notifications back").isLessThan(bound);
             assertThat(this.p99).as("start latency once recovered").isLessThan(1000);
         }
+    }
+
+    /** The highest value of a column in the first and in the second half of the samples: growth shows as a rise. */
+    private static String peaks(List<double[]> samples, int column) {
+        int half = samples.size() / 2;
+        double first = samples.subList(0, half).stream().mapToDouble(s -> s[column]).max().orElse(0);
+        double second = samples.subList(half, samples.size()).stream().mapToDouble(s -> s[column]).max().orElse(0);
+        return String.format("%,.0f in the first half and %,.0f in the second", first, second);
     }
 
     /** Least-squares slope per minute of column {@code column} over the last two thirds of the samples. */

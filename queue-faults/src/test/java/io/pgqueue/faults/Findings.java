@@ -40,10 +40,14 @@ final class Findings {
 
     final int unexplainedOverlaps;
 
+    /** Handlers started on a node that could no longer hold their lease (cut off for longer than one). */
+    final int startsWithoutLease;
+
     final List<String> notes = new ArrayList<>();
 
     private Findings(String scenario, int jobs, int lost, int executions, int reExecutions, int overlaps,
-            int unexplained) {
+            int unexplained, int startsWithoutLease) {
+        this.startsWithoutLease = startsWithoutLease;
         this.scenario = scenario;
         this.jobs = jobs;
         this.lost = lost;
@@ -77,8 +81,8 @@ final class Findings {
                         : killed.contains(earlier.node()) && cut != null ? cut[0] : Long.MAX_VALUE;
                 // The earliest moment the earlier execution's lease may have ended unrenewed.
                 long leaseHeld = Long.MAX_VALUE;
-                if (end - earlier.started() > FaultRun.TIMEOUT.toMillis()) {
-                    leaseHeld = earlier.started() + FaultRun.TIMEOUT.toMillis() + leaseLeft;
+                if (end - earlier.started() > run.timeout.toMillis()) {
+                    leaseHeld = earlier.started() + run.timeout.toMillis() + leaseLeft;
                 }
                 if (cut != null && earlier.started() < cut[1]) {
                     leaseHeld = Math.min(leaseHeld, Math.max(cut[0], earlier.started()) + leaseLeft);
@@ -99,8 +103,14 @@ final class Findings {
                 }
             }
         }
+        // A node cut off since cut[0] renews nothing: a lease past cut[0] + lease is certainly gone.
+        int withoutLease = (int) executions.stream().filter(execution -> {
+            long[] cut = cutOff.get(execution.node());
+            return cut != null && !killed.contains(execution.node())
+                    && execution.started() > cut[0] + FaultRun.LEASE.toMillis() && execution.started() < cut[1];
+        }).count();
         Findings findings = new Findings(scenario, run.enqueued.size(), lost, executions.size(),
-                executions.size() - byJob.size(), overlaps, unexplained);
+                executions.size() - byJob.size(), overlaps, unexplained, withoutLease);
         if (staleStarts > 0) {
             findings.note("%d handlers started on a cut-off node beside a re-run", staleStarts);
         }
@@ -120,16 +130,17 @@ final class Findings {
 
     /** Appends this scenario's row to the report file and prints it. */
     void report() throws IOException {
-        String row = String.format("| %s | %,d | %d | %d | %d | %d | %s |", this.scenario, this.jobs, this.lost,
-                this.unexplainedOverlaps, this.overlaps, this.reExecutions, String.join("; ", this.notes));
+        String row = String.format("| %s | %,d | %d | %d | %d | %d | %d | %s |", this.scenario, this.jobs, this.lost,
+                this.unexplainedOverlaps, this.startsWithoutLease, this.overlaps, this.reExecutions,
+                String.join("; ", this.notes));
         System.out.println("FAULT " + row);
         String file = System.getProperty("faults.report");
         if (file != null) {
             Path path = Path.of(file);
             if (!Files.exists(path)) {
                 Files.writeString(path, """
-                        | scenario | jobs | lost | overlaps within a lease | overlaps (all) | re-executions | recovery and notes |
-                        |---|---|---|---|---|---|---|
+                        | scenario | jobs | lost | overlaps within a lease | starts without a lease | overlaps (all) | re-executions | recovery and notes |
+                        |---|---|---|---|---|---|---|---|
                         """);
             }
             Files.writeString(path, row + "\n", StandardOpenOption.APPEND);

@@ -1,0 +1,101 @@
+package io.pgqueue.worker;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+
+import io.pgqueue.AttemptOutcomes;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskRegistry;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.store.ClaimLimit;
+import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.Lease;
+import io.pgqueue.store.Outcome;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A pool's buffer and slots without a database: what starts, and what must not.
+ */
+class PoolSlotsTests {
+
+    private static final long LEASE = Duration.ofSeconds(2).toNanos();
+
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+
+    private final List<Long> ran = new CopyOnWriteArrayList<>();
+
+    private final List<Outcome> outcomes = new CopyOnWriteArrayList<>();
+
+    private final HeldJobs held = new HeldJobs(new QueueEvents() {
+    });
+
+    @AfterEach
+    void stopTimers() {
+        this.timers.shutdownNow();
+    }
+
+    @Test
+    void aBufferedJobWhoseLeaseNoRenewalConfirmedForALeaseDoesNotStart() {
+        PoolSlots slots = slots();
+        long now = System.nanoTime();
+        List<RunningJob> jobs = new ArrayList<>(slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE));
+        jobs.addAll(slots.hold(List.of(claimed(8)), now, LEASE));
+
+        slots.buffer(jobs, Map.of("push", 2), List.of(new ClaimLimit("push", 2)));
+
+        assertThat(this.ran).containsExactly(8L);
+        assertThat(this.outcomes).extracting(outcome -> outcome.lease().jobId()).containsExactly(8L);
+        assertThat(this.held.all()).extracting(RunningJob::jobId).doesNotContain(7L);
+    }
+
+    @Test
+    void aRenewalThatGotThroughKeepsABufferedJobStartable() {
+        PoolSlots slots = slots();
+        long now = System.nanoTime();
+        List<RunningJob> jobs = slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE);
+        jobs.get(0).leaseConfirmed(now, LEASE);
+
+        slots.buffer(jobs, Map.of("push", 1), List.of(new ClaimLimit("push", 1)));
+
+        assertThat(this.ran).containsExactly(7L);
+    }
+
+    private PoolSlots slots() {
+        WorkerTask task = WorkerTask.of(TaskDefinition.builder("push").build(),
+                (String payload, io.pgqueue.TaskContext context) -> this.ran.add(context.jobId()), String.class, 1,
+                Duration.ofSeconds(5), "default");
+        JobExecutor.Recorder recorder = new JobExecutor.Recorder() {
+            @Override
+            public void started(Lease lease) {
+            }
+
+            @Override
+            public void finished(Outcome outcome) {
+                PoolSlotsTests.this.outcomes.add(outcome);
+            }
+        };
+        JobExecutor executor = new JobExecutor(List.of(task), JsonMapper.builder().build(),
+                new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), recorder, this.timers,
+                QueueTelemetry.NONE, "node-1");
+        return new PoolSlots("default", List.of(task), PoolSettings.defaults(), this.held, executor, Runnable::run,
+                new Wakeups(), jobs -> {
+                });
+    }
+
+    private static ClaimedJob claimed(long id) {
+        Instant now = Instant.now();
+        return new ClaimedJob(new Lease(id, 1), "push", "\"hi\"", "{}", 0, 1, 5, now, null, now, now,
+                now.plusSeconds(2));
+    }
+}
