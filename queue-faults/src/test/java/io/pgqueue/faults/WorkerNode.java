@@ -13,7 +13,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * One worker node: the fault worker's jar in a process of its own, with its output in a file.
+ * One worker node: the fault worker's jar in a process of its own, with its output in a file
+ * ({@code pgqueue-fault-<node>*.log} in the temporary directory), deleted when the scenario ends
+ * unless the system property {@code faults.keep-logs} is set.
  */
 final class WorkerNode implements AutoCloseable {
 
@@ -69,21 +71,6 @@ final class WorkerNode implements AutoCloseable {
         return this.process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** SIGSTOP: the node freezes, like a process in a long pause or cut off from the network. */
-    void pause() throws IOException, InterruptedException {
-        signal("STOP");
-    }
-
-    /** SIGCONT: the frozen node goes on where it stopped. */
-    void resume() throws IOException, InterruptedException {
-        signal("CONT");
-    }
-
-    private void signal(String signal) throws IOException, InterruptedException {
-        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(this.process.pid())).start();
-        assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -%s", signal).isTrue();
-    }
-
     String output() throws IOException {
         return Files.readString(this.log);
     }
@@ -91,7 +78,6 @@ final class WorkerNode implements AutoCloseable {
     @Override
     public void close() throws Exception {
         if (this.process.isAlive()) {
-            resume();
             this.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
         if (System.getProperty("faults.keep-logs") == null) {
