@@ -118,7 +118,8 @@ class FaultScenariosIT {
             sleep(FULL ? 10_000 : 4000);
             server.startAgain();
             long upAt = now();
-            sleep(FULL ? 10_000 : 5000);
+            // Producing past the pool's reconnect back-off, so that latency after recovery is measured.
+            sleep(FULL ? 12_000 : 9000);
             producing.set(false);
             run.awaitFinished(Duration.ofMinutes(2));
 
@@ -268,7 +269,8 @@ class FaultScenariosIT {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4", "--pgqueue.tasks.record.timeout=10s",
                     "--pgqueue.pools.default.prefetch-window=5s");
             run.enqueueBacklog(FULL ? 400 : 200, new Work(1000, 0), 20);
-            sleep(1000);
+            // Once jobs have finished, the pools know their execution time and buffer 5 s of them.
+            sleep(3000);
             Set<Long> held = run.heldBy("node-a");
             long cutAt = now();
             proxy.stall();
@@ -285,6 +287,7 @@ class FaultScenariosIT {
             findings.report();
 
             assertNothingLostOrOverlapping(findings);
+            assertThat(held).as("jobs buffered beyond those running when the stall began").hasSizeGreaterThan(8);
             assertThat(rescued.count).isPositive();
         }
     }
@@ -357,7 +360,8 @@ class FaultScenariosIT {
     /**
      * How work resumed after an outage ending at {@code upAt}: the first job to start, when
      * notifications woke the nodes again (the first job enqueued after the outage and started
-     * within a second, with polling every 10 s), and the start latency of jobs enqueued later.
+     * within a second, with polling every 10 s), and the start latency of jobs enqueued from a second
+     * after that.
      */
     private static Recovery recovery(FaultRun run, long upAt) {
         List<Execution> executions = run.executions();
@@ -369,8 +373,10 @@ class FaultScenariosIT {
             .map(e -> new long[] { e.getValue(), started.getOrDefault(e.getKey(), Long.MAX_VALUE) - e.getValue() })
             .sorted((a, b) -> Long.compare(a[0], b[0])).toList();
         long notifiedAt = after.stream().filter(e -> e[1] < 1000).mapToLong(e -> e[0]).findFirst().orElse(Long.MAX_VALUE);
-        long[] latencies = after.stream().filter(e -> e[0] >= upAt + 2000).mapToLong(e -> e[1]).sorted().toArray();
-        long p99 = latencies.length == 0 ? 0 : latencies[(int) Math.min(latencies.length - 1, latencies.length * 0.99)];
+        // Once the nodes are back (woken by notifications again), and a second later.
+        long[] latencies = after.stream().filter(e -> notifiedAt != Long.MAX_VALUE && e[0] >= notifiedAt + 1000)
+            .mapToLong(e -> e[1]).sorted().toArray();
+        long p99 = latencies.length == 0 ? -1 : latencies[(int) Math.min(latencies.length - 1, latencies.length * 0.99)];
         return new Recovery(upAt, firstStart, notifiedAt, p99);
     }
 
@@ -378,14 +384,14 @@ class FaultScenariosIT {
 
         void describe(Findings findings, String event) {
             findings.note("first job started %s after %s; notifications woke the nodes within %s; "
-                    + "enqueue-to-start p99 %d ms afterwards", seconds(this.upAt, this.firstStart), event,
+                    + "enqueue-to-start p99 %d ms from a second later", seconds(this.upAt, this.firstStart), event,
                     seconds(this.upAt, this.notifiedAt), this.p99);
         }
 
         void assertWithin(long bound) {
             assertThat(this.firstStart - this.upAt).as("first job after recovery").isLessThan(bound);
             assertThat(this.notifiedAt - this.upAt).as("notifications back").isLessThan(bound);
-            assertThat(this.p99).as("start latency once recovered").isLessThan(1000);
+            assertThat(this.p99).as("start latency once recovered").isBetween(0L, 999L);
         }
     }
 
