@@ -90,8 +90,8 @@ final class FaultServer implements AutoCloseable {
 
     /** Starts the stopped server again, with the options it first started with. */
     void startAgain() throws IOException, InterruptedException {
-        pgCtl("start", "-o", this.options, "-l", this.dataDirectory.resolveSibling(
-                this.dataDirectory.getFileName() + ".log").toString());
+        // The log goes inside the data directory, which is deleted with the server.
+        pgCtl("start", "-o", this.options, "-l", this.dataDirectory.resolve("restart.log").toString());
     }
 
     private void pgCtl(String... arguments) throws IOException, InterruptedException {
