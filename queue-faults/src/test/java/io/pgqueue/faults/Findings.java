@@ -32,8 +32,6 @@ final class Findings {
 
     final int lost;
 
-    final int executions;
-
     final int reExecutions;
 
     final int overlaps;
@@ -45,13 +43,12 @@ final class Findings {
 
     final List<String> notes = new ArrayList<>();
 
-    private Findings(String scenario, int jobs, int lost, int executions, int reExecutions, int overlaps,
-            int unexplained, int startsWithoutLease) {
+    private Findings(String scenario, int jobs, int lost, int reExecutions, int overlaps, int unexplained,
+            int startsWithoutLease) {
         this.startsWithoutLease = startsWithoutLease;
         this.scenario = scenario;
         this.jobs = jobs;
         this.lost = lost;
-        this.executions = executions;
         this.reExecutions = reExecutions;
         this.overlaps = overlaps;
         this.unexplainedOverlaps = unexplained;
@@ -109,8 +106,8 @@ final class Findings {
             return cut != null && !killed.contains(execution.node())
                     && execution.started() > cut[0] + FaultRun.LEASE.toMillis() && execution.started() < cut[1];
         }).count();
-        Findings findings = new Findings(scenario, run.enqueued.size(), lost, executions.size(),
-                executions.size() - byJob.size(), overlaps, unexplained, withoutLease);
+        Findings findings = new Findings(scenario, run.enqueued.size(), lost, executions.size() - byJob.size(),
+                overlaps, unexplained, withoutLease);
         if (staleStarts > 0) {
             findings.note("%d handlers started on a cut-off node beside a re-run", staleStarts);
         }
