@@ -17,11 +17,15 @@ import java.util.Map;
  * @param dedupPolicy the dedup policy, or {@code null} for the task's default
  * @param maxAttempts the maximum number of attempts, or {@code null} for the task's default
  * @param headers string headers stored with the job (e.g. trace context)
+ * @param partitionKey the key whose hash picks the job's partition (and so its shard), or {@code null};
+ * a dedup key takes precedence
  */
 public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Duration delayTolerance,
-        String dedupKey, DedupPolicy dedupPolicy, Integer maxAttempts, Map<String, String> headers) {
+        String dedupKey, DedupPolicy dedupPolicy, Integer maxAttempts, Map<String, String> headers,
+        String partitionKey) {
 
-    private static final EnqueueOptions DEFAULTS = new EnqueueOptions(null, null, null, null, null, null, null, Map.of());
+    private static final EnqueueOptions DEFAULTS = new EnqueueOptions(null, null, null, null, null, null, null, Map.of(),
+            null);
 
     /**
      * Normalises the headers.
@@ -48,7 +52,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withPriority(int priority) {
         return new EnqueueOptions(priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers);
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
     }
 
     /**
@@ -60,7 +64,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withRunAt(Instant runAt) {
         return new EnqueueOptions(this.priority, required(runAt, "runAt"), this.delay, this.delayTolerance,
-                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers);
+                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
     }
 
     /**
@@ -72,7 +76,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withDelay(Duration delay) {
         return new EnqueueOptions(this.priority, this.runAt, required(delay, "delay"), this.delayTolerance,
-                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers);
+                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
     }
 
     /**
@@ -83,7 +87,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withDelayTolerance(Duration delayTolerance) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers);
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
     }
 
     /**
@@ -93,7 +97,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withDedupKey(String dedupKey) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers);
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
     }
 
     /**
@@ -105,7 +109,8 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withDedup(String dedupKey, DedupPolicy dedupPolicy) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance,
-                required(dedupKey, "dedupKey"), required(dedupPolicy, "dedupPolicy"), this.maxAttempts, this.headers);
+                required(dedupKey, "dedupKey"), required(dedupPolicy, "dedupPolicy"), this.maxAttempts, this.headers,
+                this.partitionKey);
     }
 
     /**
@@ -115,7 +120,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withMaxAttempts(int maxAttempts) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, maxAttempts, this.headers);
+                this.dedupPolicy, maxAttempts, this.headers, this.partitionKey);
     }
 
     /**
@@ -133,7 +138,19 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
         }
         copy.put(name, value);
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, copy);
+                this.dedupPolicy, this.maxAttempts, copy, this.partitionKey);
+    }
+
+    /**
+     * Returns a copy with a partition key: jobs with the same key land in the same partition, and so
+     * on the same shard. Without it (and without a dedup key, which takes precedence) a job goes to
+     * a partition picked at random.
+     * @param partitionKey the key, e.g. a tenant or customer id
+     * @return the copy
+     */
+    public EnqueueOptions withPartitionKey(String partitionKey) {
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers, required(partitionKey, "partitionKey"));
     }
 
     private static <T> T required(T value, String argument) {

@@ -14,6 +14,7 @@ import javax.sql.DataSource;
 
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.shard.Shards;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.store.QueueStores;
@@ -45,6 +46,8 @@ public final class PgQueue {
 
     private final QueueStores stores;
 
+    private final Shards shards;
+
     private final QueueClient client;
 
     private final QueueStatsPoller stats;
@@ -64,14 +67,24 @@ public final class PgQueue {
     private QueueWorkers workers;
 
     private PgQueue(Builder builder) {
-        this.stores = QueueStores.create(builder.dataSource, builder.config);
+        boolean sharded = !builder.shards.isEmpty();
+        this.stores = QueueStores.create(builder.dataSource, builder.config, sharded);
+        if (sharded) {
+            Map<String, QueueStores> others = new LinkedHashMap<>();
+            builder.shards.forEach((name, dataSource) -> others.put(name, QueueStores.create(dataSource, builder.config, true)));
+            this.shards = Shards.open(this.stores, others);
+        }
+        else {
+            this.shards = Shards.unsharded(this.stores);
+        }
         this.telemetry = builder.telemetry;
         this.mapper = builder.mapper;
         this.workerSettings = builder.workerSettings;
         this.workerTasks = builder.workerTasks;
         this.executors = builder.executors;
         TaskRegistry tasks = builder.registry();
-        this.client = new QueueClient(this.stores.jobs(), builder.config, tasks, this.mapper, this.telemetry);
+        this.client = sharded ? new QueueClient(this.shards, tasks, this.mapper, this.telemetry)
+                : new QueueClient(this.stores.jobs(), builder.config, tasks, this.mapper, this.telemetry);
         this.stats = new QueueStatsPoller(this.stores.stats(), builder.statsInterval);
         int rescueBatch = this.workerSettings != null ? this.workerSettings.batchSizes().maintenance()
                 : QueueDefaults.MAINTENANCE_BATCH_SIZE;
@@ -108,9 +121,14 @@ public final class PgQueue {
         return this.stores.jobs();
     }
 
-    /** @return the stores of the queue's database */
+    /** @return the stores of the queue's database (sharded: of the main shard) */
     public QueueStores stores() {
         return this.stores;
+    }
+
+    /** @return the installation's shards and partition map; unsharded, the queue's database is the one shard */
+    public Shards shards() {
+        return this.shards;
     }
 
     /** @return the queue's settings */
@@ -133,6 +151,8 @@ public final class PgQueue {
      * @throws QueueSchemaException if the schema is not migrated to this version
      */
     public synchronized void start() {
+        this.shards.requireUnsharded();
+        this.shards.startRefreshing(QueueDefaults.PARTITION_MAP_REFRESH);
         this.stats.start();
         startWorkers();
     }
@@ -168,6 +188,7 @@ public final class PgQueue {
         stopWorkers();
         this.stats.stop();
         this.client.close();
+        this.shards.stopRefreshing();
     }
 
     /**
@@ -196,6 +217,8 @@ public final class PgQueue {
         private WorkerExecutors executors = WorkerExecutors.platformThreads();
 
         private boolean migrateSchema;
+
+        private final Map<String, DataSource> shards = new LinkedHashMap<>();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -278,6 +301,24 @@ public final class PgQueue {
             return this;
         }
 
+        /**
+         * Adds a shard: another PostgreSQL database that holds some of the queue's partitions. The
+         * queue's own database is the main shard, named {@value QueueDefaults#MAIN_SHARD}; it also
+         * keeps the partition map. Without added shards the queue is unsharded.
+         * @param name the shard's name, for good (lower-case letters, digits, '-' and '_', at most 40)
+         * @param dataSource the shard's database
+         * @return this builder
+         */
+        public Builder shard(String name, DataSource dataSource) {
+            InvalidSettingException.require(name != null && name.matches("[a-z0-9][a-z0-9_-]{0,39}"), "shards", name,
+                    "a shard name must be lower-case letters, digits, '-' and '_' (at most 40, starting with a letter "
+                            + "or digit)");
+            InvalidSettingException.require(!QueueDefaults.MAIN_SHARD.equals(name), "shards", name,
+                    "'" + QueueDefaults.MAIN_SHARD + "' names the shard on the queue's own DataSource");
+            this.shards.put(name, Objects.requireNonNull(dataSource, "dataSource"));
+            return this;
+        }
+
         /** @return the queue; nothing runs until {@link PgQueue#start()} */
         public PgQueue build() {
             if (this.mapper == null) {
@@ -285,6 +326,7 @@ public final class PgQueue {
             }
             if (this.migrateSchema) {
                 QueueSchema.migrate(this.dataSource, this.config.schema());
+                this.shards.values().forEach(shard -> QueueSchema.migrate(shard, this.config.schema()));
             }
             return new PgQueue(this);
         }

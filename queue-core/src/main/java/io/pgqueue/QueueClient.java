@@ -4,11 +4,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 
 import javax.sql.DataSource;
 
@@ -17,9 +19,14 @@ import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueObservations;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.shard.PartitionHash;
+import io.pgqueue.shard.PartitionMap;
+import io.pgqueue.shard.ShardException;
+import io.pgqueue.shard.Shards;
 import io.pgqueue.store.ActiveDuplicate;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
+import io.pgqueue.store.PartitionNotHeldException;
 import org.springframework.core.ResolvableType;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -56,6 +63,9 @@ public final class QueueClient implements AutoCloseable {
 
     private final JobStore store;
 
+    /** The shards jobs are routed to; unsharded, the one shard whose job store is {@link #store}. */
+    private final Shards shards;
+
     private final QueueConfig config;
 
     private final TaskRegistry tasks;
@@ -67,6 +77,9 @@ public final class QueueClient implements AutoCloseable {
     private final ObservationRegistry observations;
 
     private final GroupCommitter groupCommitter;
+
+    /** Per shard but the main one (whose committer is {@link #groupCommitter}), by name. */
+    private final Map<String, GroupCommitter> shardCommitters = new ConcurrentHashMap<>();
 
     /** The handler's payload type of each task, {@code Object} where it is not known. */
     private final Map<String, Class<?>> payloadTypes = new ConcurrentHashMap<>();
@@ -92,9 +105,26 @@ public final class QueueClient implements AutoCloseable {
      */
     public QueueClient(JobStore store, QueueConfig config, TaskRegistry tasks, ObjectMapper mapper,
             QueueTelemetry telemetry) {
+        this(store, null, config, tasks, mapper, telemetry);
+    }
+
+    /**
+     * Creates a client that routes each job to the shard of its partition.
+     * @param shards the installation's shards
+     * @param tasks the declared task types
+     * @param mapper the JSON mapper for payloads
+     * @param telemetry where to report enqueues (metrics) and their observations (tracing)
+     */
+    public QueueClient(Shards shards, TaskRegistry tasks, ObjectMapper mapper, QueueTelemetry telemetry) {
+        this(shards.main().stores().jobs(), shards, shards.main().stores().config(), tasks, mapper, telemetry);
+    }
+
+    private QueueClient(JobStore store, Shards shards, QueueConfig config, TaskRegistry tasks, ObjectMapper mapper,
+            QueueTelemetry telemetry) {
         this.events = telemetry.events();
         this.observations = telemetry.observations();
         this.store = Objects.requireNonNull(store, "store");
+        this.shards = shards;
         this.groupCommitter = new GroupCommitter(store, GROUP_WRITERS, GROUP_MAX);
         this.config = Objects.requireNonNull(config, "config");
         this.tasks = Objects.requireNonNull(tasks, "tasks");
@@ -226,25 +256,96 @@ public final class QueueClient implements AutoCloseable {
             Map<String, String> propagated) {
         List<NewJob> jobs = new ArrayList<>(requests.size());
         List<DedupPolicy> policies = new ArrayList<>(requests.size());
-        boolean dedup = false;
+        // Jobs without a key go to one partition picked at random, so that a batch of them stays on one shard.
+        int anyPartition = ThreadLocalRandom.current().nextInt(partitionCount());
         for (int i = 0; i < requests.size(); i++) {
             JobRequest request = requests.get(i);
             TaskDefinition task = definitions.get(i);
             NewJob job = prepare(task, request, propagated);
-            jobs.add(job);
+            String key = job.dedupKey() != null ? job.dedupKey() : request.options().partitionKey();
+            jobs.add(job.inPartition(key == null ? anyPartition : PartitionHash.partitionOf(key, partitionCount())));
             policies.add(request.options().dedupPolicy() != null ? request.options().dedupPolicy() : task.dedupPolicy());
-            dedup |= job.dedupKey() != null;
         }
-        if (!dedup) {
+        if (this.shards == null || !this.shards.sharded()) {
+            return enqueueOn(this.store, this.groupCommitter, jobs, policies);
+        }
+        return enqueueRouted(jobs, policies);
+    }
+
+    private int partitionCount() {
+        return this.shards == null ? QueueDefaults.PARTITIONS : this.shards.partitions();
+    }
+
+    /**
+     * Writes jobs to the shards of their partitions, shard by shard. A shard that no longer holds a
+     * partition (the map here was stale, or the partition moved) writes nothing of its part: the
+     * map is read again and that part routed anew, waiting while a partition moves.
+     */
+    private List<EnqueueResult> enqueueRouted(List<NewJob> jobs, List<DedupPolicy> policies) {
+        EnqueueResult[] results = new EnqueueResult[jobs.size()];
+        long deadline = System.nanoTime() + QueueDefaults.PARTITION_MOVE_WAIT.toNanos();
+        List<Integer> pending = new ArrayList<>(java.util.stream.IntStream.range(0, jobs.size()).boxed().toList());
+        while (!pending.isEmpty()) {
+            PartitionMap map = this.shards.map();
+            List<Integer> partitions = pending.stream().map(i -> jobs.get(i).partition()).distinct().toList();
+            if (partitions.stream().anyMatch(map::isMoving)) {
+                map = this.shards.awaitSettled(partitions, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            }
+            Map<String, List<Integer>> byShard = new LinkedHashMap<>();
+            for (int i : pending) {
+                byShard.computeIfAbsent(map.shardOf(jobs.get(i).partition()), shard -> new ArrayList<>()).add(i);
+            }
+            if (TransactionSynchronizationManager.isActualTransactionActive()
+                    && byShard.keySet().stream().anyMatch(name -> !name.equals(this.shards.main().name()))) {
+                throw new ShardException("Jobs enqueued in a transaction must have their partitions on shard '"
+                        + this.shards.main().name() + "' (the transaction's database); partitions " + byShard.keySet()
+                        + " are on other shards. Nothing was written");
+            }
+            for (Map.Entry<String, List<Integer>> part : byShard.entrySet()) {
+                Shards.Shard shard = this.shards.find(part.getKey()).orElseThrow(() -> new ShardException(
+                        "The partition map places partitions on shard '" + part.getKey() + "', which is not configured"));
+                List<Integer> indexes = part.getValue();
+                try {
+                    List<EnqueueResult> written = enqueueOn(shard.stores().jobs(), committer(shard),
+                            indexes.stream().map(jobs::get).toList(), indexes.stream().map(policies::get).toList());
+                    for (int k = 0; k < indexes.size(); k++) {
+                        results[indexes.get(k)] = written.get(k);
+                    }
+                    pending.removeAll(indexes);
+                }
+                catch (PartitionNotHeldException ex) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new ShardException("Shard '" + shard.name() + "' does not hold partitions "
+                                + ex.partitions() + " that the partition map places there; nothing of those jobs was written");
+                    }
+                    this.shards.refresh();
+                }
+            }
+        }
+        return List.of(results);
+    }
+
+    private GroupCommitter committer(Shards.Shard shard) {
+        if (shard == this.shards.main()) {
+            return this.groupCommitter;
+        }
+        return this.shardCommitters.computeIfAbsent(shard.name(),
+                name -> new GroupCommitter(shard.stores().jobs(), GROUP_WRITERS, GROUP_MAX));
+    }
+
+    /** Writes jobs to one database, in the caller's transaction if there is one. */
+    private List<EnqueueResult> enqueueOn(JobStore store, GroupCommitter committer, List<NewJob> jobs,
+            List<DedupPolicy> policies) {
+        if (jobs.stream().allMatch(job -> job.dedupKey() == null)) {
             if (jobs.size() == 1 && !TransactionSynchronizationManager.isActualTransactionActive()) {
                 // A single job outside any transaction: share one INSERT with concurrent callers.
-                return created(java.util.Collections.singletonList(this.groupCommitter.insert(jobs.get(0))));
+                return created(java.util.Collections.singletonList(committer.insert(jobs.get(0))));
             }
-            return created(this.store.insert(jobs));
+            return created(store.insert(jobs));
         }
         // Resolving a duplicate takes several statements: keep them in one transaction.
-        return this.store.inTransaction(() -> {
-            List<Long> ids = this.store.insert(jobs);
+        return store.inTransaction(() -> {
+            List<Long> ids = store.insert(jobs);
             EnqueueResult[] results = new EnqueueResult[jobs.size()];
             List<Integer> duplicates = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
@@ -258,7 +359,7 @@ public final class QueueClient implements AutoCloseable {
             // Lock existing holders in key order, as the insert did, so concurrent batches cannot deadlock.
             duplicates.sort(Comparator.comparing((Integer i) -> jobs.get(i).task()).thenComparing(i -> jobs.get(i).dedupKey()));
             for (int i : duplicates) {
-                results[i] = resolveDuplicate(jobs.get(i), policies.get(i));
+                results[i] = resolveDuplicate(store, jobs.get(i), policies.get(i));
             }
             return List.of(results);
         });
@@ -270,6 +371,7 @@ public final class QueueClient implements AutoCloseable {
     @Override
     public void close() {
         this.groupCommitter.close();
+        this.shardCommitters.values().forEach(GroupCommitter::close);
     }
 
     /**
@@ -279,11 +381,16 @@ public final class QueueClient implements AutoCloseable {
      * @return what happened
      */
     public CancelResult cancel(long jobId) {
-        JobStore.Cancellation cancellation = this.store.cancel(jobId);
-        if (cancellation.result() == CancelResult.CANCELLED) {
-            this.events.cancelled(cancellation.task());
+        for (JobStore candidate : storesOf(jobId)) {
+            JobStore.Cancellation cancellation = candidate.cancel(jobId);
+            if (cancellation.result() == CancelResult.CANCELLED) {
+                this.events.cancelled(cancellation.task());
+            }
+            if (cancellation.result() != CancelResult.NOT_FOUND) {
+                return cancellation.result();
+            }
         }
-        return cancellation.result();
+        return CancelResult.NOT_FOUND;
     }
 
     /**
@@ -292,19 +399,40 @@ public final class QueueClient implements AutoCloseable {
      * @return the job, or empty
      */
     public Optional<JobSnapshot> find(long jobId) {
-        return this.store.find(jobId);
+        for (JobStore candidate : storesOf(jobId)) {
+            Optional<JobSnapshot> found = candidate.find(jobId);
+            if (found.isPresent()) {
+                return found;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The job stores a job may be in: unsharded the one; sharded every shard's, the shard whose id
+     * range the id is from first (where the job stays unless its partition moved).
+     */
+    private List<JobStore> storesOf(long jobId) {
+        if (this.shards == null || !this.shards.sharded()) {
+            return List.of(this.store);
+        }
+        List<JobStore> stores = new ArrayList<>();
+        this.shards.homeOf(jobId).ifPresent(home -> stores.add(home.stores().jobs()));
+        this.shards.all().stream().map(shard -> shard.stores().jobs()).filter(jobs -> !stores.contains(jobs))
+            .forEach(stores::add);
+        return stores;
     }
 
     private static List<EnqueueResult> created(List<Long> ids) {
         return ids.stream().map(id -> new EnqueueResult(id, EnqueueOutcome.CREATED)).toList();
     }
 
-    private EnqueueResult resolveDuplicate(NewJob job, DedupPolicy policy) {
+    private EnqueueResult resolveDuplicate(JobStore store, NewJob job, DedupPolicy policy) {
         while (true) {
-            Optional<ActiveDuplicate> holder = this.store.lockActiveByKey(job.task(), job.dedupKey());
+            Optional<ActiveDuplicate> holder = store.lockActiveByKey(job.task(), job.dedupKey());
             if (holder.isEmpty()) {
                 // The holder finished after our insert saw it; the key is free again.
-                Long id = this.store.insert(List.of(job)).get(0);
+                Long id = store.insert(List.of(job)).get(0);
                 if (id != null) {
                     return new EnqueueResult(id, EnqueueOutcome.CREATED);
                 }
@@ -313,20 +441,20 @@ public final class QueueClient implements AutoCloseable {
             ActiveDuplicate existing = holder.get();
             boolean ready = existing.state() == JobState.READY;
             if (policy instanceof DedupPolicy.ReplaceIfReady && ready) {
-                this.store.replaceReady(existing.id(), job);
+                store.replaceReady(existing.id(), job);
                 return new EnqueueResult(existing.id(), EnqueueOutcome.REPLACED);
             }
             if (policy instanceof DedupPolicy.MergeIfReady merge && ready) {
                 String merged = merge(job.task(), merge.merger(), existing.payload(), job.payload());
-                this.store.setReadyPayload(existing.id(), merged);
+                store.setReadyPayload(existing.id(), merged);
                 return new EnqueueResult(existing.id(), EnqueueOutcome.MERGED);
             }
             if (policy instanceof DedupPolicy.Rerun) {
                 if (ready) {
-                    this.store.setReadyPayload(existing.id(), job.payload());
+                    store.setReadyPayload(existing.id(), job.payload());
                     return new EnqueueResult(existing.id(), EnqueueOutcome.REPLACED);
                 }
-                this.store.requestRerun(existing.id(), job.payload());
+                store.requestRerun(existing.id(), job.payload());
                 return new EnqueueResult(existing.id(), EnqueueOutcome.RERUN_SCHEDULED);
             }
             return new EnqueueResult(existing.id(), EnqueueOutcome.KEPT_EXISTING);

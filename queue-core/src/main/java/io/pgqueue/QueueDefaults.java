@@ -125,6 +125,22 @@ public final class QueueDefaults {
     /** Maximum length of a dedup key. */
     public static final int MAX_DEDUP_KEY_LENGTH = 512;
 
+    /**
+     * Number of partitions of an installation, recorded in its schema when it is created. Enough for
+     * about a hundred shards with a few percent of imbalance between them; a partition is the unit
+     * that moves between shards.
+     */
+    public static final int PARTITIONS = 1024;
+
+    /** Name of the shard on the queue's own DataSource, which also coordinates the others. */
+    public static final String MAIN_SHARD = "main";
+
+    /** How long an enqueue waits for a moving partition to settle on its new shard before it fails. */
+    public static final Duration PARTITION_MOVE_WAIT = Duration.ofSeconds(10);
+
+    /** How often a node checks the partition map's version (it also refreshes on notification). */
+    public static final Duration PARTITION_MAP_REFRESH = Duration.ofSeconds(1);
+
     private QueueDefaults() {
     }
 }

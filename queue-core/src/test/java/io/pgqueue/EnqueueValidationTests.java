@@ -66,7 +66,7 @@ class EnqueueValidationTests {
         rejected(() -> EnqueueOptions.defaults().withHeader("tenant", null), "Header 'tenant' has a null value");
         Map<String, String> headers = new HashMap<>();
         headers.put("tenant", null);
-        rejected(() -> new EnqueueOptions(null, null, null, null, null, null, null, headers), "null names or values");
+        rejected(() -> new EnqueueOptions(null, null, null, null, null, null, null, headers, null), "null names or values");
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -40,6 +41,8 @@ public final class JobStore {
 
 
     private final boolean keepCompleted;
+
+    private final boolean fenced;
 
     private final QueueConfig config;
 
@@ -72,12 +75,24 @@ public final class JobStore {
      * @param config the queue's settings
      */
     public JobStore(DataSource dataSource, QueueConfig config) {
+        this(dataSource, config, false);
+    }
+
+    /**
+     * Creates a store.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     * @param fenced whether the database is a shard, which writes a job only while it holds the
+     * job's partition ACTIVE
+     */
+    public JobStore(DataSource dataSource, QueueConfig config, boolean fenced) {
+        this.fenced = fenced;
         this.keepCompleted = !config.retention().completed().isZero();
         this.config = config;
         this.jdbc = StoreSupport.jdbc(dataSource, config);
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-        this.insertJobs = sql(JobStatements.INSERT_JOBS);
-        this.insertJob = sql(JobStatements.INSERT_JOB);
+        this.insertJobs = sql(fenced ? JobStatements.INSERT_JOBS_FENCED : JobStatements.INSERT_JOBS);
+        this.insertJob = sql(fenced ? JobStatements.INSERT_JOB_FENCED : JobStatements.INSERT_JOB);
         this.lockActiveByKey = sql(JobStatements.LOCK_ACTIVE_BY_KEY);
         this.replaceReady = sql(JobStatements.REPLACE_READY);
         this.setReadyPayload = sql(JobStatements.SET_READY_PAYLOAD);
@@ -123,6 +138,8 @@ public final class JobStore {
      * Inserts jobs in one statement and notifies the channels of tasks with due jobs.
      * @param jobs the jobs
      * @return per job, in order, the new id, or {@code null} where an active job holds its dedup key
+     * @throws PartitionNotHeldException on a shard that does not hold one of the jobs' partitions
+     * ACTIVE; no job was written
      */
     public List<Long> insert(List<NewJob> jobs) {
         if (jobs.size() == 1) {
@@ -138,6 +155,7 @@ public final class JobStore {
         List<Long> tolerances = new ArrayList<>(n);
         List<Integer> maxAttempts = new ArrayList<>(n);
         List<String> dedupKeys = new ArrayList<>(n);
+        List<Integer> partitions = new ArrayList<>(n);
         for (NewJob job : jobs) {
             tasks.add(job.task());
             payloads.add(job.payload());
@@ -148,6 +166,7 @@ public final class JobStore {
             tolerances.add(job.toleranceMillis());
             maxAttempts.add(job.maxAttempts());
             dedupKeys.add(job.dedupKey());
+            partitions.add(job.partition());
         }
         MapSqlParameterSource params = new MapSqlParameterSource()
             .addValue("tasks", SqlArrays.texts(tasks))
@@ -159,11 +178,19 @@ public final class JobStore {
             .addValue("tolerances", SqlArrays.bigints(tolerances))
             .addValue("maxAttempts", SqlArrays.ints(maxAttempts))
             .addValue("dedupKeys", SqlArrays.texts(dedupKeys))
+            .addValue("partitions", SqlArrays.ints(partitions))
             .addValue("channelPrefix", channel(""));
         List<Long> ids = new ArrayList<>(n);
+        Set<Integer> notHeld = new TreeSet<>();
         this.jdbc.query(this.insertJobs, params, rs -> {
             ids.add(rs.getObject("inserted_id", Long.class));
+            if (this.fenced && !rs.getBoolean("held")) {
+                notHeld.add(partitions.get(ids.size() - 1));
+            }
         });
+        if (!notHeld.isEmpty()) {
+            throw new PartitionNotHeldException(notHeld);
+        }
         return ids;
     }
 
@@ -179,7 +206,15 @@ public final class JobStore {
             .addValue("tolerance", job.toleranceMillis(), Types.BIGINT)
             .addValue("maxAttempts", job.maxAttempts())
             .addValue("dedupKey", job.dedupKey(), Types.VARCHAR)
+            .addValue("partition", job.partition())
             .addValue("channelPrefix", channel(""));
+        if (this.fenced) {
+            Map<String, Object> row = this.jdbc.queryForMap(this.insertJob, params);
+            if (!Boolean.TRUE.equals(row.get("held"))) {
+                throw new PartitionNotHeldException(Set.of(job.partition()));
+            }
+            return (Long) row.get("id");
+        }
         List<Long> ids = this.jdbc.query(this.insertJob, params, (rs, row) -> rs.getLong("id"));
         return ids.isEmpty() ? null : ids.get(0);
     }

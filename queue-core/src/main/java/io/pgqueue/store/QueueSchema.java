@@ -31,7 +31,7 @@ public final class QueueSchema {
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "8";
+    static final String LATEST_VERSION = "10";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -53,10 +53,16 @@ public final class QueueSchema {
      */
     private static final Map<String, String> FUNCTION_REVISIONS = Map.of(
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
-            "pgqueue record_outcomes revision 2: rescued jobs keep their place");
+            "pgqueue record_outcomes revision 2: rescued jobs keep their place",
+            "${schema}.finished_job(${schema}.job, text, integer, text, text)",
+            "pgqueue finished_job revision 2: keeps the partition");
 
-    /** The tables added after V1 that every node reads (V8), which {@link #requireMigrated} looks for too. */
-    private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot");
+    /**
+     * The tables added after V1 that every node reads (V8: statistics, V10: partitions), which
+     * {@link #requireMigrated} looks for too.
+     */
+    private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
+            "${schema}.shard_partition");
 
     private QueueSchema() {
     }

@@ -39,7 +39,19 @@ public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jo
      * @return the stores
      */
     public static QueueStores create(DataSource dataSource, QueueConfig config) {
-        return new QueueStores(dataSource, config, new JobStore(dataSource, config), new ControlStore(dataSource, config),
-                new NodeStore(dataSource, config), new StatsStore(dataSource, config));
+        return create(dataSource, config, false);
+    }
+
+    /**
+     * Creates the stores of a queue database.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     * @param shard whether the database is one shard of several, which writes a job only while it
+     * holds the job's partition
+     * @return the stores
+     */
+    public static QueueStores create(DataSource dataSource, QueueConfig config, boolean shard) {
+        return new QueueStores(dataSource, config, new JobStore(dataSource, config, shard),
+                new ControlStore(dataSource, config), new NodeStore(dataSource, config), new StatsStore(dataSource, config));
     }
 }

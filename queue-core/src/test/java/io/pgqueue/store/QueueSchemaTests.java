@@ -31,14 +31,15 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        // Nine versioned migrations (the tables) and three repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(12);
+        // Ten versioned migrations (the tables) and three repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(13);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         List<String> tables = jdbc.queryForList(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
-        assertThat(tables).containsExactly("job", "job_finished", "node", "pgqueue_schema_history", "stats_snapshot",
+        assertThat(tables).containsExactly("installation", "job", "job_finished", "node", "partition_map",
+                "partition_map_version", "pgqueue_schema_history", "shard", "shard_partition", "stats_snapshot",
                 "task_control");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
                 + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
@@ -57,7 +58,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(12);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(13);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -69,18 +70,26 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V7 only.
+        // As if separate tooling had applied V1-V9 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 10 (missing: table partly.installation, "
+                    + "table partly.shard_partition). ");
+
+        // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 8 (missing: table partly.stats_snapshot). ");
+            .hasMessageContaining("'partly' is not migrated to version 10 (missing: table partly.stats_snapshot, "
+                    + "table partly.installation, table partly.shard_partition). ");
 
         // V1-V6 only.
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 8 (missing: function partly.complete_jobs(bigint[], "
-                    + "integer[], boolean), table partly.stats_snapshot)");
+            .hasMessageContaining("'partly' is not migrated to version 10 (missing: function partly.complete_jobs(bigint[], "
+                    + "integer[], boolean), table partly.stats_snapshot, ");
 
         // V1-V4 only.
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.record_outcomes, partly.renew_leases, "
@@ -88,7 +97,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 8 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 10 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

@@ -37,7 +37,8 @@ class QueueSchemaUpgradeTests {
         migrateToVersion9("upgraded");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "upgraded"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("missing: function upgraded.finished_job(upgraded.job, text, integer, text, text))");
+            .hasMessageContaining("missing: function upgraded.finished_job(upgraded.job, text, integer, text, text), "
+                    + "table upgraded.installation, table upgraded.shard_partition)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -46,9 +47,12 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("the repeatable migrations").isEqualTo(3);
+        assertThat(result.migrationsExecuted).as("V10 and the repeatable migrations").isEqualTo(4);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
+        assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
+                + "ELSE upgraded.partition_of(dedup_key, 1024) END FROM upgraded.job", Boolean.class))
+            .as("jobs in the partitions of their dedup keys").containsExactly(true);
         assertThat(QueueSchema.migrate(db.dataSource(), "upgraded").migrationsExecuted).as("migrating again").isZero();
         QueueSchema.migrate(db.dataSource(), "fresh");
         assertThat(functions("upgraded")).as("the functions of a new installation").isEqualTo(functions("fresh"))
@@ -56,6 +60,7 @@ class QueueSchemaUpgradeTests {
             .containsExactly("CREATE OR REPLACE FUNCTION S.claim_jobs", "CREATE OR REPLACE FUNCTION S.complete_jobs",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.held_leases",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.mark_running",
+                    "CREATE OR REPLACE FUNCTION S.partition_of",
                     "CREATE OR REPLACE FUNCTION S.record_outcomes", "CREATE OR REPLACE FUNCTION S.renew_leases",
                     "CREATE OR REPLACE FUNCTION S.require_ascending");
 
@@ -106,11 +111,11 @@ class QueueSchemaUpgradeTests {
      * @return the leases of the claimed jobs still active, by job id
      */
     private static List<Lease> jobsInEveryState(JobStore store, String schema) {
-        store.insert(IntStream.range(0, 10)
+        insertAsVersion9(schema, IntStream.range(0, 10)
             .mapToObj(i -> new NewJob("mail", "{\"n\":" + i + "}", "{}", i % 3, null, 0, i % 4 == 0 ? 60_000L : null,
                     i == 6 ? 1 : 3, i % 5 == 0 ? "key-" + i : null))
             .toList());
-        store.insert(List.of(new NewJob("report", "{}", "{}", 0, null, 0, null, 3, null),
+        insertAsVersion9(schema, List.of(new NewJob("report", "{}", "{}", 0, null, 0, null, 3, null),
                 new NewJob("report", "{}", "{}", 0, null, 0, null, 3, "daily"),
                 new NewJob("report", "{}", "{}", 0, null, 3_600_000, 1_000L, 3, null)));
         List<Lease> leases = new ArrayList<>(store.claim(List.of(new ClaimLimit("mail", 10)), "node-a", JobState.STARTING, LEASE)
@@ -133,6 +138,17 @@ class QueueSchemaUpgradeTests {
         jdbc().update("UPDATE " + schema + ".job SET cancel_requested = true WHERE id IN (?, ?)", leases.get(2).jobId(),
                 leases.get(5).jobId());
         return leases;
+    }
+
+    /** Enqueues as a release of version 9 did: its job table has no partition column. */
+    private static void insertAsVersion9(String schema, List<NewJob> jobs) {
+        for (NewJob job : jobs) {
+            jdbc().update("INSERT INTO " + schema + ".job (task, payload, headers, priority, schedule_time, "
+                    + "delay_tolerance_deadline, max_attempts, dedup_key) SELECT ?, CAST(? AS jsonb), CAST(? AS jsonb), ?, s.t, "
+                    + "s.t + CAST(? AS bigint) * interval '1 millisecond', ?, ? "
+                    + "FROM (SELECT now() + CAST(? AS bigint) * interval '1 millisecond' AS t) s", job.task(), job.payload(),
+                    job.headers(), job.priority(), job.toleranceMillis(), job.maxAttempts(), job.dedupKey(), job.delayMillis());
+        }
     }
 
     /** Completes, fails, retries, releases and rescues the jobs; returns what each write reported. */
@@ -164,10 +180,11 @@ class QueueSchemaUpgradeTests {
         return results;
     }
 
-    /** Every row of the job tables as stored. */
+    /** Every row of the job tables as stored, but for the partition that version 10 adds. */
     private static List<String> rows(String schema) {
-        return jdbc().queryForList("SELECT CAST(j AS text) FROM " + schema + ".job AS j UNION ALL "
-                + "SELECT CAST(f AS text) FROM " + schema + ".job_finished AS f ORDER BY 1", String.class);
+        return jdbc().queryForList("SELECT CAST(to_jsonb(j) - 'partition' AS text) FROM " + schema + ".job AS j UNION ALL "
+                + "SELECT CAST(to_jsonb(f) - 'partition' AS text) FROM " + schema + ".job_finished AS f ORDER BY 1",
+                String.class);
     }
 
     /** Every row of the job tables, with times as the facts that do not depend on when the test ran. */

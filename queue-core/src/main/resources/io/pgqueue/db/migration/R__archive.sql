@@ -22,5 +22,8 @@ AS $finished$
     SELECT (p_job).id, (p_job).task, p_state, (p_job).priority, (p_job).payload, (p_job).headers,
            (p_job).schedule_time, (p_job).delay_tolerance_deadline, p_attempt, (p_job).max_attempts,
            (p_job).lease_owner, (p_job).dedup_key, p_last_error, (p_job).created_at, (p_job).started_at, now(),
-           p_progress, (p_job).lease_epoch
+           p_progress, (p_job).lease_epoch, (p_job).partition
 $finished$;
+
+COMMENT ON FUNCTION ${flyway:defaultSchema}.finished_job(${flyway:defaultSchema}.job, text, integer, text, text)
+    IS 'pgqueue finished_job revision 2: keeps the partition';

@@ -1,0 +1,334 @@
+package io.pgqueue.shard;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.pgqueue.QueueDefaults;
+import io.pgqueue.store.PartitionStore;
+import io.pgqueue.store.QueueStores;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The shards of a queue installation and the partition map a node routes by. Unsharded, the
+ * queue's database is the one shard, named {@value QueueDefaults#MAIN_SHARD}, and holds every
+ * partition. Sharded, that database (the main shard) also coordinates: it numbers the shards and
+ * keeps the partition map, which every node caches and refreshes when its version changes.
+ * <p>
+ * Opening sharded shards registers new shards (each gets a number and so its own job id range),
+ * and, for a new installation, creates the partition map: spread evenly over the configured shards
+ * when none of them holds jobs yet, else every partition on the main shard, where the jobs are.
+ */
+public final class Shards {
+
+    /**
+     * One shard: a database with the queue's schema.
+     * @param name the shard's name
+     * @param number the shard's number, which sets its job id range
+     * @param stores the stores of its database
+     * @param partitions its partition store
+     */
+    public record Shard(String name, int number, QueueStores stores, PartitionStore partitions) {
+
+        @Override
+        public String toString() {
+            return this.name;
+        }
+    }
+
+    private static final Logger log = LoggerFactory.getLogger(Shards.class);
+
+    private final Map<String, Shard> shards;
+
+    private final Shard main;
+
+    private final boolean sharded;
+
+    private final int partitions;
+
+    private final Object refreshLock = new Object();
+
+    private volatile PartitionMap map;
+
+    private ScheduledExecutorService refresher;
+
+    private Shards(Map<String, Shard> shards, boolean sharded, PartitionMap map) {
+        this.shards = shards;
+        this.main = shards.values().iterator().next();
+        this.sharded = sharded;
+        this.map = map;
+        this.partitions = map.partitions();
+    }
+
+    /**
+     * The one shard of an unsharded queue.
+     * @param stores the stores of the queue's database
+     * @return the shards
+     */
+    public static Shards unsharded(QueueStores stores) {
+        Shard main = new Shard(QueueDefaults.MAIN_SHARD, 0, stores,
+                new PartitionStore(stores.dataSource(), stores.config()));
+        Map<String, Shard> shards = new LinkedHashMap<>();
+        shards.put(main.name(), main);
+        return new Shards(shards, false, PartitionMap.allOn(main.name(), QueueDefaults.PARTITIONS));
+    }
+
+    /**
+     * Opens the shards of a sharded installation: registers new ones, creates the partition map if
+     * there is none, and reads it.
+     * @param main the stores of the main shard (the queue's own database, which coordinates)
+     * @param others the stores of the other shards, by name, each created for a shard
+     * @return the shards
+     * @throws ShardException if a database belongs to another installation or shard, or the map
+     * places partitions on a shard that is not configured
+     */
+    public static Shards open(QueueStores main, Map<String, QueueStores> others) {
+        Map<String, QueueStores> all = new LinkedHashMap<>();
+        all.put(QueueDefaults.MAIN_SHARD, main);
+        others.forEach((name, stores) -> {
+            if (all.putIfAbsent(name, stores) != null) {
+                throw new ShardException("A shard may not be named '" + name + "': that is the name of the shard on the "
+                        + "queue's own DataSource");
+            }
+        });
+        Map<String, PartitionStore> stores = new LinkedHashMap<>();
+        all.forEach((name, shard) -> stores.put(name, new PartitionStore(shard.dataSource(), shard.config())));
+        PartitionStore coordinator = stores.get(QueueDefaults.MAIN_SHARD);
+        PartitionStore.Installation installation = coordinator.installation();
+        stores.forEach((name, store) -> requirePartitionCount(name, store.installation()));
+        Map<String, Integer> numbers = coordinator.withTopologyLock(
+                () -> coordinator.registerShards(List.copyOf(all.keySet())));
+        Map<String, Shard> shards = new LinkedHashMap<>();
+        for (Map.Entry<String, QueueStores> entry : all.entrySet()) {
+            String name = entry.getKey();
+            PartitionStore store = stores.get(name);
+            int number = numbers.get(name);
+            if (!store.claimIdentity(installation.id(), name, number)) {
+                PartitionStore.Installation found = store.installation();
+                throw new ShardException("The database configured as shard '" + name + "' is shard '" + found.shardName()
+                        + "' (number " + found.shardNumber() + ") of installation " + found.id() + ", not shard '" + name
+                        + "' (number " + number + ") of installation " + installation.id() + "; give each shard its own "
+                        + "database and keep its name");
+            }
+            store.enterIdRange(number);
+            shards.put(name, new Shard(name, number, entry.getValue(), store));
+        }
+        coordinator.withTopologyLock(() -> {
+            if (!coordinator.mapExists()) {
+                createMap(coordinator, shards);
+            }
+            return null;
+        });
+        PartitionMap map = PartitionMap.of(coordinator.map(), QueueDefaults.PARTITIONS);
+        Set<String> unknown = new TreeSet<>(map.partitionsPerShard().keySet());
+        unknown.removeAll(shards.keySet());
+        if (!unknown.isEmpty()) {
+            throw new ShardException("The partition map places partitions on shards " + unknown + ", which are not "
+                    + "configured (configured: " + shards.keySet() + "); configure them under pgqueue.shards, or move "
+                    + "their partitions off them first");
+        }
+        log.info("pgqueue shards {} open; partition map version {}: {}", shards.keySet(), map.version(),
+                map.partitionsPerShard());
+        return new Shards(shards, true, map);
+    }
+
+    private static void requirePartitionCount(String name, PartitionStore.Installation installation) {
+        if (installation.partitions() != QueueDefaults.PARTITIONS) {
+            throw new ShardException("The database of shard '" + name + "' records " + installation.partitions()
+                    + " partitions; this release works with " + QueueDefaults.PARTITIONS);
+        }
+    }
+
+    /**
+     * Creates the map of a new installation. No job has been written to a partition yet (writes
+     * need the map), so each shard is made to hold exactly its share, whatever an interrupted
+     * earlier attempt left.
+     */
+    private static void createMap(PartitionStore coordinator, Map<String, Shard> shards) {
+        boolean empty = shards.values().stream().noneMatch(shard -> shard.partitions().hasActiveJobs());
+        List<String> names = List.copyOf(shards.keySet());
+        List<String> assignment = new ArrayList<>(QueueDefaults.PARTITIONS);
+        Map<String, List<Integer>> held = new LinkedHashMap<>();
+        names.forEach(name -> held.put(name, new ArrayList<>()));
+        for (int p = 0; p < QueueDefaults.PARTITIONS; p++) {
+            String shard = empty ? names.get(p % names.size()) : QueueDefaults.MAIN_SHARD;
+            assignment.add(shard);
+            held.get(shard).add(p);
+        }
+        held.forEach((name, partitions) -> shards.get(name).partitions().holdExactly(partitions));
+        long version = coordinator.createMap(assignment);
+        log.info("pgqueue created the partition map (version {}): {} partitions {}", version, QueueDefaults.PARTITIONS,
+                empty ? "spread over shards " + names : "on shard '" + QueueDefaults.MAIN_SHARD + "', which holds the "
+                        + "jobs already queued; move partitions to the other shards to spread the load");
+    }
+
+    /** @return whether the installation has shards (else its one database holds everything) */
+    public boolean sharded() {
+        return this.sharded;
+    }
+
+    /** @return the main shard: the queue's own database, which coordinates the others */
+    public Shard main() {
+        return this.main;
+    }
+
+    /** @return every shard, the main one first */
+    public Collection<Shard> all() {
+        return this.shards.values();
+    }
+
+    /**
+     * @param name a shard's name
+     * @return the shard, or empty if there is none of that name
+     */
+    public Optional<Shard> find(String name) {
+        return Optional.ofNullable(this.shards.get(name));
+    }
+
+    /** @return the partition count */
+    public int partitions() {
+        return this.partitions;
+    }
+
+    /** @return the partition map this node routes by */
+    public PartitionMap map() {
+        return this.map;
+    }
+
+    /**
+     * Returns the partition of a job: that of its key, or one picked at random.
+     * @param key the dedup or partition key, or {@code null}
+     * @return the partition
+     */
+    public int partitionOf(String key) {
+        return key == null ? ThreadLocalRandom.current().nextInt(this.partitions)
+                : PartitionHash.partitionOf(key, this.partitions);
+    }
+
+    /**
+     * @param partition a partition
+     * @return the shard that holds it, by this node's map
+     */
+    public Shard shardOf(int partition) {
+        return this.shards.get(this.map.shardOf(partition));
+    }
+
+    /**
+     * Returns the shard whose id range a job id is from: where the job was written first. Its
+     * partition may have moved on since.
+     * @param jobId the job id
+     * @return the shard, or empty if no configured shard has that range
+     */
+    public Optional<Shard> homeOf(long jobId) {
+        int number = (int) (jobId >>> PartitionStore.ID_RANGE_BITS);
+        return this.shards.values().stream().filter(shard -> shard.number() == number).findFirst();
+    }
+
+    /**
+     * Reads the map's version and, if it changed, the map.
+     * @return the current map
+     */
+    public PartitionMap refresh() {
+        if (!this.sharded) {
+            return this.map;
+        }
+        synchronized (this.refreshLock) {
+            PartitionStore coordinator = this.main.partitions();
+            if (coordinator.mapVersion() != this.map.version()) {
+                PartitionMap fresh = PartitionMap.of(coordinator.map(), this.partitions);
+                if (fresh.version() > this.map.version()) {
+                    log.debug("pgqueue partition map version {} -> {}", this.map.version(), fresh.version());
+                    this.map = fresh;
+                }
+            }
+            return this.map;
+        }
+    }
+
+    /**
+     * Waits until none of the partitions is moving, refreshing the map.
+     * @param partitions the partitions
+     * @param timeout how long to wait at most
+     * @return the map in which none of them is moving
+     * @throws ShardException if one still moves after the timeout
+     */
+    public PartitionMap awaitSettled(Collection<Integer> partitions, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long pause = TimeUnit.MILLISECONDS.toNanos(2);
+        while (true) {
+            PartitionMap current = refresh();
+            List<Integer> moving = partitions.stream().filter(current::isMoving).distinct().toList();
+            if (moving.isEmpty()) {
+                return current;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new ShardException("Partitions " + moving + " are still moving after " + timeout.toMillis()
+                        + " ms; nothing was written, try again later");
+            }
+            LockSupport.parkNanos(pause);
+            pause = Math.min(pause * 2, TimeUnit.MILLISECONDS.toNanos(50));
+        }
+    }
+
+    /**
+     * Checks that an unsharded queue's database is not the main shard of a sharded installation:
+     * a node configured without the shards would write jobs of partitions that live elsewhere.
+     * @throws ShardException if the database's partition map places partitions on other shards
+     */
+    public void requireUnsharded() {
+        if (this.sharded || !this.main.partitions().mapExists()) {
+            return;
+        }
+        Set<String> elsewhere = new TreeSet<>(PartitionMap.of(this.main.partitions().map(), this.partitions)
+            .partitionsPerShard().keySet());
+        elsewhere.remove(QueueDefaults.MAIN_SHARD);
+        if (!elsewhere.isEmpty()) {
+            throw new ShardException("The queue's database coordinates shards " + elsewhere + ", which hold partitions; "
+                    + "configure them under pgqueue.shards on this node too");
+        }
+    }
+
+    /**
+     * Starts checking the map's version once per interval (sharded only).
+     * @param interval how often
+     */
+    public synchronized void startRefreshing(Duration interval) {
+        if (!this.sharded || this.refresher != null) {
+            return;
+        }
+        ScheduledThreadPoolExecutor refresher = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "pgqueue-partition-map");
+            thread.setDaemon(true);
+            return thread;
+        });
+        refresher.scheduleWithFixedDelay(() -> {
+            try {
+                refresh();
+            }
+            catch (RuntimeException ex) {
+                log.debug("Could not read the partition map: {}", ex.toString());
+            }
+        }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        this.refresher = refresher;
+    }
+
+    /** Stops checking the map's version. */
+    public synchronized void stopRefreshing() {
+        if (this.refresher != null) {
+            this.refresher.shutdownNow();
+            this.refresher = null;
+        }
+    }
+}

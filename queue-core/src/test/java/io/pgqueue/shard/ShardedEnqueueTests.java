@@ -1,0 +1,283 @@
+package io.pgqueue.shard;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+
+import io.pgqueue.CancelResult;
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.EnqueueOutcome;
+import io.pgqueue.EnqueueResult;
+import io.pgqueue.JobRequest;
+import io.pgqueue.JobState;
+import io.pgqueue.PgQueue;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskRegistry;
+import io.pgqueue.store.NewJob;
+import io.pgqueue.store.PartitionNotHeldException;
+import io.pgqueue.store.PartitionStore;
+import io.pgqueue.testing.TestDatabase;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Enqueues on three shards (three databases on the test server): where jobs land, that the shards
+ * refuse jobs of partitions they do not hold, and that dedup holds across nodes.
+ */
+class ShardedEnqueueTests {
+
+    private static final TaskRegistry TASKS = TaskRegistry.of(List.of(TaskDefinition.builder("mail").build()));
+
+    private TestDatabase main;
+
+    private TestDatabase b;
+
+    private TestDatabase c;
+
+    private final List<PgQueue> queues = new ArrayList<>();
+
+    @BeforeEach
+    void databases() {
+        this.main = TestDatabase.create("shard_main");
+        this.b = TestDatabase.create("shard_b");
+        this.c = TestDatabase.create("shard_c");
+    }
+
+    @AfterEach
+    void close() {
+        this.queues.forEach(PgQueue::stop);
+        this.main.close();
+        this.b.close();
+        this.c.close();
+    }
+
+    private PgQueue node() {
+        PgQueue queue = PgQueue.builder(this.main.dataSource())
+            .tasks(TASKS)
+            .shard("b", this.b.dataSource())
+            .shard("c", this.c.dataSource())
+            .migrateSchema(true)
+            .build();
+        this.queues.add(queue);
+        return queue;
+    }
+
+    @Test
+    void aNewInstallationSpreadsItsPartitionsEvenlyAndNumbersItsShards() {
+        Shards shards = node().shards();
+
+        assertThat(shards.sharded()).isTrue();
+        assertThat(shards.map().partitionsPerShard()).containsExactly(Map.entry("main", 342), Map.entry("b", 341),
+                Map.entry("c", 341));
+        assertThat(shards.all()).extracting(Shards.Shard::name, Shards.Shard::number)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple("main", 0), org.assertj.core.groups.Tuple.tuple("b", 1),
+                    org.assertj.core.groups.Tuple.tuple("c", 2));
+        assertThat(held(this.b)).hasSize(341).allMatch(p -> p % 3 == 1);
+        // A second node opens the same installation unchanged.
+        assertThat(node().shards().map().version()).isEqualTo(shards.map().version());
+    }
+
+    @Test
+    void jobsLandOnTheShardOfTheirPartitionWithIdsFromItsRange() {
+        PgQueue queue = node();
+        for (int i = 0; i < 600; i++) {
+            queue.client().enqueue("mail", Map.of("n", i));
+        }
+        queue.client().enqueueAll(IntStream.range(0, 300)
+            .mapToObj(i -> JobRequest.of("mail", Map.of("n", i), EnqueueOptions.defaults().withPartitionKey("tenant-" + i % 7)))
+            .toList());
+
+        long total = 0;
+        for (TestDatabase shard : List.of(this.main, this.b, this.c)) {
+            JdbcTemplate jdbc = new JdbcTemplate(shard.dataSource());
+            long count = jdbc.queryForObject("SELECT count(*) FROM pgqueue.job", Long.class);
+            assertThat(count).as("jobs on %s", shard.name()).isGreaterThan(50);
+            assertThat(jdbc.queryForList("SELECT DISTINCT partition % 3 FROM pgqueue.job", Integer.class))
+                .as("partitions of the jobs on %s", shard.name()).hasSize(1);
+            int number = jdbc.queryForObject("SELECT shard_number FROM pgqueue.installation", Integer.class);
+            assertThat(jdbc.queryForList("SELECT DISTINCT id >> 48 FROM pgqueue.job", Long.class)).containsExactly((long) number);
+            total += count;
+        }
+        assertThat(total).isEqualTo(900);
+        // Routing is stable: a key's jobs all go to one partition, the one every node computes.
+        int partition = PartitionHash.partitionOf("tenant-3", 1024);
+        for (TestDatabase shard : List.of(this.main, this.b, this.c)) {
+            List<Integer> partitions = new JdbcTemplate(shard.dataSource()).queryForList(
+                    "SELECT DISTINCT partition FROM pgqueue.job WHERE payload->>'n' IN ('3', '10', '17') "
+                            + "AND partition = ?", Integer.class, partition);
+            assertThat(partitions).hasSizeLessThanOrEqualTo(1);
+        }
+        assertThat(new JdbcTemplate(shardOf(partition).dataSource()).queryForObject(
+                "SELECT count(*) FROM pgqueue.job WHERE partition = ?", Long.class, partition))
+            .isGreaterThanOrEqualTo(300 / 7);
+    }
+
+    @Test
+    void findAndCancelReachTheJobOnItsShard() {
+        PgQueue queue = node();
+        EnqueueResult onC = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1"));
+
+        assertThat(PartitionHash.partitionOf("order-1", 1024) % 3).as("order-1's partition is on c").isEqualTo(2);
+        assertThat(onC.jobId() >>> 48).isEqualTo(2);
+        assertThat(queue.client().find(onC.jobId())).get().extracting(job -> job.state()).isEqualTo(JobState.READY);
+        assertThat(queue.client().cancel(onC.jobId())).isEqualTo(CancelResult.CANCELLED);
+        assertThat(queue.client().find(onC.jobId())).get().extracting(job -> job.state()).isEqualTo(JobState.CANCELLED);
+        assertThat(queue.client().cancel((2L << 48) + 999_999)).isEqualTo(CancelResult.NOT_FOUND);
+    }
+
+    @Test
+    void aShardWritesNothingOfAPartitionItDoesNotHold() {
+        PgQueue queue = node();
+        Shards.Shard c = queue.shards().find("c").orElseThrow();
+        int partition = PartitionHash.partitionOf("order-1", 1024);
+        NewJob job = new NewJob("mail", "{}", "{}", 0, null, 0, null, 3, "order-1", partition);
+        NewJob elsewhere = new NewJob("mail", "{}", "{}", 0, null, 0, null, 3, null, 0);
+
+        assertThatThrownBy(() -> queue.shards().main().stores().jobs().insert(List.of(job)))
+            .isInstanceOf(PartitionNotHeldException.class)
+            .satisfies(ex -> assertThat(((PartitionNotHeldException) ex).partitions()).containsExactly(partition));
+        // A batch with one partition the shard does not hold is written not at all.
+        assertThatThrownBy(() -> c.stores().jobs().insert(List.of(job, elsewhere)))
+            .isInstanceOf(PartitionNotHeldException.class)
+            .satisfies(ex -> assertThat(((PartitionNotHeldException) ex).partitions()).containsExactly(0));
+        assertThat(count(this.c) + count(this.main)).isZero();
+        assertThat(c.stores().jobs().insert(List.of(job))).hasSize(1).doesNotContainNull();
+    }
+
+    @Test
+    void aNodeWithAStaleMapWritesToTheShardThatHoldsThePartitionNow() {
+        PgQueue stale = node();
+        int partition = PartitionHash.partitionOf("order-1", 1024);
+        // Partition 545 moves from c to b behind the node's back (as a finished move leaves it).
+        new JdbcTemplate(this.c.dataSource()).update("DELETE FROM pgqueue.shard_partition WHERE partition = ?", partition);
+        new JdbcTemplate(this.b.dataSource()).update("INSERT INTO pgqueue.shard_partition (partition) VALUES (?)", partition);
+        JdbcTemplate coordinator = new JdbcTemplate(this.main.dataSource());
+        coordinator.update("UPDATE pgqueue.partition_map SET shard = 'b' WHERE partition = ?", partition);
+        coordinator.update("UPDATE pgqueue.partition_map_version SET version = version + 1");
+        assertThat(stale.shards().map().shardOf(partition)).isEqualTo("c");
+
+        EnqueueResult result = stale.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1"));
+
+        assertThat(result.outcome()).isEqualTo(EnqueueOutcome.CREATED);
+        assertThat(count(this.b)).isOne();
+        assertThat(count(this.c)).isZero();
+        assertThat(stale.shards().map().shardOf(partition)).isEqualTo("b");
+    }
+
+    @Test
+    void dedupHoldsAcrossNodesAndShards() throws Exception {
+        List<PgQueue> nodes = List.of(node(), node(), node());
+        ExecutorService threads = Executors.newFixedThreadPool(12);
+        Map<String, List<EnqueueResult>> byKey = new ConcurrentHashMap<>();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> calls = new ArrayList<>();
+        try {
+            for (int t = 0; t < 12; t++) {
+                PgQueue node = nodes.get(t % 3);
+                calls.add(threads.submit(() -> {
+                    start.await();
+                    for (int k = 0; k < 100; k++) {
+                        String key = "key-" + k;
+                        EnqueueResult result = node.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey(key));
+                        byKey.computeIfAbsent(key, any -> java.util.Collections.synchronizedList(new ArrayList<>())).add(result);
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> call : calls) {
+                call.get();
+            }
+        }
+        finally {
+            threads.shutdownNow();
+        }
+        assertThat(count(this.main) + count(this.b) + count(this.c)).isEqualTo(100);
+        byKey.forEach((key, results) -> {
+            assertThat(results).hasSize(12);
+            assertThat(results).filteredOn(r -> r.outcome() == EnqueueOutcome.CREATED).hasSize(1);
+            assertThat(results).extracting(EnqueueResult::jobId).containsOnly(results.get(0).jobId());
+        });
+    }
+
+    @Test
+    void theSchemaHashesKeysAsTheNodesDo() {
+        node();
+        JdbcTemplate jdbc = new JdbcTemplate(this.main.dataSource());
+        Random random = new Random(17);
+        List<String> keys = new ArrayList<>(List.of("", "a", "ab", "abc", "abcd", "order-1", "Ünïcödé ключ", "😀 emoji"));
+        for (int i = 0; i < 300; i++) {
+            byte[] bytes = new byte[random.nextInt(40)];
+            for (int j = 0; j < bytes.length; j++) {
+                bytes[j] = (byte) (' ' + random.nextInt(95));
+            }
+            keys.add(new String(bytes, StandardCharsets.US_ASCII) + (i % 3 == 0 ? "é" : ""));
+        }
+        for (String key : keys) {
+            assertThat(jdbc.queryForObject("SELECT pgqueue.partition_of(?, 1024)", Integer.class, key)).as(key)
+                .isEqualTo(PartitionHash.partitionOf(key, 1024));
+        }
+    }
+
+    @Test
+    void refusesADatabaseOfAnotherInstallationAndANodeConfiguredWithoutTheShards() {
+        node();
+        TestDatabase other = TestDatabase.create("shard_other");
+        try {
+            PgQueue.builder(other.dataSource()).tasks(TASKS).migrateSchema(true).shard("x", this.b.dataSource()).build();
+            throw new AssertionError("expected a refusal");
+        }
+        catch (ShardException ex) {
+            assertThat(ex).hasMessageContaining("The database configured as shard 'x' is shard 'b' (number 1) of installation");
+        }
+        finally {
+            other.close();
+        }
+        PgQueue unsharded = PgQueue.builder(this.main.dataSource()).tasks(TASKS).build();
+        assertThatThrownBy(unsharded::start).isInstanceOf(ShardException.class)
+            .hasMessageContaining("coordinates shards [b, c], which hold partitions; configure them under pgqueue.shards");
+        assertThatThrownBy(() -> PgQueue.builder(this.main.dataSource()).tasks(TASKS).shard("b", this.b.dataSource()).build())
+            .isInstanceOf(ShardException.class)
+            .hasMessageContaining("places partitions on shards [c], which are not configured");
+    }
+
+    @Test
+    void anInstallationWithJobsKeepsEveryPartitionOnItsDatabase() {
+        PgQueue unsharded = PgQueue.builder(this.main.dataSource()).tasks(TASKS).migrateSchema(true).build();
+        unsharded.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1"));
+        unsharded.stop();
+
+        PgQueue sharded = node();
+
+        assertThat(sharded.shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 1024));
+        assertThat(held(this.b)).isEmpty();
+        assertThat(sharded.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1")).outcome())
+            .isEqualTo(EnqueueOutcome.KEPT_EXISTING);
+        assertThat(sharded.client().enqueue("mail", Map.of()).jobId() >>> 48).isZero();
+    }
+
+    private TestDatabase shardOf(int partition) {
+        return List.of(this.main, this.b, this.c).get(partition % 3);
+    }
+
+    private static List<Integer> held(TestDatabase shard) {
+        return new PartitionStore(shard.dataSource(), io.pgqueue.QueueConfig.defaults()).heldPartitions().keySet().stream().toList();
+    }
+
+    private static long count(TestDatabase shard) {
+        return new JdbcTemplate(shard.dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job", Long.class);
+    }
+}
