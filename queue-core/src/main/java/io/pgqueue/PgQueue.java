@@ -166,7 +166,7 @@ public final class PgQueue {
         if (this.workerSettings == null || (this.workers != null && this.workers.isRunning())) {
             return;
         }
-        this.workers = new QueueWorkers(this.stores, this.workerSettings, List.copyOf(this.workerTasks.get()),
+        this.workers = new QueueWorkers(this.shards, this.workerSettings, List.copyOf(this.workerTasks.get()),
                 this.mapper, this.executors, this.telemetry);
         this.workers.start();
     }

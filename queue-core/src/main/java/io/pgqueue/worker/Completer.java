@@ -101,9 +101,10 @@ final class Completer extends BackgroundService implements JobExecutor.Recorder 
      * @param batchSize the most starts or outcomes written in one statement
      * @param listener receives what the writes found
      * @param events receives the states the outcomes led to
+     * @param threadSuffix appended to the writer thread's name
      */
-    Completer(JobStore store, Duration lease, int batchSize, Listener listener, QueueEvents events) {
-        super("pgqueue-completer", RETRY_DELAY.multipliedBy(5));
+    Completer(JobStore store, Duration lease, int batchSize, Listener listener, QueueEvents events, String threadSuffix) {
+        super("pgqueue-completer" + threadSuffix, RETRY_DELAY.multipliedBy(5));
         this.store = store;
         this.lease = lease;
         this.batchSize = batchSize;

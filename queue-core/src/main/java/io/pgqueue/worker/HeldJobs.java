@@ -40,6 +40,14 @@ final class HeldJobs {
         this.jobs.remove(job.jobId(), job);
     }
 
+    /**
+     * @param jobId a job id
+     * @return the held job of that id, or {@code null}
+     */
+    RunningJob get(long jobId) {
+        return this.jobs.get(jobId);
+    }
+
     /** @return every held job */
     Collection<RunningJob> all() {
         return this.jobs.values();

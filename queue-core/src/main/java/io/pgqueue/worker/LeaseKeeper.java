@@ -2,6 +2,7 @@ package io.pgqueue.worker;
 
 import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 
 import io.pgqueue.BackgroundService;
 import io.pgqueue.store.FencedResult;
@@ -31,8 +32,22 @@ final class LeaseKeeper extends BackgroundService {
 
     private final List<PoolSlots> pools;
 
-    LeaseKeeper(JobStore store, HeldJobs held, WorkerSettings settings, Completer completer, List<PoolSlots> pools) {
-        super("pgqueue-lease-keeper", settings.heartbeatInterval().plusSeconds(5));
+    /** Which of the held jobs are this keeper's: those of its shard. */
+    private final Predicate<RunningJob> mine;
+
+    /**
+     * @param store the shard's job store
+     * @param held the node's held jobs
+     * @param settings the worker settings
+     * @param completer the shard's completer
+     * @param pools the pools to look for hung handlers in (one keeper per node does)
+     * @param mine which held jobs' leases this keeper renews
+     * @param threadSuffix appended to the thread's name
+     */
+    LeaseKeeper(JobStore store, HeldJobs held, WorkerSettings settings, Completer completer, List<PoolSlots> pools,
+            Predicate<RunningJob> mine, String threadSuffix) {
+        super("pgqueue-lease-keeper" + threadSuffix, settings.heartbeatInterval().plusSeconds(5));
+        this.mine = mine;
         this.store = store;
         this.held = held;
         this.settings = settings;
@@ -54,7 +69,8 @@ final class LeaseKeeper extends BackgroundService {
         // A handler still running a lease after its timeout's interrupt ignores it: its job is
         // (being) rescued, and the handler is declared hung.
         this.pools.forEach(pool -> pool.findHung(now, this.settings.lease().toNanos()));
-        List<RunningJob> jobs = this.held.all().stream().filter(job -> job.keepsLease(now, writeGrace)).toList();
+        List<RunningJob> jobs = this.held.all().stream().filter(job -> this.mine.test(job) && job.keepsLease(now, writeGrace))
+            .toList();
         for (int from = 0; from < jobs.size(); from += this.settings.batchSizes().heartbeat()) {
             List<RunningJob> batch = jobs.subList(from, Math.min(jobs.size(), from + this.settings.batchSizes().heartbeat()));
             try {

@@ -42,8 +42,9 @@ final class Maintenance extends BackgroundService {
 
     private final Rescuer rescuer;
 
-    Maintenance(JobStore jobs, NodeStore nodes, Retention retention, WorkerSettings settings, Rescuer rescuer) {
-        super("pgqueue-maintenance", Duration.ofSeconds(30));
+    Maintenance(JobStore jobs, NodeStore nodes, Retention retention, WorkerSettings settings, Rescuer rescuer,
+            String threadSuffix) {
+        super("pgqueue-maintenance" + threadSuffix, Duration.ofSeconds(30));
         this.retention = retention;
         this.rescuer = rescuer;
         this.jobs = jobs;

@@ -54,8 +54,8 @@ final class NotificationListener extends BackgroundService {
     private final Runnable onReconnect;
 
     NotificationListener(DataSource dataSource, Collection<String> channels, Consumer<String> onNotification,
-            Runnable onReconnect) {
-        super("pgqueue-listener", Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS * 4L));
+            Runnable onReconnect, String threadSuffix) {
+        super("pgqueue-listener" + threadSuffix, Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS * 4L));
         this.dataSource = dataSource;
         this.channels = channels;
         this.onNotification = onNotification;

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -37,7 +38,8 @@ final class PoolSlots {
 
     private final Executor executor;
 
-    private final Wakeups wakeups;
+    /** The claims of the pool's producers, one per shard. */
+    private final List<ShardClaims> claimers = new CopyOnWriteArrayList<>();
 
     /** Hands jobs this node will not run back to the queue. */
     private final Consumer<List<RunningJob>> handBack;
@@ -47,18 +49,28 @@ final class PoolSlots {
     private final Condition idle = this.lock.newCondition();
 
     PoolSlots(String pool, Collection<WorkerTask> tasks, PoolSettings settings, HeldJobs held, JobExecutor jobExecutor,
-            Executor executor, Wakeups wakeups, Consumer<List<RunningJob>> handBack) {
+            Executor executor, Consumer<List<RunningJob>> handBack) {
         this.pool = pool;
         this.handBack = handBack;
         this.held = held;
         this.jobExecutor = jobExecutor;
         this.executor = executor;
-        this.wakeups = wakeups;
         tasks.forEach(task -> this.slots.put(task.name(), new TaskSlot(task, settings)));
     }
 
     Collection<String> tasks() {
         return this.slots.keySet();
+    }
+
+    /**
+     * Adds a producer, which claims for the pool from one shard.
+     * @param wakeups wakes the producer
+     * @return the producer's claims, to pass to the methods that claim
+     */
+    ShardClaims register(Wakeups wakeups) {
+        ShardClaims claims = new ShardClaims(this.slots.keySet(), wakeups);
+        this.claimers.add(claims);
+        return claims;
     }
 
     /** @return the most jobs the pool holds at once: per task its concurrency plus the maximum prefetch */
@@ -70,11 +82,13 @@ final class PoolSlots {
      * Free capacity per task that is worth a claim. Finished jobs whose outcomes wait to be
      * written still count against it: claiming must not run ahead of the completer, or a slow
      * outcome write (a huge table, a busy disk) would pile finished jobs up in memory without bound.
+     * What is returned is reserved for the claim until {@link #buffer} or {@link #claimFailed}.
+     * @param claims the claiming producer's claims
      * @param paused tasks not to claim
      * @param maxClaim the most jobs of one task one claim takes
      * @param pollNanos after how long an exhausted task is looked at again
      */
-    List<ClaimLimit> demand(Set<String> paused, int maxClaim, long pollNanos) {
+    List<ClaimLimit> demand(ShardClaims claims, Set<String> paused, int maxClaim, long pollNanos) {
         List<ClaimLimit> limits = new ArrayList<>();
         Map<String, Integer> unwritten = new HashMap<>();
         this.lock.lock();
@@ -89,9 +103,11 @@ final class PoolSlots {
             }
             long now = System.nanoTime();
             for (TaskSlot slot : this.slots.values()) {
-                int free = slot.demand(unwritten.getOrDefault(slot.name(), 0), now, pollNanos);
+                int free = slot.demand(claims.task(slot.name()), unwritten.getOrDefault(slot.name(), 0), now, pollNanos);
                 if (free > 0 && !paused.contains(slot.name())) {
-                    limits.add(new ClaimLimit(slot.name(), Math.min(free, maxClaim)));
+                    int limit = Math.min(free, maxClaim);
+                    slot.claiming += limit;
+                    limits.add(new ClaimLimit(slot.name(), limit));
                 }
             }
         }
@@ -101,11 +117,14 @@ final class PoolSlots {
         return limits;
     }
 
-    /** @return the claimed jobs, held by this node */
-    List<RunningJob> hold(List<ClaimedJob> claimed, long sentNanos, long leaseNanos) {
+    /**
+     * @param shard the shard the jobs were claimed from
+     * @return the claimed jobs, held by this node
+     */
+    List<RunningJob> hold(List<ClaimedJob> claimed, long sentNanos, long leaseNanos, ShardWorkers shard) {
         List<RunningJob> jobs = new ArrayList<>(claimed.size());
         for (ClaimedJob job : claimed) {
-            RunningJob running = new RunningJob(job, this.slots.get(job.task()).task, this);
+            RunningJob running = new RunningJob(job, this.slots.get(job.task()).task, this, shard);
             running.leaseConfirmed(sentNanos, leaseNanos);
             this.held.hold(running);
             jobs.add(running);
@@ -114,21 +133,38 @@ final class PoolSlots {
     }
 
     /**
-     * Buffers claimed jobs and starts as many as slots allow.
+     * Buffers claimed jobs and starts as many as slots allow; the claim's reservation ends.
+     * @param claims the claiming producer's claims
      * @param counts the jobs claimed per task
+     * @param limits what the claim asked for ({@link #demand})
      * @return whether some task got all it asked for: more may be waiting, claim again at once
      */
-    boolean buffer(List<RunningJob> jobs, Map<String, Integer> counts, List<ClaimLimit> limits) {
+    boolean buffer(ShardClaims claims, List<RunningJob> jobs, Map<String, Integer> counts, List<ClaimLimit> limits) {
         boolean full = false;
         this.lock.lock();
         try {
             jobs.forEach(job -> this.slots.get(job.task()).buffer.add(job));
             long now = System.nanoTime();
             for (ClaimLimit limit : limits) {
-                full |= this.slots.get(limit.task()).claimed(counts.getOrDefault(limit.task(), 0), limit.limit(), now);
+                this.slots.get(limit.task()).claiming -= limit.limit();
+                full |= claims.task(limit.task()).claimed(counts.getOrDefault(limit.task(), 0), limit.limit(), now);
             }
             this.slots.values().forEach(this::dispatch);
             return full;
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * A claim failed or its jobs were not kept (the pool stopped meanwhile): its reservation ends.
+     * @param limits what the claim asked for ({@link #demand})
+     */
+    void claimFailed(List<ClaimLimit> limits) {
+        this.lock.lock();
+        try {
+            limits.forEach(limit -> this.slots.get(limit.task()).claiming -= limit.limit());
         }
         finally {
             this.lock.unlock();
@@ -211,9 +247,7 @@ final class PoolSlots {
             inSlots = slot.hungInSlots.size();
             if (freed) {
                 dispatch(slot);
-                if (slot.wantsRefill()) {
-                    this.wakeups.request(true);
-                }
+                requestRefill(slot);
             }
             else if (inSlots >= slot.task.concurrency() && !slot.buffer.isEmpty()) {
                 waiting = new ArrayList<>(slot.buffer);
@@ -241,11 +275,14 @@ final class PoolSlots {
         }
     }
 
-    /** @return whether the last claim of some task got all it asked for */
-    boolean moreWaiting() {
+    /**
+     * @param claims a producer's claims
+     * @return whether its last claim of some task got all it asked for
+     */
+    boolean moreWaiting(ShardClaims claims) {
         this.lock.lock();
         try {
-            return this.slots.values().stream().anyMatch(slot -> slot.moreWaiting);
+            return claims.all().stream().anyMatch(task -> task.moreWaiting);
         }
         finally {
             this.lock.unlock();
@@ -253,27 +290,41 @@ final class PoolSlots {
     }
 
     /**
-     * New jobs may be due.
+     * New jobs may be due on a producer's shard.
+     * @param claims the producer's claims
      * @param task the task, or {@code null} for every task
      */
-    void woken(String task) {
+    void woken(ShardClaims claims, String task) {
         this.lock.lock();
         try {
-            this.slots.values().stream().filter(slot -> task == null || slot.name().equals(task)).forEach(TaskSlot::woken);
+            this.slots.keySet().stream().filter(name -> task == null || name.equals(task))
+                .forEach(name -> claims.task(name).woken());
         }
         finally {
             this.lock.unlock();
         }
     }
 
-    /** The poll interval passed: look at every task again. */
-    void lookAgain() {
+    /**
+     * The poll interval passed: a producer looks at every task again.
+     * @param claims the producer's claims
+     */
+    void lookAgain(ShardClaims claims) {
         this.lock.lock();
         try {
-            this.slots.values().forEach(slot -> slot.exhausted = false);
+            claims.all().forEach(task -> task.exhausted = false);
         }
         finally {
             this.lock.unlock();
+        }
+    }
+
+    /** Wakes, for an early refill, the producers whose last claim of the task left jobs behind. Under the lock. */
+    private void requestRefill(TaskSlot slot) {
+        for (ShardClaims claims : this.claimers) {
+            if (slot.wantsRefill(claims.task(slot.name()))) {
+                claims.wakeups.request(true);
+            }
         }
     }
 
@@ -353,9 +404,7 @@ final class PoolSlots {
             slot.prefetch.record(nanos);
             dispatch(slot);
             // Refill early if the buffer runs low and the last claim left jobs behind.
-            if (slot.wantsRefill()) {
-                this.wakeups.request(true);
-            }
+            requestRefill(slot);
             this.idle.signalAll();
         }
         finally {

@@ -1,12 +1,10 @@
 package io.pgqueue.worker;
 
 import java.time.Duration;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -20,14 +18,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The producer of one worker pool: a fetch loop that claims due jobs for all of the pool's tasks
- * in one statement and hands them to the pool's {@link PoolSlots}, which buffer them (STARTING)
- * and start them on the pool's handler threads, where a {@link JobExecutor} runs them.
+ * The producer of one worker pool on one shard: a fetch loop that claims due jobs for all of the
+ * pool's tasks in one statement and hands them to the pool's {@link PoolSlots}, which buffer them
+ * (STARTING) and start them on the pool's handler threads, where a {@link JobExecutor} runs them.
+ * A sharded node runs one producer per pool and shard, all feeding the pool's one set of slots,
+ * so a slow or unreachable shard holds up only its own producer.
  * <p>
  * Backpressure: the loop asks for each task exactly its free capacity — concurrency plus the
- * adaptive prefetch depth, minus the jobs running, buffered and finished but not yet written — so
- * the node never holds more than {@code concurrency + maxPrefetch} jobs per task, whatever the
- * backlog, and claiming never runs ahead of the outcome writes. It waits for {@link Wakeups}:
+ * adaptive prefetch depth, minus the jobs running, buffered, finished but not yet written and
+ * asked for by the claims of other shards in flight — so the node never holds more than
+ * {@code concurrency + maxPrefetch} jobs per task, whatever the backlog and the number of shards,
+ * and claiming never runs ahead of the outcome writes. It waits for {@link Wakeups}:
  * notifications, freed capacity, the poll interval.
  */
 final class Producer extends BackgroundService {
@@ -48,6 +49,8 @@ final class Producer extends BackgroundService {
 
     private final String owner;
 
+    private final ShardWorkers shard;
+
     private final JobStore store;
 
     private final WorkerSettings settings;
@@ -60,46 +63,41 @@ final class Producer extends BackgroundService {
 
     private final PoolSlots slots;
 
+    /** What this producer's claims found, per task. */
+    private final ShardClaims claims;
+
     /** Tasks paused by an operator; refreshed by the runtime once per poll interval. */
     private volatile Set<String> paused = Set.of();
 
     /** When the last claim started (local clock); only the fetch thread uses it. */
     private long lastClaimStartedAt = System.nanoTime() - CLAIM_SPACING_NANOS;
 
-    Producer(String name, Collection<WorkerTask> tasks, WorkerSettings settings, JobStore store, HeldJobs held,
-            JobExecutor jobExecutor, Executor executor, QueueEvents events) {
-        super("pgqueue-" + name + "-fetch", settings.pollInterval().plusSeconds(5));
+    /**
+     * @param name the pool's name
+     * @param slots the pool's slots
+     * @param settings the worker settings
+     * @param shard the shard this producer claims from
+     * @param held the node's held jobs
+     * @param events where events go
+     * @param threadSuffix appended to the fetch thread's name
+     */
+    Producer(String name, PoolSlots slots, WorkerSettings settings, ShardWorkers shard, HeldJobs held,
+            QueueEvents events, String threadSuffix) {
+        super("pgqueue-" + name + "-fetch" + threadSuffix, settings.pollInterval().plusSeconds(5));
         this.name = name;
         this.owner = settings.nodeId() + "/" + name;
         this.settings = settings;
-        this.store = store;
+        this.shard = shard;
+        this.store = shard.store();
         this.held = held;
         this.events = events;
-        this.slots = new PoolSlots(name, tasks, settings.pool(name), held, jobExecutor, executor, this.wakeups,
-                jobs -> handBack(jobs, "buffered behind hung handlers"));
-    }
-
-    String name() {
-        return this.name;
-    }
-
-    Collection<String> tasks() {
-        return this.slots.tasks();
-    }
-
-    /** @return the pool's task slots */
-    PoolSlots slots() {
-        return this.slots;
-    }
-
-    /** @return the most jobs this pool can hold at once: per task its concurrency plus maximum prefetch */
-    int capacity() {
-        return this.slots.capacity(this.settings.pool(this.name).maxPrefetch());
+        this.slots = slots;
+        this.claims = slots.register(this.wakeups);
     }
 
     /** Outcomes were written: the capacity they held is free again; claim at once if jobs wait. */
     void outcomesWritten() {
-        if (this.slots.moreWaiting()) {
+        if (this.slots.moreWaiting(this.claims)) {
             this.wakeups.request(true);
         }
     }
@@ -121,18 +119,14 @@ final class Producer extends BackgroundService {
      * @param task the task name, or {@code null} for all tasks of the pool
      */
     void wake(String task) {
-        this.slots.woken(task);
+        this.slots.woken(this.claims, task);
         this.wakeups.request(false);
-    }
-
-    PoolState state() {
-        return this.slots.state(this.paused);
     }
 
     /** Stops claiming and hands buffered jobs back to READY at once. */
     @Override
     protected void stopped() {
-        handBack(this.slots.drainBuffers(), "buffered");
+        ShardWorkers.handBack(this.name, this.slots.drainBuffers(), "buffered", this.held);
     }
 
     @Override
@@ -145,7 +139,7 @@ final class Producer extends BackgroundService {
         long backoff = 0;
         int failures = 0;
         while (isRunning() && !Thread.currentThread().isInterrupted()) {
-            List<ClaimLimit> limits = this.slots.demand(this.paused, this.settings.batchSizes().claim(),
+            List<ClaimLimit> limits = this.slots.demand(this.claims, this.paused, this.settings.batchSizes().claim(),
                     this.settings.pollInterval().toNanos());
             boolean more = false;
             if (!limits.isEmpty()) {
@@ -157,21 +151,23 @@ final class Producer extends BackgroundService {
                     this.events.claimRan(this.name, claimed.size(), Duration.ofNanos(System.nanoTime() - start));
                     more = accept(claimed, limits, start);
                     if (failures > 0) {
-                        log.info("Pool '{}' claims jobs again after {} failed attempts", this.name, failures);
+                        log.info("Pool '{}' claims jobs{} again after {} failed attempts", this.name, this.shard.describe(), failures);
                     }
                     backoff = 0;
                     failures = 0;
                 }
                 catch (RuntimeException ex) {
+                    this.slots.claimFailed(limits);
                     // Tried again at least every second: work resumes within a second of the
                     // server coming back, however long it was away.
                     backoff = retryPause(backoff);
                     if (failures++ == 0) {
-                        log.warn("Pool '{}' could not claim jobs, trying again every {} ms until it can: {}", this.name,
+                        log.warn("Pool '{}' could not claim jobs{}, trying again every {} ms until it can: {}", this.name, this.shard.describe(),
                                 MAX_RETRY_PAUSE.toMillis(), ex.toString());
                     }
                     else {
-                        log.debug("Pool '{}' could not claim jobs (attempt {}): {}", this.name, failures, ex.toString());
+                        log.debug("Pool '{}' could not claim jobs{} (attempt {}): {}", this.name, this.shard.describe(), failures,
+                                ex.toString());
                     }
                     pause(Duration.ofMillis(backoff));
                     continue;
@@ -182,7 +178,7 @@ final class Producer extends BackgroundService {
                 // notifications that follow closely a moment to join the same claim.
                 Wakeups.Wake wake = this.wakeups.await(this.settings.pollInterval(), this::isRunning);
                 if (wake == Wakeups.Wake.TIMED_OUT) {
-                    this.slots.lookAgain();
+                    this.slots.lookAgain(this.claims);
                 }
                 long spacing = this.lastClaimStartedAt + CLAIM_SPACING_NANOS - System.nanoTime();
                 if (wake != Wakeups.Wake.REFILL && spacing > 0 && isRunning()) {
@@ -200,28 +196,13 @@ final class Producer extends BackgroundService {
         Map<String, Integer> counts = new LinkedHashMap<>();
         claimed.forEach(job -> counts.merge(job.task(), 1, Integer::sum));
         counts.forEach((task, count) -> this.events.claimed(this.name, task, count));
-        List<RunningJob> jobs = this.slots.hold(claimed, sentNanos, this.settings.lease().toNanos());
+        List<RunningJob> jobs = this.slots.hold(claimed, sentNanos, this.settings.lease().toNanos(), this.shard);
         if (isRunning()) {
-            return this.slots.buffer(jobs, counts, limits);
+            return this.slots.buffer(this.claims, jobs, counts, limits);
         }
         // The pool stopped while this claim ran: hand the jobs straight back.
-        handBack(jobs, "claimed while stopping");
+        this.slots.claimFailed(limits);
+        ShardWorkers.handBack(this.name, jobs, "claimed while stopping", this.held);
         return false;
-    }
-
-    /** Hands jobs this node will not run back to READY, keeping their attempt and place. */
-    private void handBack(List<RunningJob> jobs, String which) {
-        if (jobs.isEmpty()) {
-            return;
-        }
-        jobs.forEach(this.held::forget);
-        try {
-            this.store.release(jobs.stream().map(RunningJob::lease).toList());
-            log.info("Pool '{}' handed {} {} jobs back to the queue", this.name, jobs.size(), which);
-        }
-        catch (RuntimeException ex) {
-            log.warn("Pool '{}' could not hand back {} {} jobs; they return when their leases expire: {}", this.name,
-                    jobs.size(), which, ex.toString());
-        }
     }
 }

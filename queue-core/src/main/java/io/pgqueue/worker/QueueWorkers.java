@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -16,15 +17,14 @@ import javax.sql.DataSource;
 
 import io.pgqueue.AttemptOutcomes;
 import io.pgqueue.QueueConfig;
-import io.pgqueue.Rescuer;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.shard.Shards;
 import io.pgqueue.store.ControlStore;
-import io.pgqueue.store.FencedResult;
-import io.pgqueue.store.JobStore;
 import io.pgqueue.store.Lease;
 import io.pgqueue.store.NodeStore;
+import io.pgqueue.store.Outcome;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.store.QueueStores;
 import org.slf4j.Logger;
@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
 import tools.jackson.databind.ObjectMapper;
 
 /**
- * The worker runtime of one node: its pools, the completer that writes outcomes in batches, the
- * lease keeper, the notification listener, the rescuer and janitor, and the node's registration.
+ * The worker runtime of one node: its pools and, per shard ({@link ShardWorkers}), the producers
+ * that claim from it, the completer that writes outcomes in batches, the lease keeper, the
+ * notification listener, the rescuer and janitor; and the node's registration.
  * <p>
  * {@link #start()} and {@link #stop()} are idempotent; stop before start does nothing. Stopping is
  * graceful: claiming stops, buffered jobs go back to READY at once, running handlers get the
@@ -52,39 +53,29 @@ public final class QueueWorkers {
 
     private final WorkerSettings settings;
 
-    private final JobStore store;
-
-    private final DataSource dataSource;
-
-    private final String schema;
+    private final Shards shards;
 
     private final NodeStore nodes;
 
     private final ObjectMapper mapper;
 
-    private final List<Producer> pools = new ArrayList<>();
+    /** The pools' slots, by pool name: shared by the producers of every shard. */
+    private final Map<String, PoolSlots> pools = new LinkedHashMap<>();
 
-    private final Map<String, Producer> poolsByChannel = new LinkedHashMap<>();
-
-    private final Map<String, String> tasksByChannel = new LinkedHashMap<>();
+    private final List<ShardWorkers> shardWorkers = new ArrayList<>();
 
     private final List<Executor> executors = new ArrayList<>();
 
     private final HeldJobs held;
 
-    private final Completer completer;
-
-    private final LeaseKeeper leaseKeeper;
-
     private final QueueEvents events;
 
     private final ControlStore controls;
 
-    private final NotificationListener listener;
-
-    private final Maintenance maintenance;
-
     private final ScheduledExecutorService timers = scheduler("pgqueue-timer");
+
+    /** Tasks paused by an operator, as last read. */
+    private volatile Set<String> paused = Set.of();
 
     private volatile boolean running;
 
@@ -130,44 +121,75 @@ public final class QueueWorkers {
      */
     public QueueWorkers(QueueStores stores, WorkerSettings settings, Collection<WorkerTask> tasks, ObjectMapper mapper,
             WorkerExecutors executors, QueueTelemetry telemetry) {
-        QueueConfig config = stores.config();
-        DataSource dataSource = stores.dataSource();
+        this(Shards.unsharded(stores), settings, tasks, mapper, executors, telemetry);
+    }
+
+    /**
+     * Creates the runtime on an installation's shards, claiming from each; nothing runs until
+     * {@link #start()}. The pools' slots and handler threads are shared by the shards, so the jobs
+     * the node holds are bounded per pool whatever the number of shards.
+     * @param shards the installation's shards
+     * @param settings the worker settings
+     * @param tasks the tasks this node runs
+     * @param mapper the JSON mapper for payloads
+     * @param executors creates the executor of each pool
+     * @param telemetry where to report events (metrics) and execution observations (tracing)
+     */
+    public QueueWorkers(Shards shards, WorkerSettings settings, Collection<WorkerTask> tasks, ObjectMapper mapper,
+            WorkerExecutors executors, QueueTelemetry telemetry) {
+        QueueStores main = shards.main().stores();
         this.settings = settings;
-        this.dataSource = dataSource;
-        this.schema = config.schema();
+        this.shards = shards;
         this.events = telemetry.events();
-        this.controls = stores.controls();
-        this.store = stores.jobs();
-        this.nodes = stores.nodes();
+        this.controls = main.controls();
+        this.nodes = main.nodes();
         this.mapper = mapper;
         this.held = new HeldJobs(this.events);
-        this.completer = new Completer(this.store, settings.lease(), settings.batchSizes().write(), new Writes(), this.events);
-        this.maintenance = new Maintenance(this.store, this.nodes, config.retention(), settings,
-                new Rescuer(this.store, settings.batchSizes().maintenance(), this.events));
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
-        JobExecutor jobExecutor = new JobExecutor(tasks, mapper, outcomes, this.completer, this.timers, telemetry,
+        JobExecutor jobExecutor = new JobExecutor(tasks, mapper, outcomes, new Recorders(), this.timers, telemetry,
                 settings.nodeId());
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));
         for (Map.Entry<String, List<WorkerTask>> entry : byPool.entrySet()) {
+            String pool = entry.getKey();
             // Room for a hung handler outside the slots per slot (see TaskSlot).
             int threads = 2 * entry.getValue().stream().mapToInt(WorkerTask::concurrency).sum();
-            Executor executor = executors.create(entry.getKey(), threads);
+            Executor executor = executors.create(pool, threads);
             this.executors.add(executor);
-            Producer pool = new Producer(entry.getKey(), entry.getValue(), settings, this.store, this.held, jobExecutor,
-                    executor, this.events);
-            this.pools.add(pool);
-            for (WorkerTask task : entry.getValue()) {
-                String channel = this.store.channel(task.name());
-                this.poolsByChannel.put(channel, pool);
-                this.tasksByChannel.put(channel, task.name());
-            }
+            this.pools.put(pool, new PoolSlots(pool, entry.getValue(), settings.pool(pool), this.held, jobExecutor, executor,
+                    jobs -> ShardWorkers.handBack(pool, jobs, "buffered behind hung handlers", this.held)));
         }
-        this.leaseKeeper = new LeaseKeeper(this.store, this.held, settings, this.completer,
-                this.pools.stream().map(Producer::slots).toList());
-        this.listener = new NotificationListener(dataSource,
-                settings.notifications() ? List.copyOf(this.poolsByChannel.keySet()) : List.of(), this::onNotification,
-                () -> this.pools.forEach(pool -> pool.wake(null)));
+        ShardWorkers.Shared shared = new ShardWorkers.Shared(settings, this.held, this.pools, this.events, this.timers,
+                this.nodes, () -> this.shardWorkers.forEach(ShardWorkers::capacityFreed));
+        for (Shards.Shard shard : shards.all()) {
+            this.shardWorkers.add(new ShardWorkers(shard.name(), shard == shards.main(), shard.stores(), shared));
+        }
+    }
+
+    /** Records starts and outcomes with the completer of the shard each job was claimed from. */
+    private final class Recorders implements JobExecutor.Recorder {
+
+        @Override
+        public void started(Lease lease) {
+            completerOf(lease).started(lease);
+        }
+
+        @Override
+        public void finished(Outcome outcome) {
+            completerOf(outcome.lease()).finished(outcome);
+        }
+
+        private Completer completerOf(Lease lease) {
+            List<ShardWorkers> all = QueueWorkers.this.shardWorkers;
+            if (all.size() > 1) {
+                RunningJob job = QueueWorkers.this.held.get(lease.jobId());
+                if (job != null) {
+                    return job.shard.completer();
+                }
+            }
+            // Unsharded; or no longer held, when the write can only find the lease lost anyway.
+            return all.get(0).completer();
+        }
     }
 
     /** @return this node's id */
@@ -192,21 +214,20 @@ public final class QueueWorkers {
             throw new IllegalStateException("Queue workers cannot be restarted once stopped; create new ones");
         }
         // Fail here, with what to do, rather than in every claim.
-        QueueSchema.requireMigrated(this.dataSource, this.schema);
+        for (Shards.Shard shard : this.shards.all()) {
+            QueueSchema.requireMigrated(shard.stores().dataSource(), shard.stores().config().schema());
+        }
         this.nodes.register(this.settings.nodeId(), WorkerSettings.hostName(), poolsJson());
-        this.completer.start();
         refreshPaused();
-        this.pools.forEach(Producer::start);
-        this.listener.start();
-        this.leaseKeeper.start();
+        this.shardWorkers.forEach(ShardWorkers::start);
         long heartbeat = this.settings.heartbeatInterval().toMillis();
         this.timers.scheduleWithFixedDelay(guard(this::nodeHeartbeat), heartbeat, heartbeat, TimeUnit.MILLISECONDS);
         long poll = this.settings.pollInterval().toMillis();
         this.timers.scheduleWithFixedDelay(guard(this::refreshPaused), poll, poll, TimeUnit.MILLISECONDS);
-        this.maintenance.start();
         this.running = true;
-        log.info("pgqueue node '{}' started pools {}", this.settings.nodeId(),
-                this.pools.stream().map(pool -> pool.name() + pool.tasks()).toList());
+        log.info("pgqueue node '{}' started pools {}{}", this.settings.nodeId(),
+                this.pools.entrySet().stream().map(pool -> pool.getKey() + pool.getValue().tasks()).toList(),
+                this.shards.sharded() ? " on shards " + this.shardWorkers.stream().map(ShardWorkers::name).toList() : "");
     }
 
     /**
@@ -220,36 +241,37 @@ public final class QueueWorkers {
         this.running = false;
         this.stopped = true;
         try {
-            this.listener.stop();
-            this.pools.forEach(Producer::stop);
+            this.shardWorkers.forEach(ShardWorkers::stopClaiming);
             long deadline = System.nanoTime() + this.settings.shutdownTimeout().toNanos();
             boolean idle = true;
-            for (Producer pool : this.pools) {
-                idle &= pool.slots().awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            for (PoolSlots pool : this.pools.values()) {
+                idle &= pool.awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             }
             if (!idle) {
                 this.held.all().stream().filter(RunningJob::isRunning).forEach(job -> {
                     log.warn("Interrupting {} at shutdown", job);
                     job.interruptForShutdown();
                 });
-                for (Producer pool : this.pools) {
-                    if (!pool.slots().awaitIdle(INTERRUPT_GRACE)) {
+                for (Map.Entry<String, PoolSlots> pool : this.pools.entrySet()) {
+                    if (!pool.getValue().awaitIdle(INTERRUPT_GRACE)) {
                         log.warn("Pool '{}' still has handlers running after their interrupt; their jobs return when "
-                                + "their leases expire", pool.name());
+                                + "their leases expire", pool.getKey());
                     }
                 }
             }
-            if (!this.completer.awaitDrained(DRAIN_TIMEOUT)) {
-                log.warn("Not every outcome could be written before shutdown; those jobs return when their leases expire");
+            long drainDeadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
+            for (ShardWorkers shard : this.shardWorkers) {
+                if (!shard.drain(Duration.ofNanos(Math.max(0, drainDeadline - System.nanoTime())))) {
+                    log.warn("Not every outcome could be written before shutdown{}; those jobs return when their "
+                            + "leases expire", shard.describe());
+                }
             }
-            this.completer.stop();
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
         }
         finally {
-            this.leaseKeeper.stop();
-            this.maintenance.stop();
+            this.shardWorkers.forEach(ShardWorkers::stopRest);
             this.timers.shutdownNow();
             for (Executor executor : this.executors) {
                 shutdown(executor);
@@ -266,54 +288,19 @@ public final class QueueWorkers {
 
     /** @return the state of each pool, for metrics and operators */
     public List<PoolState> pools() {
-        return this.pools.stream().map(Producer::state).toList();
+        Set<String> paused = this.paused;
+        return this.pools.values().stream().map(pool -> pool.state(paused)).toList();
     }
 
     /** Reads which tasks operators paused; every node honours a pause within one poll interval. */
     private void refreshPaused() {
         try {
-            java.util.Set<String> paused = this.controls.pausedTasks();
-            this.pools.forEach(pool -> pool.setPaused(paused));
+            Set<String> paused = this.controls.pausedTasks();
+            this.paused = paused;
+            this.shardWorkers.forEach(shard -> shard.setPaused(paused));
         }
         catch (RuntimeException ex) {
             log.debug("Could not read paused tasks: {}", ex.toString());
-        }
-    }
-
-    private void onNotification(String channel) {
-        Producer pool = this.poolsByChannel.get(channel);
-        if (pool != null) {
-            pool.wake(this.tasksByChannel.get(channel));
-        }
-    }
-
-    /** Applies what the completer's writes found to the held jobs and the pools. */
-    private final class Writes implements Completer.Listener {
-
-        @Override
-        public void startsWritten(FencedResult result) {
-            QueueWorkers.this.held.apply(result, QueueWorkers.this.completer);
-        }
-
-        @Override
-        public void outcomesWritten(List<Lease> leases, FencedResult result) {
-            QueueWorkers.this.held.written(leases, result.lost());
-            QueueWorkers.this.pools.forEach(Producer::outcomesWritten);
-        }
-
-        /** A job went back to READY here (retry, re-run): look for it when it is due, not at the next poll. */
-        @Override
-        public void requeued(String task, Duration delay) {
-            Producer pool = QueueWorkers.this.poolsByChannel.get(QueueWorkers.this.store.channel(task));
-            if (pool == null || delay.compareTo(QueueWorkers.this.settings.pollInterval()) >= 0) {
-                return;
-            }
-            if (delay.isZero()) {
-                pool.wake(task);
-            }
-            else if (QueueWorkers.this.running) {
-                QueueWorkers.this.timers.schedule(() -> pool.wake(task), delay.toNanos(), TimeUnit.NANOSECONDS);
-            }
         }
     }
 
@@ -337,9 +324,8 @@ public final class QueueWorkers {
 
     private String poolsJson() {
         Map<String, Object> pools = new LinkedHashMap<>();
-        for (Producer pool : this.pools) {
-            pools.put(pool.name(), Map.of("tasks", List.copyOf(pool.tasks()), "capacity", pool.capacity()));
-        }
+        this.pools.forEach((name, pool) -> pools.put(name, Map.of("tasks", List.copyOf(pool.tasks()),
+                "capacity", pool.capacity(this.settings.pool(name).maxPrefetch()))));
         return this.mapper.writeValueAsString(pools);
     }
 

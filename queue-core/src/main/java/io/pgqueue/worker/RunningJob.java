@@ -24,6 +24,9 @@ final class RunningJob implements TaskContext {
     /** The pool slots whose buffer and handler slot the job occupies (a hung handler may give its slot up). */
     final PoolSlots slots;
 
+    /** The shard the job was claimed from, which takes every write about it. */
+    final ShardWorkers shard;
+
     /** Local clock when the claim returned, to place the start on the database clock. */
     final long claimedNanos = System.nanoTime();
 
@@ -63,10 +66,11 @@ final class RunningJob implements TaskContext {
     /** When the handler finished (local clock), 0 while it runs; the outcome may not be written yet. */
     private volatile long finishedNanos;
 
-    RunningJob(ClaimedJob job, WorkerTask task, PoolSlots slots) {
+    RunningJob(ClaimedJob job, WorkerTask task, PoolSlots slots, ShardWorkers shard) {
         this.job = job;
         this.task = task;
         this.slots = slots;
+        this.shard = shard;
     }
 
     Lease lease() {

@@ -34,19 +34,8 @@ final class TaskSlot {
     /** Hung handlers that gave up their slot (not counted in {@link #running}); at most the concurrency. */
     int hungOutside;
 
-    /** The last claim found fewer due jobs than it asked for; wait for a notification or the poll. */
-    boolean exhausted;
-
-    /** When {@link #exhausted} was set (local clock). */
-    long exhaustedAt;
-
-    /** The last claim got all it asked for: more jobs are probably waiting. */
-    boolean moreWaiting;
-
-    /** Wake-ups received; compared across a claim to spot notifications the claim may have missed. */
-    long wakes;
-
-    long wakesAtClaim;
+    /** Jobs asked for by claims in flight (one per shard at most), not yet buffered. */
+    int claiming;
 
     TaskSlot(WorkerTask task, PoolSettings settings) {
         this.task = task;
@@ -58,47 +47,27 @@ final class TaskSlot {
     }
 
     /**
-     * Returns how many jobs a claim may ask for now and remembers the wake-ups seen, so that
-     * {@link #claimed} can tell whether a notification arrived during the claim.
+     * Returns how many jobs a claim of one shard may ask for now, and remembers the wake-ups seen,
+     * so that {@link ShardClaims.Task#claimed} can tell whether a notification arrived during the
+     * claim. Claims of other shards in flight count against the free capacity, so the shards of a
+     * pool together never claim more than it can hold.
+     * @param claims what this shard's claims found for the task
      * @param unwritten finished jobs of the task whose outcomes are not written yet
      * @param now the local clock
      * @param pollNanos the poll interval: however busy the other tasks keep the producer, an
      * exhausted task is looked at again after it (scheduled, retried and rescued jobs come without
      * a notification)
      */
-    int demand(int unwritten, long now, long pollNanos) {
-        if (this.exhausted && now - this.exhaustedAt >= pollNanos) {
-            this.exhausted = false;
-        }
-        this.wakesAtClaim = this.wakes;
+    int demand(ShardClaims.Task claims, int unwritten, long now, long pollNanos) {
+        claims.lookedAt(now, pollNanos);
         if (this.hungInSlots.size() >= this.task.concurrency()) {
             // Every handler slot is held by a handler that ignored its timeout: claimed jobs would
             // only wait behind them, while other nodes could run them.
             return 0;
         }
-        int free = this.task.concurrency() + this.prefetch.depth() - this.running - this.buffer.size() - unwritten;
-        return this.exhausted ? 0 : Math.max(free, 0);
-    }
-
-    /**
-     * Takes note of what a claim returned.
-     * @return whether the claim got all it asked for, so more jobs are probably waiting
-     */
-    boolean claimed(int got, int asked, long now) {
-        // Found fewer than asked: wait for a notification or the poll — unless one arrived during
-        // the claim, announcing a job the claim may have missed.
-        if (got < asked && this.wakes == this.wakesAtClaim) {
-            this.exhausted = true;
-            this.exhaustedAt = now;
-        }
-        this.moreWaiting = got >= asked;
-        return this.moreWaiting;
-    }
-
-    /** New jobs may be due: look for them at the next claim. */
-    void woken() {
-        this.exhausted = false;
-        this.wakes++;
+        int free = this.task.concurrency() + this.prefetch.depth() - this.running - this.buffer.size() - unwritten
+                - this.claiming;
+        return claims.exhausted ? 0 : Math.max(free, 0);
     }
 
     /** A buffered job starts in a free slot. */
@@ -159,9 +128,12 @@ final class TaskSlot {
         this.running--;
     }
 
-    /** @return whether the buffer runs low while the last claim left jobs behind: refill early */
-    boolean wantsRefill() {
-        return this.moreWaiting && this.buffer.size() <= this.prefetch.depth() / 2;
+    /**
+     * @param claims what a shard's claims found for the task
+     * @return whether the buffer runs low while that shard's last claim left jobs behind: refill early
+     */
+    boolean wantsRefill(ShardClaims.Task claims) {
+        return claims.moreWaiting && this.buffer.size() <= this.prefetch.depth() / 2;
     }
 
     PoolState.Task state(boolean paused) {

@@ -69,7 +69,7 @@ class BackgroundServiceContractTests {
             public void requeued(String task, Duration delay) {
             }
         }, new QueueEvents() {
-        });
+        }, "");
         WorkerTask task = WorkerTask.of(TaskDefinition.builder("contract").build(), (String payload, TaskContext context) -> {
         }, String.class, 1, Duration.ofSeconds(5), "default");
         HeldJobs held = new HeldJobs(new QueueEvents() {
@@ -78,20 +78,28 @@ class BackgroundServiceContractTests {
                 new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), completer.get(), timers,
                 QueueTelemetry.NONE, "contract");
         return Stream.of(
-                Arguments.of("producer", (Supplier<BackgroundService>) () -> new Producer("default", List.of(task), settings,
-                        store, held, executor, Runnable::run, new QueueEvents() {
-                        })),
+                Arguments.of("producer", (Supplier<BackgroundService>) () -> {
+                    Map<String, PoolSlots> pools = Map.of("default", new PoolSlots("default", List.of(task),
+                            PoolSettings.defaults(), held, executor, Runnable::run, jobs -> {
+                            }));
+                    ShardWorkers shard = new ShardWorkers("main", true, queue.stores(), new ShardWorkers.Shared(settings,
+                            held, pools, new QueueEvents() {
+                            }, timers, queue.stores().nodes(), () -> {
+                            }));
+                    return new Producer("default", pools.get("default"), settings, shard, held, new QueueEvents() {
+                    }, "");
+                }),
                 Arguments.of("completer", (Supplier<BackgroundService>) completer::get),
                 Arguments.of("lease keeper", (Supplier<BackgroundService>) () -> new LeaseKeeper(store, held, settings,
-                        completer.get(), List.of())),
+                        completer.get(), List.of(), job -> true, "")),
                 Arguments.of("notification listener", (Supplier<BackgroundService>) () -> new NotificationListener(
                         queue.dataSource(), List.of(store.channel("contract")), channel -> {
                         }, () -> {
-                        })),
+                        }, "")),
                 Arguments.of("maintenance", (Supplier<BackgroundService>) () -> new Maintenance(store,
                         queue.stores().nodes(), Retention.defaults(), settings,
                         new Rescuer(store, 100, new QueueEvents() {
-                        }))),
+                        }), "")),
                 Arguments.of("statistics poller", (Supplier<BackgroundService>) () -> new QueueStatsPoller(
                         queue.stores().stats(), Duration.ofMillis(200))),
                 Arguments.of("group committer", (Supplier<BackgroundService>) () -> GroupCommitters.create(store)));

@@ -51,7 +51,7 @@ class CompleterTests {
             public void requeued(String task, Duration delay) {
             }
         }, new QueueEvents() {
-        });
+        }, "");
         this.completer.start();
     }
 

@@ -171,7 +171,7 @@ class JobExecutorTests {
         Instant now = Instant.now();
         ClaimedJob claimed = new ClaimedJob(new Lease(7, 1), "push", payload, headers, 0, 1, 5, now, null, now, now,
                 now.plusSeconds(30));
-        return new RunningJob(claimed, task, null);
+        return new RunningJob(claimed, task, null, null);
     }
 
     private WorkerTask task;

@@ -39,7 +39,7 @@ class NotificationListenerTests {
         AtomicInteger reconnects = new AtomicInteger();
         NotificationListener listener = new NotificationListener(db.dataSource(), List.of("pgqueue_test_probe",
                 "pgqueue_test_a", "pgqueue_test_b"), channel -> received.computeIfAbsent(channel, key -> new AtomicInteger())
-                    .incrementAndGet(), reconnects::incrementAndGet);
+                    .incrementAndGet(), reconnects::incrementAndGet, "");
         listener.start();
         try {
             JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());

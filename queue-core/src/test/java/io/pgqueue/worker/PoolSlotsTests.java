@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -48,11 +49,13 @@ class PoolSlotsTests {
     @Test
     void aBufferedJobWhoseLeaseNoRenewalConfirmedForALeaseDoesNotStart() {
         PoolSlots slots = slots();
+        ShardClaims claims = slots.register(new Wakeups());
         long now = System.nanoTime();
-        List<RunningJob> jobs = new ArrayList<>(slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE));
-        jobs.addAll(slots.hold(List.of(claimed(8)), now, LEASE));
+        List<ClaimLimit> limits = slots.demand(claims, Set.of(), 2, LEASE);
+        List<RunningJob> jobs = new ArrayList<>(slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE, null));
+        jobs.addAll(slots.hold(List.of(claimed(8)), now, LEASE, null));
 
-        slots.buffer(jobs, Map.of("push", 2), List.of(new ClaimLimit("push", 2)));
+        slots.buffer(claims, jobs, Map.of("push", 2), limits);
 
         assertThat(this.ran).containsExactly(8L);
         assertThat(this.outcomes).extracting(outcome -> outcome.lease().jobId()).containsExactly(8L);
@@ -62,13 +65,39 @@ class PoolSlotsTests {
     @Test
     void aRenewalThatGotThroughKeepsABufferedJobStartable() {
         PoolSlots slots = slots();
+        ShardClaims claims = slots.register(new Wakeups());
         long now = System.nanoTime();
-        List<RunningJob> jobs = slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE);
+        List<RunningJob> jobs = slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE, null);
         jobs.get(0).leaseConfirmed(now, LEASE);
 
-        slots.buffer(jobs, Map.of("push", 1), List.of(new ClaimLimit("push", 1)));
+        slots.buffer(claims, jobs, Map.of("push", 1), slots.demand(claims, Set.of(), 1, LEASE));
 
         assertThat(this.ran).containsExactly(7L);
+    }
+
+    @Test
+    void theProducersOfSeveralShardsTogetherClaimNoMoreThanThePoolHolds() {
+        PoolSlots slots = slots();
+        ShardClaims a = slots.register(new Wakeups());
+        ShardClaims b = slots.register(new Wakeups());
+        int capacity = slots.capacity(PoolSettings.defaults().maxPrefetch());
+        long now = System.nanoTime();
+
+        List<ClaimLimit> first = slots.demand(a, Set.of(), 1_000, LEASE);
+        List<ClaimLimit> second = slots.demand(b, Set.of(), 1_000, LEASE);
+        assertThat(first).hasSize(1);
+        assertThat(first.get(0).limit()).isLessThanOrEqualTo(capacity);
+        assertThat(second).as("nothing left while the first claim is in flight").isEmpty();
+
+        // The first shard had one job: the capacity it did not get is free for the other shard again.
+        slots.buffer(a, slots.hold(List.of(claimed(7)), now, LEASE, null), Map.of("push", 1), first);
+        List<ClaimLimit> after = slots.demand(b, Set.of(), 1_000, LEASE);
+        assertThat(after).hasSize(1);
+        assertThat(after.get(0).limit()).isPositive().isLessThanOrEqualTo(capacity - 1);
+        slots.claimFailed(after);
+        assertThat(slots.demand(b, Set.of(), 1_000, LEASE)).isEqualTo(after);
+        // The first shard ran out of jobs: it waits for a notification, the other shard does not.
+        assertThat(slots.demand(a, Set.of(), 1_000, LEASE)).isEmpty();
     }
 
     private PoolSlots slots() {
@@ -89,7 +118,7 @@ class PoolSlotsTests {
                 new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), recorder, this.timers,
                 QueueTelemetry.NONE, "node-1");
         return new PoolSlots("default", List.of(task), PoolSettings.defaults(), this.held, executor, Runnable::run,
-                new Wakeups(), jobs -> {
+                jobs -> {
                 });
     }
 

@@ -1,0 +1,79 @@
+package io.pgqueue.worker;
+
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What one producer's claims found, per task of its pool. A pool claims from each shard with a
+ * producer of its own; one shard may have run out of a task's jobs while another has plenty, so
+ * this is kept per producer, while the slots and buffers are the pool's. Guarded by the pool
+ * slots' lock.
+ */
+final class ShardClaims {
+
+    /** One task, as this producer's claims found it. */
+    static final class Task {
+
+        /** The last claim found fewer due jobs than it asked for; wait for a notification or the poll. */
+        boolean exhausted;
+
+        /** When {@link #exhausted} was set (local clock). */
+        long exhaustedAt;
+
+        /** The last claim got all it asked for: more jobs are probably waiting. */
+        boolean moreWaiting;
+
+        /** Wake-ups received; compared across a claim to spot notifications the claim may have missed. */
+        long wakes;
+
+        long wakesAtClaim;
+
+        /** A claim is about to ask: an exhausted task is looked at again after the poll interval. */
+        void lookedAt(long now, long pollNanos) {
+            if (this.exhausted && now - this.exhaustedAt >= pollNanos) {
+                this.exhausted = false;
+            }
+            this.wakesAtClaim = this.wakes;
+        }
+
+        /**
+         * Takes note of what a claim returned.
+         * @return whether the claim got all it asked for, so more jobs are probably waiting
+         */
+        boolean claimed(int got, int asked, long now) {
+            // Found fewer than asked: wait for a notification or the poll — unless one arrived during
+            // the claim, announcing a job the claim may have missed.
+            if (got < asked && this.wakes == this.wakesAtClaim) {
+                this.exhausted = true;
+                this.exhaustedAt = now;
+            }
+            this.moreWaiting = got >= asked;
+            return this.moreWaiting;
+        }
+
+        /** New jobs may be due: look for them at the next claim. */
+        void woken() {
+            this.exhausted = false;
+            this.wakes++;
+        }
+    }
+
+    /** Wakes the producer these claims belong to. */
+    final Wakeups wakeups;
+
+    private final Map<String, Task> tasks = new LinkedHashMap<>();
+
+    ShardClaims(Collection<String> tasks, Wakeups wakeups) {
+        this.wakeups = wakeups;
+        tasks.forEach(task -> this.tasks.put(task, new Task()));
+    }
+
+    Task task(String name) {
+        return this.tasks.get(name);
+    }
+
+    Collection<Task> all() {
+        return this.tasks.values();
+    }
+}

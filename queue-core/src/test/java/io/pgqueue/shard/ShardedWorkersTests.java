@@ -1,0 +1,223 @@
+package io.pgqueue.shard;
+
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+import java.util.stream.IntStream;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.JobRequest;
+import io.pgqueue.PgQueue;
+import io.pgqueue.TaskContext;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestWorkers;
+import io.pgqueue.worker.PoolSettings;
+import io.pgqueue.worker.PoolState;
+import io.pgqueue.worker.WorkerTask;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Worker nodes on three shards (three databases on the test server): every job runs exactly once
+ * wherever it lives, a node holds no more than one shard's worth of jobs per pool, and a shard
+ * that is down holds up only its own jobs. Checked by a recorder.
+ */
+class ShardedWorkersTests {
+
+    private static final int CONCURRENCY = 4;
+
+    private TestDatabase main;
+
+    private TestDatabase b;
+
+    private TestDatabase c;
+
+    /** Shard c's connections, which fail while {@link #cDown} is set. */
+    private final AtomicBoolean cDown = new AtomicBoolean();
+
+    private final List<PgQueue> nodes = new ArrayList<>();
+
+    private final Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+    @BeforeEach
+    void databases() {
+        this.main = TestDatabase.create("shard_main");
+        this.b = TestDatabase.create("shard_b");
+        this.c = TestDatabase.create("shard_c");
+    }
+
+    @AfterEach
+    void close() {
+        this.nodes.forEach(PgQueue::stop);
+        this.main.close();
+        this.b.close();
+        this.c.close();
+    }
+
+    private PgQueue node(String id) {
+        WorkerTask task = WorkerTask.of(TaskDefinition.builder("record").build(), (Integer n, TaskContext context) -> {
+            this.runs.computeIfAbsent(context.jobId(), any -> new AtomicInteger()).incrementAndGet();
+        }, Integer.class, CONCURRENCY, Duration.ofSeconds(30), "default");
+        PgQueue node = PgQueue.builder(this.main.dataSource())
+            .shard("b", this.b.dataSource())
+            .shard("c", switchable(this.c.dataSource(), this.cDown))
+            .migrateSchema(true)
+            .workers(TestWorkers.settings(id).build(), List.of(task))
+            .build();
+        this.nodes.add(node);
+        return node;
+    }
+
+    @Test
+    void twoNodesOfFourThreadsRunTwentyThousandJobsOnThreeShardsExactlyOnce() throws Exception {
+        PgQueue producer = node("node-1");
+        for (int from = 0; from < 20_000; from += 500) {
+            producer.client().enqueueAll(IntStream.range(from, from + 500)
+                .mapToObj(i -> JobRequest.of("record", i, EnqueueOptions.defaults().withPartitionKey("k" + i)))
+                .toList());
+        }
+        assertThat(List.of(this.main, this.b, this.c)).allSatisfy(shard -> assertThat(active(shard)).isGreaterThan(5_000));
+        PgQueue other = node("node-2");
+        int bound = CONCURRENCY + PoolSettings.defaults().maxPrefetch();
+        int mostHeld = 0;
+
+        producer.start();
+        other.start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (this.runs.size() < 20_000 && System.nanoTime() < deadline) {
+            for (PgQueue node : List.of(producer, other)) {
+                for (PoolState pool : node.workers().orElseThrow().pools()) {
+                    mostHeld = Math.max(mostHeld, pool.busy() + pool.buffered());
+                }
+            }
+            Thread.sleep(5);
+        }
+
+        assertThat(this.runs).hasSize(20_000);
+        assertThat(this.runs.values()).allSatisfy(count -> assertThat(count.get()).isOne());
+        assertThat(mostHeld).as("jobs held by a node's pool at once, over three shards").isLessThanOrEqualTo(bound);
+        awaitEmpty();
+        long completed = 0;
+        for (TestDatabase shard : List.of(this.main, this.b, this.c)) {
+            completed += new JdbcTemplate(shard.dataSource()).queryForObject(
+                    "SELECT count(*) FROM pgqueue.job_finished WHERE state = 'COMPLETED'", Long.class);
+        }
+        assertThat(completed).isEqualTo(20_000);
+    }
+
+    @Test
+    void aShardThatIsDownHoldsUpOnlyItsOwnJobs() throws Exception {
+        PgQueue node = node("node-1");
+        node.start();
+        this.cDown.set(true);
+        List<Long> elsewhere = new ArrayList<>();
+        for (int i = 0; elsewhere.size() < 200; i++) {
+            String key = "k" + i;
+            if (!node.shards().map().shardOf(PartitionHash.partitionOf(key, 1024)).equals("c")) {
+                elsewhere.add(node.client().enqueue("record", i, EnqueueOptions.defaults().withPartitionKey(key)).jobId());
+            }
+        }
+        awaitRuns(elsewhere, Duration.ofSeconds(20));
+
+        this.cDown.set(false);
+        List<Long> onC = new ArrayList<>();
+        for (int i = 0; onC.size() < 50; i++) {
+            String key = "c" + i;
+            if (node.shards().map().shardOf(PartitionHash.partitionOf(key, 1024)).equals("c")) {
+                onC.add(node.client().enqueue("record", i, EnqueueOptions.defaults().withPartitionKey(key)).jobId());
+            }
+        }
+        awaitRuns(onC, Duration.ofSeconds(20));
+        assertThat(onC).allMatch(id -> id >>> 48 == 2);
+    }
+
+    private void awaitRuns(List<Long> ids, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!ids.stream().allMatch(this.runs::containsKey) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(ids).allMatch(this.runs::containsKey);
+    }
+
+    private void awaitEmpty() throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline && active(this.main) + active(this.b) + active(this.c) > 0) {
+            Thread.sleep(20);
+        }
+        assertThat(active(this.main) + active(this.b) + active(this.c)).isZero();
+    }
+
+    private static long active(TestDatabase shard) {
+        return new JdbcTemplate(shard.dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job", Long.class);
+    }
+
+    /** A DataSource whose connections fail while the switch is set, as if its server were down. */
+    private static DataSource switchable(DataSource target, AtomicBoolean down) {
+        return new DataSource() {
+
+            @Override
+            public Connection getConnection() throws SQLException {
+                if (down.get()) {
+                    throw new SQLException("Connection refused (shard down in the test)", "08001");
+                }
+                return target.getConnection();
+            }
+
+            @Override
+            public Connection getConnection(String username, String password) throws SQLException {
+                return getConnection();
+            }
+
+            @Override
+            public PrintWriter getLogWriter() throws SQLException {
+                return target.getLogWriter();
+            }
+
+            @Override
+            public void setLogWriter(PrintWriter out) throws SQLException {
+                target.setLogWriter(out);
+            }
+
+            @Override
+            public void setLoginTimeout(int seconds) throws SQLException {
+                target.setLoginTimeout(seconds);
+            }
+
+            @Override
+            public int getLoginTimeout() throws SQLException {
+                return target.getLoginTimeout();
+            }
+
+            @Override
+            public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+                return target.getParentLogger();
+            }
+
+            @Override
+            public <T> T unwrap(Class<T> type) throws SQLException {
+                return target.unwrap(type);
+            }
+
+            @Override
+            public boolean isWrapperFor(Class<?> type) throws SQLException {
+                return target.isWrapperFor(type);
+            }
+        };
+    }
+}
