@@ -18,5 +18,13 @@ public enum EnqueueOutcome {
     MERGED,
 
     /** The running job holding the dedup key will run once more after it finishes. */
-    RERUN_SCHEDULED
+    RERUN_SCHEDULED,
+
+    /**
+     * Sharded: the job has a dedup key and its partition lives on another shard than the caller's
+     * transaction, so it went to the main shard's outbox in that transaction and is relayed to its
+     * shard after the commit, where its key is resolved by its dedup policy. The id is the job's
+     * if it is created there.
+     */
+    RELAYED
 }

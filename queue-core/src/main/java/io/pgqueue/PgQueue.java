@@ -66,6 +66,8 @@ public final class PgQueue {
 
     private QueueWorkers workers;
 
+    private boolean opened;
+
     private PgQueue(Builder builder) {
         boolean sharded = !builder.shards.isEmpty();
         this.stores = QueueStores.create(builder.dataSource, builder.config, sharded);
@@ -89,7 +91,7 @@ public final class PgQueue {
         int rescueBatch = this.workerSettings != null ? this.workerSettings.batchSizes().maintenance()
                 : QueueDefaults.MAINTENANCE_BATCH_SIZE;
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
-                this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()));
+                this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards);
     }
 
     /**
@@ -147,12 +149,29 @@ public final class PgQueue {
     }
 
     /**
+     * Opens what routes jobs between shards, once: checks that an unsharded queue's database
+     * coordinates no shards, and, sharded, starts following the partition map and relaying the
+     * outbox (rows a stopped node left there are relayed by the others). {@link #start()} calls it.
+     * @throws io.pgqueue.shard.ShardException if the queue's database coordinates shards this queue was not given
+     */
+    public synchronized void open() {
+        if (this.opened) {
+            return;
+        }
+        this.shards.requireUnsharded();
+        this.shards.startRefreshing(QueueDefaults.PARTITION_MAP_REFRESH);
+        if (this.shards.sharded()) {
+            this.client.relay();
+        }
+        this.opened = true;
+    }
+
+    /**
      * Starts the statistics poller and, on a node with workers, the workers.
      * @throws QueueSchemaException if the schema is not migrated to this version
      */
     public synchronized void start() {
-        this.shards.requireUnsharded();
-        this.shards.startRefreshing(QueueDefaults.PARTITION_MAP_REFRESH);
+        open();
         this.stats.start();
         startWorkers();
     }
@@ -189,6 +208,7 @@ public final class PgQueue {
         this.stats.stop();
         this.client.close();
         this.shards.stopRefreshing();
+        this.opened = false;
     }
 
     /**

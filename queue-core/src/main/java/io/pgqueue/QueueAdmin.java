@@ -7,6 +7,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.shard.PartitionMover;
+import io.pgqueue.shard.ShardException;
+import io.pgqueue.shard.Shards;
 import io.pgqueue.store.ControlStore;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
@@ -34,6 +37,8 @@ public final class QueueAdmin {
 
     private final Rescuer rescuer;
 
+    private final Shards shards;
+
     /**
      * Creates the admin.
      * @param jobs the job store
@@ -43,9 +48,11 @@ public final class QueueAdmin {
      * @param stats the statistics cache (tasks that have jobs count as known, too)
      * @param client the client, for cancellation
      * @param rescuer the rescuer, for rescues on demand
+     * @param shards the installation's shards, for partition moves
      */
     public QueueAdmin(JobStore jobs, ControlStore controls, NodeStore nodes, TaskRegistry tasks, QueueStatsPoller stats,
-            QueueClient client, Rescuer rescuer) {
+            QueueClient client, Rescuer rescuer, Shards shards) {
+        this.shards = shards;
         this.jobs = jobs;
         this.controls = controls;
         this.nodes = nodes;
@@ -153,6 +160,29 @@ public final class QueueAdmin {
      */
     public List<NodeStore.Node> nodes() {
         return this.nodes.list();
+    }
+
+    /**
+     * Moves a partition to another shard while producers and workers run (see {@link PartitionMover}),
+     * waiting up to {@link QueueDefaults#MOVE_DRAIN_TIMEOUT} for its jobs that workers hold.
+     * @param partition the partition
+     * @param shard the shard to move it to
+     * @return what the move did
+     * @throws QueueAdminException if the queue is unsharded, the partition or shard is unknown, the
+     * partition is on that shard already or another node moves it now
+     */
+    public PartitionMover.Result movePartition(int partition, String shard) {
+        try {
+            return new PartitionMover(this.shards).move(partition, shard, QueueDefaults.MOVE_DRAIN_TIMEOUT);
+        }
+        catch (ShardException ex) {
+            throw new QueueAdminException(ex.getMessage());
+        }
+    }
+
+    /** @return the installation's shards; unsharded, the queue's database is the one shard */
+    public Shards shards() {
+        return this.shards;
     }
 
     private String requireTask(String task) {

@@ -78,6 +78,11 @@ public final class QueueClient implements AutoCloseable {
 
     private final GroupCommitter groupCommitter;
 
+    /** Relays the outbox to the shards (sharded only); created on first use. */
+    private OutboxRelay relay;
+
+    private boolean closed;
+
     /** Per shard but the main one (whose committer is {@link #groupCommitter}), by name. */
     private final Map<String, GroupCommitter> shardCommitters = new ConcurrentHashMap<>();
 
@@ -277,52 +282,146 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /**
-     * Writes jobs to the shards of their partitions, shard by shard. A shard that no longer holds a
-     * partition (the map here was stale, or the partition moved) writes nothing of its part: the
-     * map is read again and that part routed anew, waiting while a partition moves.
+     * Writes jobs to the shards of their partitions. Jobs all on the main shard are written there,
+     * in the caller's transaction if there is one; jobs all on one other shard, outside a
+     * transaction, are written there. Otherwise, so that the jobs exist if and only if the
+     * transaction (the caller's, or one opened here) commits, those of other shards go to the
+     * main shard's outbox and are relayed after the commit. A shard that no longer holds a
+     * partition (the map here was stale, or the partition moved) writes nothing: the map is read
+     * again and the jobs routed anew, waiting while a partition moves.
      */
     private List<EnqueueResult> enqueueRouted(List<NewJob> jobs, List<DedupPolicy> policies) {
-        EnqueueResult[] results = new EnqueueResult[jobs.size()];
         long deadline = System.nanoTime() + QueueDefaults.PARTITION_MOVE_WAIT.toNanos();
-        List<Integer> pending = new ArrayList<>(java.util.stream.IntStream.range(0, jobs.size()).boxed().toList());
-        while (!pending.isEmpty()) {
+        List<Integer> partitions = jobs.stream().map(NewJob::partition).distinct().toList();
+        while (true) {
             PartitionMap map = this.shards.map();
-            List<Integer> partitions = pending.stream().map(i -> jobs.get(i).partition()).distinct().toList();
             if (partitions.stream().anyMatch(map::isMoving)) {
                 map = this.shards.awaitSettled(partitions, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             }
             Map<String, List<Integer>> byShard = new LinkedHashMap<>();
-            for (int i : pending) {
+            for (int i = 0; i < jobs.size(); i++) {
                 byShard.computeIfAbsent(map.shardOf(jobs.get(i).partition()), shard -> new ArrayList<>()).add(i);
             }
-            if (TransactionSynchronizationManager.isActualTransactionActive()
-                    && byShard.keySet().stream().anyMatch(name -> !name.equals(this.shards.main().name()))) {
-                throw new ShardException("Jobs enqueued in a transaction must have their partitions on shard '"
-                        + this.shards.main().name() + "' (the transaction's database); partitions " + byShard.keySet()
-                        + " are on other shards. Nothing was written");
+            Shards.Shard main = this.shards.main();
+            try {
+                if (byShard.size() == 1) {
+                    Shards.Shard shard = shard(byShard.keySet().iterator().next());
+                    if (shard == main || !TransactionSynchronizationManager.isActualTransactionActive()) {
+                        return enqueueOn(shard.stores().jobs(), committer(shard), jobs, policies);
+                    }
+                }
+                return enqueueThroughOutbox(jobs, policies, byShard);
             }
-            for (Map.Entry<String, List<Integer>> part : byShard.entrySet()) {
-                Shards.Shard shard = this.shards.find(part.getKey()).orElseThrow(() -> new ShardException(
-                        "The partition map places partitions on shard '" + part.getKey() + "', which is not configured"));
-                List<Integer> indexes = part.getValue();
-                try {
-                    List<EnqueueResult> written = enqueueOn(shard.stores().jobs(), committer(shard),
-                            indexes.stream().map(jobs::get).toList(), indexes.stream().map(policies::get).toList());
-                    for (int k = 0; k < indexes.size(); k++) {
-                        results[indexes.get(k)] = written.get(k);
-                    }
-                    pending.removeAll(indexes);
+            catch (PartitionNotHeldException ex) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new ShardException("A shard does not hold partitions " + ex.partitions() + " that the "
+                            + "partition map places there; nothing was written");
                 }
-                catch (PartitionNotHeldException ex) {
-                    if (System.nanoTime() - deadline > 0) {
-                        throw new ShardException("Shard '" + shard.name() + "' does not hold partitions "
-                                + ex.partitions() + " that the partition map places there; nothing of those jobs was written");
-                    }
-                    this.shards.refresh();
-                }
+                this.shards.refresh();
             }
         }
+    }
+
+    /**
+     * Writes the jobs of the main shard there and the others to its outbox, in one transaction on
+     * the main shard (the caller's, if there is one); the outbox relay takes them to their shards
+     * after the commit.
+     */
+    private List<EnqueueResult> enqueueThroughOutbox(List<NewJob> jobs, List<DedupPolicy> policies,
+            Map<String, List<Integer>> byShard) {
+        Shards.Shard main = this.shards.main();
+        List<Integer> local = byShard.getOrDefault(main.name(), List.of());
+        List<Integer> remote = new ArrayList<>();
+        byShard.forEach((name, indexes) -> {
+            if (!name.equals(main.name())) {
+                remote.addAll(indexes);
+            }
+        });
+        List<String> policyNames = remote.stream().map(i -> policyName(jobs.get(i), policies.get(i))).toList();
+        EnqueueResult[] results = new EnqueueResult[jobs.size()];
+        PartitionNotHeldException[] notHeld = {null};
+        main.stores().jobs().inTransaction(() -> {
+            if (!local.isEmpty()) {
+                try {
+                    List<EnqueueResult> written = enqueueOn(main.stores().jobs(), this.groupCommitter,
+                            local.stream().map(jobs::get).toList(), local.stream().map(policies::get).toList());
+                    for (int k = 0; k < local.size(); k++) {
+                        results[local.get(k)] = written.get(k);
+                    }
+                }
+                catch (PartitionNotHeldException ex) {
+                    // Nothing was written: return normally, so the caller's transaction is not marked rollback-only.
+                    notHeld[0] = ex;
+                    return null;
+                }
+            }
+            List<Long> ids = main.outbox().write(remote.stream().map(jobs::get).toList(), policyNames);
+            for (int k = 0; k < remote.size(); k++) {
+                NewJob job = jobs.get(remote.get(k));
+                results[remote.get(k)] = new EnqueueResult(ids.get(k),
+                        job.dedupKey() == null ? EnqueueOutcome.CREATED : EnqueueOutcome.RELAYED);
+            }
+            return null;
+        });
+        if (notHeld[0] != null) {
+            throw notHeld[0];
+        }
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    relay().wake();
+                }
+            });
+        }
+        else {
+            relay().wake();
+        }
         return List.of(results);
+    }
+
+    /**
+     * The name the outbox records a job's dedup policy by, for the relay to apply on the shard.
+     * @throws InvalidJobException for a merge policy given with the enqueue rather than the task:
+     * its merge function cannot travel through the database
+     */
+    private String policyName(NewJob job, DedupPolicy policy) {
+        if (job.dedupKey() == null) {
+            return null;
+        }
+        TaskDefinition task = this.tasks.require(job.task());
+        if (policy instanceof DedupPolicy.MergeIfReady && !policy.equals(task.dedupPolicy())) {
+            throw new InvalidJobException("A '" + job.task() + "' job with its own merge policy cannot be relayed to "
+                    + "the shard of its partition; declare the merge policy on the task instead");
+        }
+        return DedupPolicies.nameOf(policy);
+    }
+
+    /**
+     * The dedup policy a relayed job's name stands for.
+     * @param task the task
+     * @param name the name, or {@code null} for the task's own
+     */
+    DedupPolicy policyNamed(String task, String name) {
+        TaskDefinition definition = this.tasks.find(task).orElse(null);
+        DedupPolicy own = definition == null ? DedupPolicy.keepExisting() : definition.dedupPolicy();
+        return name == null ? own : DedupPolicies.named(name, own);
+    }
+
+    private Shards.Shard shard(String name) {
+        return this.shards.find(name).orElseThrow(() -> new ShardException(
+                "The partition map places partitions on shard '" + name + "', which is not configured"));
+    }
+
+    /** @return the outbox relay, started on first use */
+    synchronized OutboxRelay relay() {
+        if (this.relay == null) {
+            this.relay = new OutboxRelay(this.shards, this);
+        }
+        if (!this.closed && !this.relay.isRunning()) {
+            this.relay.start();
+        }
+        return this.relay;
     }
 
     private GroupCommitter committer(Shards.Shard shard) {
@@ -344,8 +443,17 @@ public final class QueueClient implements AutoCloseable {
             return created(store.insert(jobs));
         }
         // Resolving a duplicate takes several statements: keep them in one transaction.
-        return store.inTransaction(() -> {
-            List<Long> ids = store.insert(jobs);
+        PartitionNotHeldException[] notHeld = {null};
+        List<EnqueueResult> resolved = store.inTransaction(() -> {
+            List<Long> ids;
+            try {
+                ids = store.insert(jobs);
+            }
+            catch (PartitionNotHeldException ex) {
+                // Nothing was written: return normally, so the caller's transaction is not marked rollback-only.
+                notHeld[0] = ex;
+                return null;
+            }
             EnqueueResult[] results = new EnqueueResult[jobs.size()];
             List<Integer> duplicates = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
@@ -363,6 +471,10 @@ public final class QueueClient implements AutoCloseable {
             }
             return List.of(results);
         });
+        if (notHeld[0] != null) {
+            throw notHeld[0];
+        }
+        return resolved;
     }
 
     /**
@@ -372,6 +484,12 @@ public final class QueueClient implements AutoCloseable {
     public void close() {
         this.groupCommitter.close();
         this.shardCommitters.values().forEach(GroupCommitter::close);
+        synchronized (this) {
+            this.closed = true;
+            if (this.relay != null) {
+                this.relay.stop();
+            }
+        }
     }
 
     /**
@@ -427,7 +545,14 @@ public final class QueueClient implements AutoCloseable {
         return ids.stream().map(id -> new EnqueueResult(id, EnqueueOutcome.CREATED)).toList();
     }
 
-    private EnqueueResult resolveDuplicate(JobStore store, NewJob job, DedupPolicy policy) {
+    /**
+     * Applies a dedup policy to a job whose key an active job holds, in the current transaction.
+     * @param store the job store of the job's shard
+     * @param job the new job
+     * @param policy the policy
+     * @return what happened
+     */
+    EnqueueResult resolveDuplicate(JobStore store, NewJob job, DedupPolicy policy) {
         while (true) {
             Optional<ActiveDuplicate> holder = store.lockActiveByKey(job.task(), job.dedupKey());
             if (holder.isEmpty()) {

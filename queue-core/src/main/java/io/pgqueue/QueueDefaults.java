@@ -135,11 +135,33 @@ public final class QueueDefaults {
     /** Name of the shard on the queue's own DataSource, which also coordinates the others. */
     public static final String MAIN_SHARD = "main";
 
+    /**
+     * Default maximum number of connections to a shard configured by URL: a producer per pool, the
+     * completer, the lease keeper, the listener and maintenance each hold one at times, and
+     * enqueues take the rest.
+     */
+    public static final int SHARD_POOL_SIZE = 10;
+
     /** How long an enqueue waits for a moving partition to settle on its new shard before it fails. */
     public static final Duration PARTITION_MOVE_WAIT = Duration.ofSeconds(10);
 
+    /**
+     * How long a partition move waits for the partition's jobs that workers hold on the source
+     * shard; those still running after it finish there.
+     */
+    public static final Duration MOVE_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+
+    /** How often each node looks for journaled partition moves whose node died, to finish them. */
+    public static final Duration MOVE_RESUME_INTERVAL = Duration.ofSeconds(5);
+
     /** How often a node checks the partition map's version (it also refreshes on notification). */
     public static final Duration PARTITION_MAP_REFRESH = Duration.ofSeconds(1);
+
+    /**
+     * How often each node looks for outbox rows left unrelayed (by a node that stopped before
+     * relaying them); rows written by this node are relayed on commit.
+     */
+    public static final Duration OUTBOX_RELAY_INTERVAL = Duration.ofMillis(500);
 
     private QueueDefaults() {
     }

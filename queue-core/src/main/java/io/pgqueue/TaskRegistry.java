@@ -79,6 +79,15 @@ public final class TaskRegistry {
         return definition;
     }
 
+    /**
+     * Looks up the definition of a task.
+     * @param name the task name
+     * @return the definition, or empty if no such task is declared
+     */
+    public java.util.Optional<TaskDefinition> find(String name) {
+        return java.util.Optional.ofNullable(this.tasks.get(name));
+    }
+
     /** @return all definitions */
     public Collection<TaskDefinition> all() {
         return this.tasks.values();

@@ -4,6 +4,7 @@ import javax.sql.DataSource;
 
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.PgQueue;
+import io.pgqueue.shard.ShardException;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
@@ -76,9 +77,15 @@ public final class QueueAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    QueueShards queueShards(QueueProperties properties) {
+        return QueueShards.of(properties.getShards());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
     @ConditionalOnBooleanProperty(name = "pgqueue.flyway.enabled", matchIfMissing = true)
-    QueueSchemaInitializer queueSchemaInitializer(QueueDatabase database, QueueConfig config) {
-        return new QueueSchemaInitializer(database.dataSource(), config.schema());
+    QueueSchemaInitializer queueSchemaInitializer(QueueDatabase database, QueueConfig config, QueueShards shards) {
+        return new QueueSchemaInitializer(database.dataSource(), config.schema(), shards.dataSources());
     }
 
     @Bean
@@ -90,12 +97,13 @@ public final class QueueAutoConfiguration {
 
     /**
      * The queue: {@code pgqueue.*} mapped onto the core's one builder, then the customizers. Its
-     * workers, if this node runs any, are started and stopped by {@link QueueWorkersLifecycle}.
+     * workers, if this node runs any, are started and stopped by {@link QueueWorkersLifecycle};
+     * what routes jobs between shards is opened with the bean.
      */
-    @Bean
+    @Bean(initMethod = "open", destroyMethod = "stop")
     @ConditionalOnMissingBean
     PgQueue pgQueue(QueueDatabase database, QueueConfig config, QueueProperties properties, TaskRegistry tasks,
-            QueueTaskBindings bindings, ListableBeanFactory beans, ObjectProvider<JsonMapper> jsonMapper,
+            QueueShards shards, QueueTaskBindings bindings, ListableBeanFactory beans, ObjectProvider<JsonMapper> jsonMapper,
             QueueTelemetry telemetry, ObjectProvider<WorkerSettings> workerSettings,
             ObjectProvider<WorkerExecutors> executors, ObjectProvider<PgQueueCustomizer> customizers) {
         PgQueue.Builder builder = PgQueue.builder(database.dataSource())
@@ -103,11 +111,18 @@ public final class QueueAutoConfiguration {
             .tasks(tasks)
             .mapper(jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()))
             .telemetry(telemetry);
+        shards.dataSources().forEach(builder::shard);
         QueueSettingsMapper.configure(builder, properties);
         workerSettings.ifAvailable(settings -> builder.workers(settings, bindings::workerTasks));
         executors.ifAvailable(builder::executors);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-        return builder.build();
+        try {
+            return builder.build();
+        }
+        catch (ShardException ex) {
+            throw new QueueConfigurationException(ex.getMessage(), "Check pgqueue.shards against the installation's "
+                    + "shards (see the partition map on the main shard)", ex);
+        }
     }
 
     @Bean

@@ -10,6 +10,9 @@ import io.pgqueue.QueueAdminException;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
+import io.pgqueue.shard.PartitionMap;
+import io.pgqueue.shard.PartitionMover;
+import io.pgqueue.shard.Shards;
 import io.pgqueue.worker.PoolState;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.endpoint.Access;
@@ -76,6 +79,63 @@ public class QueueEndpoint {
         body.put("tasks", tasks);
         body.put("pools", pools());
         body.put("nodes", this.admin.nodes());
+        body.put("shards", shards());
+        return body;
+    }
+
+    /**
+     * Acts on a partition of a sharded queue: {@code move} it to the shard named in {@code shard}.
+     * The path is {@code shards/partitions/<partition>}.
+     * @param scope {@code shards}
+     * @param kind {@code partitions}
+     * @param partition the partition
+     * @param action {@code move}
+     * @param shard the shard to move it to
+     * @return what the move did
+     */
+    @WriteOperation
+    public Map<String, Object> partitionAction(@Selector String scope, @Selector String kind, @Selector int partition,
+            @Nullable String action, @Nullable String shard) {
+        if (!"shards".equals(scope) || !"partitions".equals(kind)) {
+            throw new InvalidEndpointRequestException("Unknown path '" + scope + "/" + kind + "/" + partition + "'; "
+                    + "partitions are moved at shards/partitions/<partition>", "Unknown path");
+        }
+        if (!"move".equals(normalize(action))) {
+            throw new InvalidEndpointRequestException("Unknown action '" + action + "' for a partition; use move",
+                    "Unknown action");
+        }
+        if (shard == null || shard.isBlank()) {
+            throw new InvalidEndpointRequestException("Missing 'shard' in the request body: the shard to move the "
+                    + "partition to", "Missing shard");
+        }
+        PartitionMover.Result result = call(() -> this.admin.movePartition(partition, shard.trim()));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("partition", partition);
+        body.put("from", result.source());
+        body.put("to", result.target());
+        body.put("jobsMoved", result.jobsMoved());
+        body.put("jobsLeftRunning", result.jobsLeft());
+        body.put("millis", result.duration().toMillis());
+        this.stats.refresh();
+        return body;
+    }
+
+    /** The shards, with the partitions each holds, and the partitions moving now. */
+    private Map<String, Object> shards() {
+        Shards shards = this.admin.shards();
+        PartitionMap map = shards.map();
+        Map<String, Integer> perShard = map.partitionsPerShard();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("sharded", shards.sharded());
+        body.put("partitions", shards.partitions());
+        body.put("mapVersion", map.version());
+        Map<String, Object> each = new LinkedHashMap<>();
+        for (Shards.Shard shard : shards.all()) {
+            each.put(shard.name(), Map.of("number", shard.number(), "partitions", perShard.getOrDefault(shard.name(), 0)));
+        }
+        body.put("shards", each);
+        body.put("moving", map.moving().stream().map(partition -> Map.of("partition", partition, "from",
+                map.shardOf(partition), "to", map.targetOf(partition))).toList());
         return body;
     }
 

@@ -77,6 +77,31 @@ public class QueueEndpointWebExtension {
                 () -> this.endpoint.jobAction(task, parseJobId(jobId), action));
     }
 
+    /**
+     * Acts on a partition; see {@link QueueEndpoint#partitionAction}.
+     * @param scope {@code shards}
+     * @param kind {@code partitions}
+     * @param partition the partition
+     * @param action {@code move}
+     * @param shard the shard to move it to
+     * @return what the move did, or 400 with the reason
+     */
+    @WriteOperation
+    public WebEndpointResponse<Map<String, Object>> partitionAction(@Selector String scope, @Selector String kind,
+            @Selector String partition, @Nullable String action, @Nullable String shard) {
+        return answer("POST", scope + "/" + kind + "/" + partition, action, WebEndpointResponse.STATUS_BAD_REQUEST,
+                () -> this.endpoint.partitionAction(scope, kind, parsePartition(partition), action, shard));
+    }
+
+    private static int parsePartition(String partition) {
+        try {
+            return Integer.parseInt(partition.trim());
+        }
+        catch (NumberFormatException ex) {
+            throw new InvalidEndpointRequestException("Partition '" + partition + "' is not a number", "Invalid partition");
+        }
+    }
+
     private static long parseJobId(String jobId) {
         try {
             return Long.parseLong(jobId.trim());

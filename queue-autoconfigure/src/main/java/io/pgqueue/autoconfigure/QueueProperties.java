@@ -84,6 +84,13 @@ public class QueueProperties {
      */
     private Map<String, Task> tasks = new LinkedHashMap<>();
 
+    /**
+     * Other PostgreSQL databases that hold some of the queue's partitions, by shard name (lower-case
+     * letters, digits, '-' and '_'; kept for good). The queue's own DataSource is the shard 'main',
+     * which also keeps the partition map. None: the queue is unsharded.
+     */
+    private Map<String, Shard> shards = new LinkedHashMap<>();
+
     public boolean isEnabled() {
         return this.enabled;
     }
@@ -190,6 +197,14 @@ public class QueueProperties {
 
     public void setTasks(Map<String, Task> tasks) {
         this.tasks = tasks;
+    }
+
+    public Map<String, Shard> getShards() {
+        return this.shards;
+    }
+
+    public void setShards(Map<String, Shard> shards) {
+        this.shards = shards;
     }
 
     /**
@@ -560,6 +575,64 @@ public class QueueProperties {
 
         public void setStatus(String status) {
             this.status = status;
+        }
+    }
+
+    /**
+     * One shard's database, reached through a connection pool of its own.
+     */
+    public static class Shard {
+
+        /**
+         * JDBC URL of the shard's database.
+         */
+        private String url;
+
+        /**
+         * Login username of the shard's database.
+         */
+        private String username;
+
+        /**
+         * Login password of the shard's database.
+         */
+        private String password;
+
+        /**
+         * Maximum number of connections to the shard's database.
+         */
+        private int maximumPoolSize = QueueDefaults.SHARD_POOL_SIZE;
+
+        public String getUrl() {
+            return this.url;
+        }
+
+        public void setUrl(String url) {
+            this.url = url;
+        }
+
+        public String getUsername() {
+            return this.username;
+        }
+
+        public void setUsername(String username) {
+            this.username = username;
+        }
+
+        public String getPassword() {
+            return this.password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
+
+        public int getMaximumPoolSize() {
+            return this.maximumPoolSize;
+        }
+
+        public void setMaximumPoolSize(int maximumPoolSize) {
+            this.maximumPoolSize = maximumPoolSize;
         }
     }
 

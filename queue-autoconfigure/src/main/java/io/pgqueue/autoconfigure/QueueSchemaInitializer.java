@@ -1,5 +1,7 @@
 package io.pgqueue.autoconfigure;
 
+import java.util.Map;
+
 import javax.sql.DataSource;
 
 import io.pgqueue.store.QueueSchema;
@@ -22,21 +24,39 @@ public class QueueSchemaInitializer implements InitializingBean {
 
     private final String schema;
 
+    private final Map<String, DataSource> shards;
+
     /**
      * Creates an initializer.
      * @param dataSource the queue's database
      * @param schema the queue's schema
      */
     public QueueSchemaInitializer(DataSource dataSource, String schema) {
+        this(dataSource, schema, Map.of());
+    }
+
+    /**
+     * Creates an initializer that migrates the shards' databases too.
+     * @param dataSource the queue's database (the main shard)
+     * @param schema the queue's schema
+     * @param shards the other shards' databases, by name
+     */
+    public QueueSchemaInitializer(DataSource dataSource, String schema, Map<String, DataSource> shards) {
         this.dataSource = dataSource;
         this.schema = schema;
+        this.shards = new java.util.LinkedHashMap<>(shards);
     }
 
     @Override
     public void afterPropertiesSet() {
-        MigrateResult result = QueueSchema.migrate(this.dataSource, this.schema);
+        migrate(this.dataSource, "");
+        this.shards.forEach((name, shard) -> migrate(shard, " on shard '" + name + "'"));
+    }
+
+    private void migrate(DataSource database, String where) {
+        MigrateResult result = QueueSchema.migrate(database, this.schema);
         if (result.migrationsExecuted > 0) {
-            log.info("pgqueue schema '{}' migrated to version {}", this.schema, result.targetSchemaVersion);
+            log.info("pgqueue schema '{}'{} migrated to version {}", this.schema, where, result.targetSchemaVersion);
         }
     }
 }

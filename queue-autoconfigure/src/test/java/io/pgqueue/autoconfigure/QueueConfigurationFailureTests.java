@@ -138,8 +138,20 @@ class QueueConfigurationFailureTests {
         // and then fail every claim.
         assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.flyway.enabled=false",
                 "pgqueue.schema=never_migrated"),
-                "The queue schema 'never_migrated' is not migrated to version 8 (missing: function never_migrated.claim_jobs(",
+                "The queue schema 'never_migrated' is not migrated to version 12 (missing: function never_migrated.claim_jobs(",
                 "apply the migrations in classpath:io/pgqueue/db/migration to schema 'never_migrated'");
+    }
+
+    @Test
+    void aShardWithoutAUrl() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.shards.b.username=postgres"),
+                "Shard 'b' has no database URL", "Set pgqueue.shards.b.url");
+    }
+
+    @Test
+    void aShardNamedLikeTheMainOne() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.shards.main.url=jdbc:postgresql://localhost/x"),
+                "'main' cannot name a shard", "other than 'main'");
     }
 
     private static void assertFailure(ApplicationContextRunner runner, String description, String action) {

@@ -39,11 +39,27 @@ final class BenchmarkDatabase implements AutoCloseable {
     }
 
     HikariDataSource pool(String name, int size) {
+        return pool(null, name, size);
+    }
+
+    /**
+     * A pool on another database of the same server.
+     * @param database the database, or {@code null} for the benchmark's own
+     */
+    HikariDataSource pool(String database, String name, int size) {
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(this.url);
+        config.setJdbcUrl(database == null ? this.url : this.url.replaceFirst("(//[^/]+/)[^?]*", "$1" + database));
         config.setMaximumPoolSize(size);
         config.setPoolName(name);
         return new HikariDataSource(config);
+    }
+
+    /** Creates a database on the same server, unless it exists. */
+    void createDatabase(javax.sql.DataSource server, String name) {
+        org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(server);
+        if (jdbc.queryForList("SELECT 1 FROM pg_database WHERE datname = ?", Integer.class, name).isEmpty()) {
+            jdbc.execute("CREATE DATABASE " + name);
+        }
     }
 
     @Override

@@ -35,7 +35,9 @@ import io.pgqueue.observe.MicrometerQueueEvents;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueMeterNames;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.shard.Shards;
 import io.pgqueue.store.QueueSchema;
+import io.pgqueue.store.QueueStores;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.QueueWorkers;
 import io.pgqueue.worker.WorkerExecutors;
@@ -63,7 +65,10 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code dump} (a path prefix: each latency run writes its per-job figures to {@code <prefix>-<rate>.txt}),
  * {@code keys} (the claim-order keys of the drained and queued jobs: {@code batch}, the default, gives
  * each 1,000 consecutive jobs one schedule time, as one {@code enqueueAll} transaction or one group
- * commit does; {@code distinct} gives every job its own, as enqueues in separate transactions do).
+ * commit does; {@code distinct} gives every job its own, as enqueues in separate transactions do),
+ * {@code shards} (0, the default: the unsharded engine; N: a sharded installation of N shards, the
+ * benchmark's database and N - 1 more databases on the same server, each enqueue routed by
+ * partition and fenced by its shard, and one node claiming from every shard).
  */
 public final class QueueBenchmark {
 
@@ -81,6 +86,9 @@ public final class QueueBenchmark {
 
     private final List<String> results = new ArrayList<>();
 
+    /** The other shards' databases (shards=N), with their worker and producer pools. */
+    private final List<HikariDataSource[]> shardPools = new ArrayList<>();
+
     /** Meters of the current workers: claim statistics explain the figures. */
     private SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
@@ -95,6 +103,13 @@ public final class QueueBenchmark {
         this.workerPool = this.database.pool("workers", 8);
         // Producers use their own connections, as another application instance would.
         this.producerPool = this.database.pool("producers", 16);
+        int shards = intArg("shards", 0);
+        for (int i = 1; i < shards; i++) {
+            String name = SCHEMA + "_shard_" + i;
+            this.database.createDatabase(this.workerPool, name);
+            this.shardPools.add(new HikariDataSource[] { this.database.pool(name, "shard-" + i + "-workers", 6),
+                this.database.pool(name, "shard-" + i + "-producers", 8) });
+        }
     }
 
     /**
@@ -483,8 +498,27 @@ public final class QueueBenchmark {
     }
 
     private void reset(QueueConfig config) {
-        new JdbcTemplate(this.workerPool).execute("DROP SCHEMA IF EXISTS " + config.schema() + " CASCADE");
-        QueueSchema.migrate(this.workerPool, config.schema());
+        List<HikariDataSource> databases = new ArrayList<>(List.of(this.workerPool));
+        this.shardPools.forEach(pools -> databases.add(pools[0]));
+        for (HikariDataSource database : databases) {
+            new JdbcTemplate(database).execute("DROP SCHEMA IF EXISTS " + config.schema() + " CASCADE");
+            QueueSchema.migrate(database, config.schema());
+        }
+    }
+
+    /**
+     * The shards of a sharded run on the given pools (index 0: workers, 1: producers), or
+     * {@code null} for the unsharded engine.
+     */
+    private Shards shards(QueueConfig config, HikariDataSource main, int pool) {
+        if (intArg("shards", 0) == 0) {
+            return null;
+        }
+        Map<String, QueueStores> others = new LinkedHashMap<>();
+        for (int i = 0; i < this.shardPools.size(); i++) {
+            others.put("shard-" + (i + 1), QueueStores.create(this.shardPools.get(i)[pool], config, true));
+        }
+        return Shards.open(QueueStores.create(main, config, true), others);
     }
 
     private QueueWorkers workers(QueueConfig config, List<WorkerTask> tasks) {
@@ -509,14 +543,23 @@ public final class QueueBenchmark {
                 QueueBenchmark.this.written.incrementAndGet();
             }
         };
+        QueueTelemetry telemetry = new QueueTelemetry(QueueEvents.of(List.of(new MicrometerQueueEvents(this.meters),
+                emptyClaimCounter)), ObservationRegistry.NOOP);
+        Shards shards = shards(config, this.workerPool, 0);
+        if (shards != null) {
+            return new QueueWorkers(shards, settings, tasks, MAPPER, WorkerExecutors.platformThreads(), telemetry);
+        }
         return new QueueWorkers(this.workerPool, config, settings, tasks, MAPPER, WorkerExecutors.platformThreads(),
-                new QueueTelemetry(QueueEvents.of(List.of(new MicrometerQueueEvents(this.meters), emptyClaimCounter)),
-                        ObservationRegistry.NOOP));
+                telemetry);
     }
 
-    private static QueueClient client(QueueConfig config, List<WorkerTask> tasks, HikariDataSource pool) {
-        return QueueClient.create(pool, config, TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()),
-                MAPPER);
+    private QueueClient client(QueueConfig config, List<WorkerTask> tasks, HikariDataSource pool) {
+        TaskRegistry registry = TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList());
+        Shards shards = shards(config, pool, 1);
+        if (shards != null) {
+            return new QueueClient(shards, registry, MAPPER, QueueTelemetry.NONE);
+        }
+        return QueueClient.create(pool, config, registry, MAPPER);
     }
 
     private static <P> WorkerTask task(String name, TaskHandler<P> handler, Class<P> payloadType, int concurrency) {
@@ -539,8 +582,13 @@ public final class QueueBenchmark {
     }
 
     private long activeJobs(QueueConfig config) {
-        return new JdbcTemplate(this.workerPool).queryForObject("SELECT count(*) FROM " + config.schema() + ".job",
+        long active = new JdbcTemplate(this.workerPool).queryForObject("SELECT count(*) FROM " + config.schema() + ".job",
                 Long.class);
+        for (HikariDataSource[] pools : this.shardPools) {
+            active += new JdbcTemplate(pools[0]).queryForObject("SELECT count(*) FROM " + config.schema() + ".job",
+                    Long.class);
+        }
+        return active;
     }
 
     private static void awaitCount(AtomicInteger counter, int expected, Duration timeout) throws InterruptedException {
@@ -562,6 +610,10 @@ public final class QueueBenchmark {
     }
 
     private void close() throws Exception {
+        this.shardPools.forEach(pools -> {
+            pools[0].close();
+            pools[1].close();
+        });
         this.producerPool.close();
         this.workerPool.close();
         this.database.close();

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.store.OutboxStore;
 import io.pgqueue.store.PartitionStore;
 import io.pgqueue.store.QueueStores;
 import org.slf4j.Logger;
@@ -39,8 +40,9 @@ public final class Shards {
      * @param number the shard's number, which sets its job id range
      * @param stores the stores of its database
      * @param partitions its partition store
+     * @param outbox its outbox store (the outbox itself is on the main shard; every shard keeps relay marks)
      */
-    public record Shard(String name, int number, QueueStores stores, PartitionStore partitions) {
+    public record Shard(String name, int number, QueueStores stores, PartitionStore partitions, OutboxStore outbox) {
 
         @Override
         public String toString() {
@@ -79,7 +81,7 @@ public final class Shards {
      */
     public static Shards unsharded(QueueStores stores) {
         Shard main = new Shard(QueueDefaults.MAIN_SHARD, 0, stores,
-                new PartitionStore(stores.dataSource(), stores.config()));
+                new PartitionStore(stores.dataSource(), stores.config()), new OutboxStore(stores.dataSource(), stores.config()));
         Map<String, Shard> shards = new LinkedHashMap<>();
         shards.put(main.name(), main);
         return new Shards(shards, false, PartitionMap.allOn(main.name(), QueueDefaults.PARTITIONS));
@@ -123,7 +125,9 @@ public final class Shards {
                         + "database and keep its name");
             }
             store.enterIdRange(number);
-            shards.put(name, new Shard(name, number, entry.getValue(), store));
+            QueueStores shardStores = entry.getValue();
+            shards.put(name, new Shard(name, number, shardStores, store,
+                    new OutboxStore(shardStores.dataSource(), shardStores.config())));
         }
         coordinator.withTopologyLock(() -> {
             if (!coordinator.mapExists()) {
@@ -301,14 +305,17 @@ public final class Shards {
     }
 
     /**
-     * Starts checking the map's version once per interval (sharded only).
+     * Starts checking the map's version once per interval and, every
+     * {@link QueueDefaults#MOVE_RESUME_INTERVAL}, finishing journaled moves whose node died
+     * (sharded only).
      * @param interval how often
      */
     public synchronized void startRefreshing(Duration interval) {
         if (!this.sharded || this.refresher != null) {
             return;
         }
-        ScheduledThreadPoolExecutor refresher = new ScheduledThreadPoolExecutor(1, task -> {
+        // Two threads: finishing a stranded move must not hold up the map's refresh.
+        ScheduledThreadPoolExecutor refresher = new ScheduledThreadPoolExecutor(2, task -> {
             Thread thread = new Thread(task, "pgqueue-partition-map");
             thread.setDaemon(true);
             return thread;
@@ -321,6 +328,16 @@ public final class Shards {
                 log.debug("Could not read the partition map: {}", ex.toString());
             }
         }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        long resume = QueueDefaults.MOVE_RESUME_INTERVAL.toMillis();
+        PartitionMover mover = new PartitionMover(this);
+        refresher.scheduleWithFixedDelay(() -> {
+            try {
+                mover.resumeAll(QueueDefaults.MOVE_DRAIN_TIMEOUT);
+            }
+            catch (RuntimeException ex) {
+                log.warn("Could not finish a stranded partition move: {}", ex.toString());
+            }
+        }, resume, resume, TimeUnit.MILLISECONDS);
         this.refresher = refresher;
     }
 

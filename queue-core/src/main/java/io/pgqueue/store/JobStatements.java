@@ -347,6 +347,15 @@ final class JobStatements {
             VACUUM (SKIP_LOCKED) ${schema}.job
             """;
 
+    /**
+     * {@link #VACUUM_ACTIVE_JOBS} with fresh statistics, after a partition's jobs left the table: the
+     * dead rows of a move would otherwise bloat it until autovacuum came, and the planner would
+     * go on believing in rows that are gone.
+     */
+    static final String VACUUM_ANALYZE_ACTIVE_JOBS = """
+            VACUUM (ANALYZE, SKIP_LOCKED) ${schema}.job
+            """;
+
     /** One job by id, active or finished. */
     static final String FIND = """
             SELECT id, task, state, priority, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,

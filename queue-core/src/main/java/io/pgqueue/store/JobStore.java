@@ -546,12 +546,21 @@ public final class JobStore {
      * does not ANALYZE ({@link JobStatements#VACUUM_ACTIVE_JOBS} says why).
      */
     public void vacuumActiveJobs() {
+        outsideTransaction(this.vacuumActiveJobs);
+    }
+
+    /** Vacuums the active-job table and refreshes its statistics, e.g. after a partition moved away. */
+    public void vacuumAndAnalyzeActiveJobs() {
+        outsideTransaction(sql(JobStatements.VACUUM_ANALYZE_ACTIVE_JOBS));
+    }
+
+    private void outsideTransaction(String statementText) {
         this.jdbc.getJdbcTemplate().execute((org.springframework.jdbc.core.ConnectionCallback<Void>) connection -> {
             boolean autoCommit = connection.getAutoCommit();
             // VACUUM cannot run inside a transaction block.
             connection.setAutoCommit(true);
             try (java.sql.Statement statement = connection.createStatement()) {
-                statement.execute(this.vacuumActiveJobs);
+                statement.execute(statementText);
             }
             finally {
                 connection.setAutoCommit(autoCommit);

@@ -112,4 +112,151 @@ final class PartitionStatements {
             )
             SELECT version, pg_notify(:channel, CAST(version AS text)) FROM bumped
             """;
+
+    /** The moves in progress (on the main shard). */
+    static final String MOVES = """
+            SELECT partition, source, target, step FROM ${schema}.partition_move ORDER BY partition
+            """;
+
+    /** Journals a move (on the main shard). */
+    static final String BEGIN_MOVE = """
+            INSERT INTO ${schema}.partition_move (partition, source, target, step)
+            VALUES (:partition, :source, :target, 'MARKED')
+            """;
+
+    /** Marks a partition MOVING in the map (on the main shard); nothing if it is not ACTIVE on the source. */
+    static final String MARK_MAP_MOVING = """
+            UPDATE ${schema}.partition_map SET state = 'MOVING', target = :target, changed_at = now()
+            WHERE partition = :partition AND shard = :source AND state = 'ACTIVE'
+            """;
+
+    /** Places a moving partition on its target in the map, ACTIVE (on the main shard). */
+    static final String SWITCH_MAP = """
+            UPDATE ${schema}.partition_map SET shard = target, state = 'ACTIVE', target = NULL, changed_at = now()
+            WHERE partition = :partition AND state = 'MOVING' AND target = :target
+            """;
+
+    /** Records that a move switched (on the main shard). */
+    static final String MOVE_SWITCHED = """
+            UPDATE ${schema}.partition_move SET step = 'SWITCHED', updated_at = now() WHERE partition = :partition
+            """;
+
+    /** Ends a move's journal (on the main shard). */
+    static final String FINISH_MOVE = """
+            DELETE FROM ${schema}.partition_move WHERE partition = :partition
+            """;
+
+    /**
+     * Takes, on the session, the lock a node holds while it moves a partition, if no other node
+     * holds it; a node that dies releases it with its connection.
+     */
+    static final String TRY_MOVE_LOCK = """
+            SELECT pg_try_advisory_lock(hashtext('${schema}.partition_move'), :partition)
+            """;
+
+    /**
+     * Locks a partition's row on the source shard against every enqueue (FOR UPDATE conflicts with
+     * their KEY SHARE, so this waits for the enqueues in flight to commit), then marks it MOVING:
+     * from then on the shard writes no job of the partition.
+     */
+    static final String LOCK_HELD_PARTITION = """
+            SELECT partition FROM ${schema}.shard_partition WHERE partition = :partition FOR UPDATE
+            """;
+
+    static final String MARK_HELD_MOVING = """
+            UPDATE ${schema}.shard_partition SET state = 'MOVING', since = now() WHERE partition = :partition
+            """;
+
+    /** Lets a shard hold a partition ACTIVE (the target of a move, at the switch). */
+    static final String HOLD_ACTIVE = """
+            INSERT INTO ${schema}.shard_partition (partition) VALUES (:partition)
+            ON CONFLICT (partition) DO UPDATE SET state = 'ACTIVE', since = now()
+            """;
+
+    /** Gives a partition up (the source of a move, after the switch). */
+    static final String RELEASE_PARTITION = """
+            DELETE FROM ${schema}.shard_partition WHERE partition = :partition
+            """;
+
+    /**
+     * Takes a batch of a partition's READY jobs out of the job table into job_moving, as one batch,
+     * in one statement: from then on no worker sees them. Jobs a claim holds locked are skipped
+     * (they are being claimed). The partition has no index of its own: the statement reads the
+     * table once per batch, which a batch size of thousands keeps to a few reads per move.
+     */
+    static final String STAGE_BATCH = """
+            WITH picked AS (
+                SELECT id FROM ${schema}.job
+                WHERE partition = :partition AND state = 'READY'
+                ORDER BY id
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED
+            ), moved AS (
+                DELETE FROM ${schema}.job AS job
+                WHERE job.id IN (SELECT id FROM picked) AND job.state = 'READY'
+                RETURNING job.*
+            ), batch AS (
+                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
+            )
+            INSERT INTO ${schema}.job_moving (batch, partition, job)
+            SELECT batch.batch, :partition, to_jsonb(moved) FROM moved, batch
+            """;
+
+    /** The batches of a partition staged on this shard, oldest first. */
+    static final String STAGED_BATCHES = """
+            SELECT DISTINCT batch FROM ${schema}.job_moving WHERE partition = :partition ORDER BY batch
+            """;
+
+    /** One staged batch, as a JSON array of job rows. */
+    static final String STAGED_BATCH = """
+            SELECT CAST(coalesce(jsonb_agg(job), '[]') AS text) FROM ${schema}.job_moving
+            WHERE partition = :partition AND batch = :batch
+            """;
+
+    /** Drops a batch the target has written. */
+    static final String DROP_BATCH = """
+            DELETE FROM ${schema}.job_moving WHERE partition = :partition AND batch = :batch
+            """;
+
+    /**
+     * Writes a staged batch on the target, once: its mark in move_applied and its jobs in one
+     * transaction, every column as it was on the source (id, attempts, schedule, lease epoch). A job
+     * whose dedup key an active job here holds already is left out. Due tasks are notified.
+     */
+    static final String APPLY_BATCH = """
+            WITH applied AS (
+                INSERT INTO ${schema}.move_applied (source, batch, partition) VALUES (:source, :batch, :partition)
+                ON CONFLICT (source, batch) DO NOTHING
+                RETURNING batch
+            ), inserted AS (
+                INSERT INTO ${schema}.job
+                SELECT r.* FROM jsonb_populate_recordset(NULL::${schema}.job, CAST(:rows AS jsonb)) AS r
+                WHERE EXISTS (SELECT 1 FROM applied)
+                ON CONFLICT (task, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
+                RETURNING id, task, schedule_time
+            ), notified AS (
+                SELECT pg_notify(:channelPrefix || task, '')
+                FROM (SELECT DISTINCT task FROM inserted WHERE schedule_time <= statement_timestamp()) due
+            )
+            SELECT EXISTS (SELECT 1 FROM applied) AS applied, (SELECT count(*) FROM inserted) AS inserted,
+                   (SELECT count(*) FROM notified) AS notified
+            """;
+
+    /** A partition's active jobs on this shard: READY ones, and claimed ones (STARTING or RUNNING). */
+    static final String PARTITION_JOBS = """
+            SELECT count(*) FILTER (WHERE state = 'READY') AS ready, count(*) FILTER (WHERE state <> 'READY') AS claimed
+            FROM ${schema}.job WHERE partition = :partition
+            """;
+
+    /** The outbox rows of a partition relayed to this shard whose marks are still kept. */
+    static final String RELAYED_MARKS = """
+            SELECT outbox_id FROM ${schema}.job_relayed WHERE partition = :partition
+            """;
+
+    /** Copies relay marks to the shard a partition moves to, so no outbox row is relayed twice. */
+    static final String COPY_RELAYED_MARKS = """
+            INSERT INTO ${schema}.job_relayed (outbox_id, partition)
+            SELECT unnest(CAST(:ids AS bigint[])), :partition
+            ON CONFLICT (outbox_id) DO NOTHING
+            """;
 }

@@ -213,4 +213,178 @@ public final class PartitionStore {
     public String mapChannel() {
         return this.schema + ".partition_map";
     }
+
+    /**
+     * A move in progress, as journaled on the main shard.
+     * @param partition the partition
+     * @param source the shard it leaves
+     * @param target the shard it goes to
+     * @param switched whether the target holds it already (the map says so); else its jobs are leaving the source
+     */
+    public record Move(int partition, String source, String target, boolean switched) {
+    }
+
+    /** A partition's active jobs on one shard. @param ready READY ones @param claimed STARTING or RUNNING ones */
+    public record PartitionJobs(long ready, long claimed) {
+    }
+
+    /** @return the moves in progress (on the main shard) */
+    public List<Move> moves() {
+        return this.jdbc.query(sql(PartitionStatements.MOVES), Map.of(), (rs, row) -> new Move(rs.getInt("partition"),
+                rs.getString("source"), rs.getString("target"), "SWITCHED".equals(rs.getString("step"))));
+    }
+
+    /**
+     * Journals a move and marks the partition MOVING in the map, raising its version (on the main shard).
+     * @return whether the partition was ACTIVE on the source, and so the move began
+     */
+    public boolean beginMove(int partition, String source, String target) {
+        return Boolean.TRUE.equals(this.transactions.execute(status -> {
+            MapSqlParameterSource params = new MapSqlParameterSource("partition", partition).addValue("source", source)
+                .addValue("target", target);
+            if (this.jdbc.update(sql(PartitionStatements.MARK_MAP_MOVING), params) != 1) {
+                status.setRollbackOnly();
+                return false;
+            }
+            this.jdbc.update(sql(PartitionStatements.BEGIN_MOVE), params);
+            bumpMapVersion();
+            return true;
+        }));
+    }
+
+    /** Places a moving partition on its target in the map, journals the switch and raises the version (on the main shard). */
+    public void switchMove(int partition, String target) {
+        this.transactions.executeWithoutResult(status -> {
+            MapSqlParameterSource params = new MapSqlParameterSource("partition", partition).addValue("target", target);
+            this.jdbc.update(sql(PartitionStatements.SWITCH_MAP), params);
+            this.jdbc.update(sql(PartitionStatements.MOVE_SWITCHED), params);
+            bumpMapVersion();
+        });
+    }
+
+    /** Ends a move's journal (on the main shard). */
+    public void finishMove(int partition) {
+        this.jdbc.update(sql(PartitionStatements.FINISH_MOVE), new MapSqlParameterSource("partition", partition));
+    }
+
+    /**
+     * Takes the lock a node holds while it moves a partition, on a connection of its own that
+     * keeps it until closed (or until the node dies).
+     * @param partition the partition
+     * @return the lock, or empty if another node moves the partition
+     */
+    public java.util.Optional<AutoCloseable> tryLockMove(int partition) {
+        DataSource dataSource = this.jdbc.getJdbcTemplate().getDataSource();
+        try {
+            java.sql.Connection connection = dataSource.getConnection();
+            try (java.sql.PreparedStatement statement = connection.prepareStatement(
+                    sql(PartitionStatements.TRY_MOVE_LOCK).replace(":partition", "?"))) {
+                statement.setInt(1, partition);
+                try (java.sql.ResultSet rs = statement.executeQuery()) {
+                    if (rs.next() && rs.getBoolean(1)) {
+                        // Closing the connection hands it back to the pool: unlock first.
+                        return java.util.Optional.of(() -> {
+                            try (connection; java.sql.Statement unlock = connection.createStatement()) {
+                                unlock.execute("SELECT pg_advisory_unlock_all()");
+                            }
+                        });
+                    }
+                }
+            }
+            connection.close();
+            return java.util.Optional.empty();
+        }
+        catch (java.sql.SQLException ex) {
+            throw new org.springframework.dao.DataAccessResourceFailureException("Could not take the move lock of partition "
+                    + partition, ex);
+        }
+    }
+
+    /**
+     * Stops the shard writing jobs of a partition: waits for the enqueues in flight on it, then
+     * marks it MOVING. Idempotent.
+     */
+    public void markMoving(int partition) {
+        this.transactions.executeWithoutResult(status -> {
+            MapSqlParameterSource params = new MapSqlParameterSource("partition", partition);
+            this.jdbc.query(sql(PartitionStatements.LOCK_HELD_PARTITION), params, rs -> {
+            });
+            this.jdbc.update(sql(PartitionStatements.MARK_HELD_MOVING), params);
+        });
+    }
+
+    /** Lets the shard hold a partition ACTIVE. */
+    public void holdActive(int partition) {
+        this.jdbc.update(sql(PartitionStatements.HOLD_ACTIVE), new MapSqlParameterSource("partition", partition));
+    }
+
+    /** Gives a partition up. */
+    public void release(int partition) {
+        this.jdbc.update(sql(PartitionStatements.RELEASE_PARTITION), new MapSqlParameterSource("partition", partition));
+    }
+
+    /**
+     * Stages one batch of a partition's READY jobs for a move.
+     * @return how many jobs it took
+     */
+    public int stageBatch(int partition, int limit) {
+        return this.jdbc.update(sql(PartitionStatements.STAGE_BATCH),
+                new MapSqlParameterSource("partition", partition).addValue("limit", limit));
+    }
+
+    /** @return the batches of a partition staged on this shard, oldest first */
+    public List<Long> stagedBatches(int partition) {
+        return this.jdbc.queryForList(sql(PartitionStatements.STAGED_BATCHES), new MapSqlParameterSource("partition",
+                partition), Long.class);
+    }
+
+    /** @return a staged batch's job rows as a JSON array */
+    public String stagedBatch(int partition, long batch) {
+        return this.jdbc.queryForObject(sql(PartitionStatements.STAGED_BATCH),
+                new MapSqlParameterSource("partition", partition).addValue("batch", batch), String.class);
+    }
+
+    /** Drops a batch its target has written. */
+    public void dropBatch(int partition, long batch) {
+        this.jdbc.update(sql(PartitionStatements.DROP_BATCH),
+                new MapSqlParameterSource("partition", partition).addValue("batch", batch));
+    }
+
+    /**
+     * Writes a staged batch on this shard (the target), once.
+     * @param source the source shard's number
+     * @param batch the batch
+     * @param partition the partition
+     * @param rows the batch's job rows as a JSON array
+     * @param channelPrefix the prefix of the tasks' NOTIFY channels
+     * @return the jobs written, or -1 if the batch was written before
+     */
+    public long applyBatch(int source, long batch, int partition, String rows, String channelPrefix) {
+        return this.jdbc.queryForObject(sql(PartitionStatements.APPLY_BATCH), new MapSqlParameterSource("source", source)
+            .addValue("batch", batch)
+            .addValue("partition", partition)
+            .addValue("rows", rows)
+            .addValue("channelPrefix", channelPrefix),
+                (rs, row) -> rs.getBoolean("applied") ? rs.getLong("inserted") : -1L);
+    }
+
+    /** @return a partition's active jobs on this shard */
+    public PartitionJobs partitionJobs(int partition) {
+        return this.jdbc.queryForObject(sql(PartitionStatements.PARTITION_JOBS), new MapSqlParameterSource("partition",
+                partition), (rs, row) -> new PartitionJobs(rs.getLong("ready"), rs.getLong("claimed")));
+    }
+
+    /** @return the outbox rows of a partition relayed to this shard whose marks are kept */
+    public List<Long> relayedMarks(int partition) {
+        return this.jdbc.queryForList(sql(PartitionStatements.RELAYED_MARKS), new MapSqlParameterSource("partition",
+                partition), Long.class);
+    }
+
+    /** Keeps relay marks of a partition's outbox rows here too. */
+    public void copyRelayedMarks(int partition, List<Long> outboxIds) {
+        if (!outboxIds.isEmpty()) {
+            this.jdbc.update(sql(PartitionStatements.COPY_RELAYED_MARKS), new MapSqlParameterSource("partition", partition)
+                .addValue("ids", SqlArrays.bigints(outboxIds)));
+        }
+    }
 }

@@ -31,7 +31,7 @@ public final class QueueSchema {
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "10";
+    static final String LATEST_VERSION = "12";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -58,11 +58,12 @@ public final class QueueSchema {
             "pgqueue finished_job revision 2: keeps the partition");
 
     /**
-     * The tables added after V1 that every node reads (V8: statistics, V10: partitions), which
-     * {@link #requireMigrated} looks for too.
+     * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the
+     * outbox, V12: partition moves), which {@link #requireMigrated} looks for too.
      */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
-            "${schema}.shard_partition");
+            "${schema}.shard_partition", "${schema}.job_outbox", "${schema}.job_relayed", "${schema}.partition_move",
+            "${schema}.job_moving", "${schema}.move_applied");
 
     private QueueSchema() {
     }

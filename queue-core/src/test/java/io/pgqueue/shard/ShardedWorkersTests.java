@@ -92,6 +92,12 @@ class ShardedWorkersTests {
                 .mapToObj(i -> JobRequest.of("record", i, EnqueueOptions.defaults().withPartitionKey("k" + i)))
                 .toList());
         }
+        // Batches over several shards go through the outbox: wait until it is relayed.
+        long relayDeadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (new JdbcTemplate(this.main.dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job_outbox", Long.class) > 0
+                && System.nanoTime() < relayDeadline) {
+            Thread.sleep(10);
+        }
         assertThat(List.of(this.main, this.b, this.c)).allSatisfy(shard -> assertThat(active(shard)).isGreaterThan(5_000));
         PgQueue other = node("node-2");
         int bound = CONCURRENCY + PoolSettings.defaults().maxPrefetch();

@@ -31,15 +31,16 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        // Ten versioned migrations (the tables) and three repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(13);
+        // Twelve versioned migrations (the tables) and three repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(15);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         List<String> tables = jdbc.queryForList(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
-        assertThat(tables).containsExactly("installation", "job", "job_finished", "node", "partition_map",
-                "partition_map_version", "pgqueue_schema_history", "shard", "shard_partition", "stats_snapshot",
+        assertThat(tables).containsExactly("installation", "job", "job_finished", "job_moving", "job_outbox",
+                "job_relayed", "move_applied", "node", "partition_map", "partition_map_version", "partition_move",
+                "pgqueue_schema_history", "shard", "shard_partition", "stats_snapshot",
                 "task_control");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
                 + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
@@ -58,7 +59,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(13);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(15);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -70,25 +71,40 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V9 only.
+        // As if separate tooling had applied V1-V11 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_move, partly.job_moving, partly.move_applied");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.partition_move, "
+                    + "table partly.job_moving, table partly.move_applied). ");
+
+        // V1-V10 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_outbox, partly.job_relayed");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.job_outbox, "
+                    + "table partly.job_relayed, table partly.partition_move, ");
+
+        // V1-V9 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 10 (missing: table partly.installation, "
-                    + "table partly.shard_partition). ");
+            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.installation, "
+                    + "table partly.shard_partition, table partly.job_outbox, table partly.job_relayed, ");
 
         // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 10 (missing: table partly.stats_snapshot, "
-                    + "table partly.installation, table partly.shard_partition). ");
+            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.stats_snapshot, "
+                    + "table partly.installation, table partly.shard_partition, table partly.job_outbox, "
+                    + "table partly.job_relayed, ");
 
         // V1-V6 only.
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 10 (missing: function partly.complete_jobs(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 12 (missing: function partly.complete_jobs(bigint[], "
                     + "integer[], boolean), table partly.stats_snapshot, ");
 
         // V1-V4 only.
@@ -97,7 +113,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 10 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 12 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

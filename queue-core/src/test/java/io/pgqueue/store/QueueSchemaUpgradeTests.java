@@ -38,7 +38,9 @@ class QueueSchemaUpgradeTests {
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "upgraded"))
             .isInstanceOf(QueueSchemaException.class)
             .hasMessageContaining("missing: function upgraded.finished_job(upgraded.job, text, integer, text, text), "
-                    + "table upgraded.installation, table upgraded.shard_partition)");
+                    + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
+                    + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
+                    + "table upgraded.move_applied)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -47,7 +49,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 and the repeatable migrations").isEqualTo(4);
+        assertThat(result.migrationsExecuted).as("V10 to V12 and the repeatable migrations").isEqualTo(6);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "

@@ -2,6 +2,11 @@ package io.pgqueue.sample;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -16,7 +21,10 @@ import org.springframework.core.env.MapPropertySource;
 /**
  * Starts an embedded PostgreSQL when no {@code spring.datasource.url} is configured, so the sample
  * runs on a bare machine with nothing but a JDK. With a URL configured it does nothing. Set
- * {@code sample.embedded-postgres.enabled=false} to switch it off.
+ * {@code sample.embedded-postgres.enabled=false} to switch it off. With
+ * {@code sample.embedded-postgres.shards=N} it also creates N more databases on that server
+ * ({@code shard_1} ...) and lists them as the queue's shards {@code shard-1} ... under
+ * {@code pgqueue.shards}.
  */
 public class EmbeddedPostgresEnvironment implements EnvironmentPostProcessor {
 
@@ -37,8 +45,33 @@ public class EmbeddedPostgresEnvironment implements EnvironmentPostProcessor {
         // disposable beans are destroyed in reverse order of registration, and this one comes first.
         application.addInitializers(context -> ((DefaultListableBeanFactory) context.getBeanFactory())
             .registerDisposableBean("embeddedPostgres", EmbeddedPostgresEnvironment::stop));
-        environment.getPropertySources().addLast(new MapPropertySource("embeddedPostgres",
-                Map.of("spring.datasource.url", url, "spring.datasource.username", "postgres")));
+        Map<String, Object> properties = new LinkedHashMap<>(Map.of("spring.datasource.url", url,
+                "spring.datasource.username", "postgres"));
+        int shards = environment.getProperty("sample.embedded-postgres.shards", Integer.class, 0);
+        for (int i = 1; i <= shards; i++) {
+            String database = "shard_" + i;
+            createDatabase(database);
+            properties.put("pgqueue.shards.shard-" + i + ".url", server.getJdbcUrl("postgres", database));
+            properties.put("pgqueue.shards.shard-" + i + ".username", "postgres");
+            log.info("Shard 'shard-" + i + "' on the embedded PostgreSQL: " + server.getJdbcUrl("postgres", database));
+        }
+        environment.getPropertySources().addLast(new MapPropertySource("embeddedPostgres", properties));
+    }
+
+    private static void createDatabase(String name) {
+        try (Connection connection = server.getPostgresDatabase().getConnection();
+                Statement statement = connection.createStatement()) {
+            try (ResultSet exists = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + name + "'")) {
+                if (exists.next()) {
+                    return;
+                }
+            }
+            statement.execute("CREATE DATABASE " + name);
+        }
+        catch (SQLException ex) {
+            throw new IllegalStateException("Could not create the shard database " + name + " on the embedded PostgreSQL",
+                    ex);
+        }
     }
 
     private static synchronized EmbeddedPostgres start(int port) {

@@ -1,0 +1,133 @@
+package io.pgqueue.autoconfigure;
+
+import java.util.List;
+import java.util.Map;
+
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.JobRequest;
+import io.pgqueue.PgQueue;
+import io.pgqueue.QueueClient;
+import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Shards listed under {@code pgqueue.shards}: each gets a connection pool and the queue's schema,
+ * and jobs spread over them.
+ */
+class QueueShardsAutoConfigurationTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+        .withInitializer(new TestDatabaseInitializer())
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
+                QueueAutoConfiguration.class));
+
+    private TestDatabase b;
+
+    private TestDatabase c;
+
+    @BeforeEach
+    void shards() {
+        this.b = TestDatabase.create("ctx_shard_b");
+        this.c = TestDatabase.create("ctx_shard_c");
+    }
+
+    @AfterEach
+    void drop() {
+        this.b.close();
+        this.c.close();
+    }
+
+    @Test
+    void migratesTheShardsAndSpreadsJobsOverThem() {
+        this.runner.withBean(TestHandlers.SendPush.class)
+            .withPropertyValues(shard("b", this.b))
+            .withPropertyValues(shard("c", this.c))
+            .withPropertyValues("pgqueue.workers.enabled=false", "pgqueue.shards.b.maximum-pool-size=4")
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                PgQueue queue = context.getBean(PgQueue.class);
+                assertThat(queue.shards().map().partitionsPerShard()).containsOnlyKeys("main", "b", "c");
+                assertThat(context.getBean(QueueShards.class).dataSources()).containsOnlyKeys("b", "c");
+                QueueClient client = context.getBean(QueueClient.class);
+                for (int i = 0; i < 60; i++) {
+                    client.enqueue("send-push", Map.of("user", "u" + i, "file", "f"),
+                            EnqueueOptions.defaults().withPartitionKey("u" + i));
+                }
+                client.enqueueAll(List.of(JobRequest.of("send-push", Map.of("user", "x", "file", "f"),
+                        EnqueueOptions.defaults().withPartitionKey("x")), JobRequest.of("send-push",
+                                Map.of("user", "y", "file", "f"), EnqueueOptions.defaults().withPartitionKey("y"))));
+                await().untilAsserted(() -> assertThat(jobs(this.b) + jobs(this.c)
+                        + new JdbcTemplate(queue.stores().dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job",
+                                Long.class)).isEqualTo(62));
+                assertThat(jobs(this.b)).isPositive();
+                assertThat(jobs(this.c)).isPositive();
+            });
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theEndpointShowsTheShardsAndMovesAPartition() {
+        this.runner.withConfiguration(AutoConfigurations.of(QueueEndpointAutoConfiguration.class))
+            .withBean(TestHandlers.SendPush.class)
+            .withPropertyValues(shard("b", this.b))
+            .withPropertyValues("pgqueue.workers.enabled=false", "management.endpoints.web.exposure.include=queues")
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+                Map<String, Object> shards = (Map<String, Object>) endpoint.queues().get("shards");
+                assertThat(shards).containsEntry("sharded", true).containsEntry("partitions", 1024);
+                assertThat((Map<String, Object>) shards.get("shards")).containsOnlyKeys("main", "b");
+                QueueClient client = context.getBean(QueueClient.class);
+                String key = keyOfPartitionZero();
+                for (int i = 0; i < 20; i++) {
+                    client.enqueue("send-push", Map.of("user", "u", "file", "f"), EnqueueOptions.defaults().withPartitionKey(key));
+                }
+
+                Map<String, Object> moved = endpoint.partitionAction("shards", "partitions", 0, "move", "b");
+
+                assertThat(moved).containsEntry("from", "main").containsEntry("to", "b").containsEntry("jobsMoved", 20L);
+                assertThat(jobs(this.b)).isEqualTo(20);
+                Map<String, Object> after = (Map<String, Object>) endpoint.queues().get("shards");
+                assertThat((Map<String, Object>) ((Map<String, Object>) after.get("shards")).get("b"))
+                    .containsEntry("partitions", 513);
+                assertThatThrownBy(() -> endpoint.partitionAction("shards", "partitions", 0, "move", "b"))
+                    .hasMessageContaining("Partition 0 is on shard 'b' already");
+                assertThatThrownBy(() -> endpoint.partitionAction("shards", "partitions", 0, "split", "b"))
+                    .hasMessageContaining("Unknown action 'split' for a partition; use move");
+            });
+    }
+
+    private static String keyOfPartitionZero() {
+        for (int i = 0;; i++) {
+            if (io.pgqueue.shard.PartitionHash.partitionOf("k" + i, 1024) == 0) {
+                return "k" + i;
+            }
+        }
+    }
+
+    private static String[] shard(String name, TestDatabase database) {
+        String prefix = "pgqueue.shards." + name + ".";
+        return new String[] { prefix + "url=" + database.jdbcUrl(), prefix + "username=" + nonNull(database.user()),
+            prefix + "password=" + nonNull(database.password()) };
+    }
+
+    private static String nonNull(String value) {
+        return value == null ? "" : value;
+    }
+
+    private static long jobs(TestDatabase shard) {
+        return new JdbcTemplate(shard.dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job", Long.class);
+    }
+}
