@@ -87,7 +87,9 @@ public final class PgQueue {
         TaskRegistry tasks = builder.registry();
         this.client = sharded ? new QueueClient(this.shards, tasks, this.mapper, this.telemetry)
                 : new QueueClient(this.stores.jobs(), builder.config, tasks, this.mapper, this.telemetry);
-        this.stats = new QueueStatsPoller(this.stores.stats(), builder.statsInterval);
+        Map<String, io.pgqueue.store.StatsStore> statsStores = new LinkedHashMap<>();
+        this.shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
+        this.stats = new QueueStatsPoller(statsStores, builder.statsInterval);
         int rescueBatch = this.workerSettings != null ? this.workerSettings.batchSizes().maintenance()
                 : QueueDefaults.MAINTENANCE_BATCH_SIZE;
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,

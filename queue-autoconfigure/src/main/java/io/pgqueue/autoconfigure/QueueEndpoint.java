@@ -129,9 +129,24 @@ public class QueueEndpoint {
         body.put("sharded", shards.sharded());
         body.put("partitions", shards.partitions());
         body.put("mapVersion", map.version());
+        Map<String, QueueStats> stats = this.stats.latest().shards();
         Map<String, Object> each = new LinkedHashMap<>();
         for (Shards.Shard shard : shards.all()) {
-            each.put(shard.name(), Map.of("number", shard.number(), "partitions", perShard.getOrDefault(shard.name(), 0)));
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("number", shard.number());
+            entry.put("partitions", perShard.getOrDefault(shard.name(), 0));
+            QueueStats counted = stats.get(shard.name());
+            if (counted != null) {
+                entry.put("activeJobs", counted.tasks().values().stream()
+                    .mapToLong(task -> task.ready() + task.scheduled() + task.starting() + task.running())
+                    .sum());
+                entry.put("oldestDueAgeSeconds", counted.tasks().values().stream().mapToDouble(TaskStats::lagSeconds)
+                    .max().orElse(0));
+                if (counted.error() != null) {
+                    entry.put("statsError", counted.error().toString());
+                }
+            }
+            each.put(shard.name(), entry);
         }
         body.put("shards", each);
         body.put("moving", map.moving().stream().map(partition -> Map.of("partition", partition, "from",

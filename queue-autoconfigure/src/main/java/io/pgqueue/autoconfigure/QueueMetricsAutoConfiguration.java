@@ -1,11 +1,13 @@
 package io.pgqueue.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.pgqueue.PgQueue;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.MicrometerQueueEvents;
 import io.pgqueue.observe.QueueMeterBinder;
 import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.shard.Shards;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -38,7 +40,7 @@ public final class QueueMetricsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     QueueMeterBinder queueMeterBinder(ObjectProvider<TaskRegistry> tasks, ObjectProvider<QueueStatsPoller> stats,
-            ObjectProvider<QueueWorkersLifecycle> workers) {
+            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<PgQueue> queue) {
         QueueMeterBinder binder = QueueMeterBinder.NONE;
         TaskRegistry registered = tasks.getIfAvailable();
         if (registered == null) {
@@ -47,6 +49,10 @@ public final class QueueMetricsAutoConfiguration {
         QueueStatsPoller poller = stats.getIfAvailable();
         if (poller != null) {
             binder = binder.withTasks(registered.all().stream().map(TaskDefinition::name).toList(), poller::latest);
+            PgQueue pgQueue = queue.getIfAvailable();
+            if (pgQueue != null && pgQueue.shards().sharded()) {
+                binder = binder.withShards(pgQueue.shards().all().stream().map(Shards.Shard::name).toList());
+            }
         }
         QueueWorkersLifecycle lifecycle = workers.getIfAvailable();
         if (lifecycle != null) {

@@ -95,13 +95,18 @@ class QueueShardsAutoConfigurationTests {
                     client.enqueue("send-push", Map.of("user", "u", "file", "f"), EnqueueOptions.defaults().withPartitionKey(key));
                 }
 
+                context.getBean(io.pgqueue.observe.QueueStatsPoller.class).refresh();
+                Map<String, Object> before = (Map<String, Object>) endpoint.queues().get("shards");
+                assertThat((Map<String, Object>) ((Map<String, Object>) before.get("shards")).get("main"))
+                    .containsEntry("activeJobs", 20L);
+
                 Map<String, Object> moved = endpoint.partitionAction("shards", "partitions", 0, "move", "b");
 
                 assertThat(moved).containsEntry("from", "main").containsEntry("to", "b").containsEntry("jobsMoved", 20L);
                 assertThat(jobs(this.b)).isEqualTo(20);
                 Map<String, Object> after = (Map<String, Object>) endpoint.queues().get("shards");
                 assertThat((Map<String, Object>) ((Map<String, Object>) after.get("shards")).get("b"))
-                    .containsEntry("partitions", 513);
+                    .containsEntry("partitions", 513).containsEntry("activeJobs", 20L);
                 assertThatThrownBy(() -> endpoint.partitionAction("shards", "partitions", 0, "move", "b"))
                     .hasMessageContaining("Partition 0 is on shard 'b' already");
                 assertThatThrownBy(() -> endpoint.partitionAction("shards", "partitions", 0, "split", "b"))

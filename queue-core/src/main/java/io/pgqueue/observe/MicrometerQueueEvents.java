@@ -48,7 +48,7 @@ public final class MicrometerQueueEvents implements QueueEvents {
     public void enqueued(String task, EnqueueOutcome outcome) {
         String name = outcome.name().toLowerCase(Locale.ROOT);
         counter(QueueMeterNames.ENQUEUED, TAG_TASK, task, TAG_OUTCOME, name).increment();
-        if (outcome != EnqueueOutcome.CREATED) {
+        if (outcome != EnqueueOutcome.CREATED && outcome != EnqueueOutcome.RELAYED) {
             counter(QueueMeterNames.DEDUPLICATED, TAG_TASK, task, TAG_OUTCOME, name).increment();
         }
     }

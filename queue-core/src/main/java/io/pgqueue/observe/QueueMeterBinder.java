@@ -40,7 +40,7 @@ import static io.pgqueue.observe.QueueMeterNames.TAG_TASK;
 public final class QueueMeterBinder implements MeterBinder {
 
     /** Binds nothing; {@link #withTasks} and {@link #withPools} add what to measure. */
-    public static final QueueMeterBinder NONE = new QueueMeterBinder(List.of(), null, Map.of(), List::of);
+    public static final QueueMeterBinder NONE = new QueueMeterBinder(List.of(), null, Map.of(), List::of, List.of());
 
     /** The job states that {@link QueueMeterNames#RESCUED} counts, in the order they are registered. */
     private static final List<JobState> RESCUED_STATES = List.of(JobState.READY, JobState.FAILED, JobState.CANCELLED);
@@ -61,8 +61,12 @@ public final class QueueMeterBinder implements MeterBinder {
 
     private final Supplier<List<PoolState>> poolStates;
 
+    /** The shards of a sharded queue, whose own gauges are bound; empty unsharded. */
+    private final List<String> shards;
+
     private QueueMeterBinder(List<String> tasks, Supplier<QueueStats> stats, Map<String, List<String>> pools,
-            Supplier<List<PoolState>> poolStates) {
+            Supplier<List<PoolState>> poolStates, List<String> shards) {
+        this.shards = shards;
         this.tasks = tasks;
         this.stats = stats != null ? stats : () -> QueueStats.NONE;
         this.statistics = stats != null;
@@ -80,7 +84,7 @@ public final class QueueMeterBinder implements MeterBinder {
      * @return a new binder with these tasks and this statistics source in place of any earlier ones
      */
     public QueueMeterBinder withTasks(Collection<String> tasks, Supplier<QueueStats> stats) {
-        return new QueueMeterBinder(List.copyOf(tasks), stats, this.pools, this.poolStates);
+        return new QueueMeterBinder(List.copyOf(tasks), stats, this.pools, this.poolStates, this.shards);
     }
 
     /**
@@ -94,7 +98,7 @@ public final class QueueMeterBinder implements MeterBinder {
     public QueueMeterBinder withPools(Map<String, ? extends Collection<String>> pools, Supplier<List<PoolState>> states) {
         Map<String, List<String>> copy = new LinkedHashMap<>();
         pools.forEach((pool, tasks) -> copy.put(pool, List.copyOf(tasks)));
-        return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, copy, states);
+        return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, copy, states, this.shards);
     }
 
     /**
@@ -116,6 +120,43 @@ public final class QueueMeterBinder implements MeterBinder {
             bindTask(registry, task);
         }
         this.pools.forEach((pool, tasks) -> bindPool(registry, pool, tasks));
+        if (this.statistics) {
+            for (String shard : this.shards) {
+                bindShard(registry, shard);
+            }
+        }
+    }
+
+    /**
+     * Returns a binder that also binds, per shard of a sharded queue, the gauges of its active
+     * jobs and its lag, from the shard's own statistics ({@link QueueStats#shards()}).
+     * @param shards the shards' names
+     * @return a new binder with these shards in place of any earlier ones
+     */
+    public QueueMeterBinder withShards(Collection<String> shards) {
+        return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, this.pools, this.poolStates,
+                List.copyOf(shards));
+    }
+
+    private void bindShard(MeterRegistry registry, String shard) {
+        Gauge.builder(QueueMeterNames.SHARD_JOBS, this, binder -> {
+            QueueStats stats = binder.stats.get().shards().get(shard);
+            return stats == null ? Double.NaN : stats.tasks().values().stream()
+                .mapToLong(task -> task.ready() + task.scheduled() + task.starting() + task.running())
+                .sum();
+        })
+            .description("Active jobs (READY, scheduled, STARTING, RUNNING) on the shard")
+            .tag(QueueMeterNames.TAG_SHARD, shard)
+            .register(registry);
+        Gauge.builder(QueueMeterNames.SHARD_LAG, this, binder -> {
+            QueueStats stats = binder.stats.get().shards().get(shard);
+            return stats == null ? Double.NaN : stats.tasks().values().stream().mapToDouble(TaskStats::lagSeconds)
+                .max().orElse(0);
+        })
+            .description("Seconds since the shard's oldest due READY job became due")
+            .baseUnit("seconds")
+            .tag(QueueMeterNames.TAG_SHARD, shard)
+            .register(registry);
     }
 
     private void bindTask(MeterRegistry registry, String task) {
@@ -143,7 +184,7 @@ public final class QueueMeterBinder implements MeterBinder {
         for (EnqueueOutcome outcome : EnqueueOutcome.values()) {
             String tag = outcome.name().toLowerCase(Locale.ROOT);
             registry.counter(QueueMeterNames.ENQUEUED, TAG_TASK, task, TAG_OUTCOME, tag);
-            if (outcome != EnqueueOutcome.CREATED) {
+            if (outcome != EnqueueOutcome.CREATED && outcome != EnqueueOutcome.RELAYED) {
                 registry.counter(QueueMeterNames.DEDUPLICATED, TAG_TASK, task, TAG_OUTCOME, tag);
             }
         }

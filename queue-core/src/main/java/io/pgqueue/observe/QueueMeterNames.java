@@ -24,6 +24,12 @@ public final class QueueMeterNames {
      */
     public static final String OLDEST_TRANSACTION = "pgqueue.db.oldest.transaction";
 
+    /** Gauge: active jobs on a shard (sharded queues). */
+    public static final String SHARD_JOBS = "pgqueue.shard.jobs";
+
+    /** Gauge: seconds since a shard's oldest due READY job became due (sharded queues). */
+    public static final String SHARD_LAG = "pgqueue.shard.lag";
+
     /** Counter: jobs enqueued, by what the enqueue did (created, kept_existing, replaced, merged, rerun_scheduled). Tags: task, outcome. */
     public static final String ENQUEUED = "pgqueue.jobs.enqueued";
 
@@ -101,6 +107,9 @@ public final class QueueMeterNames {
 
     /** Tag name of the state. */
     public static final String TAG_STATE = "state";
+
+    /** Tag: the shard's name. */
+    public static final String TAG_SHARD = "shard";
 
     /** Tag name of the outcome. */
     public static final String TAG_OUTCOME = "outcome";

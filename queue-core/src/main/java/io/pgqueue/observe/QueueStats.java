@@ -13,11 +13,26 @@ import java.util.Map;
  * @param error the failure of the last attempt, or {@code null} if it succeeded
  * @param oldestTransaction how long the database's oldest transaction that holds back cleanup
  * (VACUUM) had been open when this node last looked, or {@code null} if it could not tell
+ * @param shards sharded, each shard's own statistics by shard name (these are their sum: counts
+ * added, the largest lag and oldest transaction, the oldest count read, the first shard's error); empty
+ * when unsharded
  */
-public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error, Duration oldestTransaction) {
+public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error, Duration oldestTransaction,
+        Map<String, QueueStats> shards) {
 
     /** No statistics read yet. */
     public static final QueueStats NONE = new QueueStats(Map.of(), null, null, null);
+
+    /**
+     * Statistics of one database.
+     * @param tasks statistics per task
+     * @param takenAt when the count began, or {@code null}
+     * @param error the failure of the last attempt, or {@code null}
+     * @param oldestTransaction the age of the database's oldest transaction, or {@code null}
+     */
+    public QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error, Duration oldestTransaction) {
+        this(tasks, takenAt, error, oldestTransaction, Map.of());
+    }
 
     /**
      * Statistics without the age of the oldest transaction.
@@ -27,6 +42,33 @@ public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwabl
      */
     public QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error) {
         this(tasks, takenAt, error, null);
+    }
+
+    /**
+     * Sums the statistics of several shards.
+     * @param shards each shard's statistics, by name
+     * @return their sum, which keeps them in {@link #shards()}
+     */
+    public static QueueStats sum(Map<String, QueueStats> shards) {
+        Map<String, TaskStats> tasks = new java.util.TreeMap<>();
+        Instant takenAt = null;
+        Throwable error = null;
+        Duration oldestTransaction = null;
+        for (Map.Entry<String, QueueStats> shard : shards.entrySet()) {
+            QueueStats stats = shard.getValue();
+            stats.tasks().forEach((task, counts) -> tasks.merge(task, counts, TaskStats::plus));
+            if (stats.takenAt() != null && (takenAt == null || stats.takenAt().isBefore(takenAt))) {
+                takenAt = stats.takenAt();
+            }
+            if (error == null && stats.error() != null) {
+                error = new IllegalStateException("Shard '" + shard.getKey() + "': " + stats.error(), stats.error());
+            }
+            if (stats.oldestTransaction() != null
+                    && (oldestTransaction == null || stats.oldestTransaction().compareTo(oldestTransaction) > 0)) {
+                oldestTransaction = stats.oldestTransaction();
+            }
+        }
+        return new QueueStats(Map.copyOf(tasks), takenAt, error, oldestTransaction, Map.copyOf(shards));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.pgqueue.observe;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.pgqueue.BackgroundService;
@@ -28,7 +29,8 @@ public final class QueueStatsPoller extends BackgroundService {
     /** The interval in multiples of the last count's duration, when that is longer than the configured one. */
     static final int WAIT_PER_QUERY_TIME = 20;
 
-    private final StatsStore store;
+    /** The statistics store of each shard, by name; unsharded, the one database's. */
+    private final Map<String, StatsStore> stores;
 
     private final Duration interval;
 
@@ -43,8 +45,18 @@ public final class QueueStatsPoller extends BackgroundService {
      * @param interval how often to read the statistics
      */
     public QueueStatsPoller(StatsStore store, Duration interval) {
+        this(Map.of("main", store), interval);
+    }
+
+    /**
+     * Creates a poller of a sharded queue, whose statistics are the sum of its shards' (each kept in
+     * {@link QueueStats#shards()}); it polls once {@link #start() started}.
+     * @param stores each shard's statistics store, by shard name
+     * @param interval how often to read the statistics
+     */
+    public QueueStatsPoller(Map<String, StatsStore> stores, Duration interval) {
         super("pgqueue-stats", Duration.ofSeconds(5));
-        this.store = store;
+        this.stores = new LinkedHashMap<>(stores);
         this.interval = interval;
         this.currentInterval = interval;
     }
@@ -70,25 +82,38 @@ public final class QueueStatsPoller extends BackgroundService {
 
     private QueueStats read(Duration maxAge) {
         QueueStats previous = this.latest;
+        if (this.stores.size() == 1) {
+            this.latest = read(this.stores.values().iterator().next(), maxAge, previous);
+            return this.latest;
+        }
+        Map<String, QueueStats> shards = new LinkedHashMap<>();
+        this.stores.forEach((name, store) -> shards.put(name, read(store, maxAge,
+                previous.shards().getOrDefault(name, QueueStats.NONE))));
+        this.latest = QueueStats.sum(shards);
+        return this.latest;
+    }
+
+    /** Reads one database's statistics; on failure keeps its previous ones, with the error. */
+    private QueueStats read(StatsStore store, Duration maxAge, QueueStats previous) {
         long start = System.nanoTime();
         try {
-            StatsStore.Snapshot snapshot = this.store.snapshot(maxAge);
+            StatsStore.Snapshot snapshot = store.snapshot(maxAge);
             adapt(snapshot.took());
             // No count stored yet, and another node is making the first: keep what we have.
-            Duration oldestTransaction = this.store.oldestTransaction();
-            this.latest = snapshot.age() == null
+            Duration oldestTransaction = store.oldestTransaction();
+            return snapshot.age() == null
                     ? new QueueStats(previous.tasks(), previous.takenAt(), null, oldestTransaction)
                     : new QueueStats(snapshot.tasks(), Instant.now().minus(snapshot.age()), null, oldestTransaction);
         }
         catch (RuntimeException ex) {
             if (previous.error() == null) {
-                log.warn("Could not read queue statistics: {}", NestedExceptionUtils.getMostSpecificCause(ex).toString());
+                log.warn("Could not read queue statistics{}: {}", this.stores.size() == 1 ? "" : " of a shard",
+                        NestedExceptionUtils.getMostSpecificCause(ex).toString());
             }
-            this.latest = new QueueStats(previous.tasks(), previous.takenAt(), ex, previous.oldestTransaction());
             // A count that ran into the statement timeout must not be tried again at once.
             adapt(Duration.ofNanos(System.nanoTime() - start));
+            return new QueueStats(previous.tasks(), previous.takenAt(), ex, previous.oldestTransaction());
         }
-        return this.latest;
     }
 
     /** Sets the interval from the duration of the last count, whichever node made it. */

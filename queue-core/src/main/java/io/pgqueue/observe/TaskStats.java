@@ -19,4 +19,17 @@ public record TaskStats(long ready, long scheduled, long starting, long running,
 
     /** A task without jobs. */
     public static final TaskStats EMPTY = new TaskStats(0, 0, 0, 0, 0, 0, 0, 0, 0, false);
+
+    /**
+     * Adds another shard's numbers of the task: counts add up, the lag is the larger, a pause on
+     * either counts.
+     * @param other the other shard's numbers
+     * @return the sum
+     */
+    public TaskStats plus(TaskStats other) {
+        return new TaskStats(this.ready + other.ready, this.scheduled + other.scheduled, this.starting + other.starting,
+                this.running + other.running, this.failed + other.failed, this.stuck + other.stuck,
+                Math.max(this.lagSeconds, other.lagSeconds), this.completedLastMinute + other.completedLastMinute,
+                this.failedLastMinute + other.failedLastMinute, this.paused || other.paused);
+    }
 }

@@ -70,7 +70,8 @@ class QueueMetricsDocumentationTests {
         table = metricsTable(Files.readString(MONITORING));
         MeterRegistry registry = new SimpleMeterRegistry();
         QueueMeterBinder binder = QueueMeterBinder.NONE.withTasks(List.of("t"), () -> QueueStats.NONE)
-            .withPools(Map.of("p", List.of("t")), List::<PoolState>of);
+            .withPools(Map.of("p", List.of("t")), List::<PoolState>of)
+            .withShards(List.of("main", "b"));
         binder.bindTo(registry);
         fireEveryEvent(new MicrometerQueueEvents(registry));
         registeredTagNames = new TreeMap<>();

@@ -99,6 +99,10 @@ class ShardedWorkersTests {
             Thread.sleep(10);
         }
         assertThat(List.of(this.main, this.b, this.c)).allSatisfy(shard -> assertThat(active(shard)).isGreaterThan(5_000));
+        io.pgqueue.observe.QueueStats counted = producer.stats().refresh();
+        assertThat(counted.task("record").ready()).as("ready jobs summed over the shards").isEqualTo(20_000);
+        assertThat(counted.shards()).containsOnlyKeys("main", "b", "c");
+        assertThat(counted.shards().get("b").task("record").ready()).isEqualTo(active(this.b));
         PgQueue other = node("node-2");
         int bound = CONCURRENCY + PoolSettings.defaults().maxPrefetch();
         int mostHeld = 0;
@@ -140,8 +144,13 @@ class ShardedWorkersTests {
             }
         }
         awaitRuns(elsewhere, Duration.ofSeconds(20));
+        io.pgqueue.observe.QueueStats stats = node.stats().refresh();
+        assertThat(stats.error()).hasMessageContaining("Shard 'c'");
+        assertThat(stats.shards().get("c").error()).isNotNull();
+        assertThat(stats.shards().get("b").error()).isNull();
 
         this.cDown.set(false);
+        assertThat(node.stats().refresh().error()).isNull();
         List<Long> onC = new ArrayList<>();
         for (int i = 0; onC.size() < 50; i++) {
             String key = "c" + i;
