@@ -97,12 +97,23 @@ public final class QueueAdmin {
      * @throws QueueAdminException if the job does not exist, is not FAILED, or an active job holds its dedup key
      */
     public void rerun(long jobId) {
-        JobSnapshot job = this.jobs.find(jobId)
-            .orElseThrow(() -> new QueueAdminException("No job has id " + jobId));
+        JobStore holder = null;
+        JobSnapshot job = null;
+        for (JobStore store : jobStores()) {
+            java.util.Optional<JobSnapshot> found = store.find(jobId);
+            if (found.isPresent()) {
+                holder = store;
+                job = found.get();
+                break;
+            }
+        }
+        if (job == null) {
+            throw new QueueAdminException("No job has id " + jobId);
+        }
         if (job.state() != JobState.FAILED) {
             throw new QueueAdminException("Job " + jobId + " is " + job.state() + "; only FAILED jobs can be re-run");
         }
-        if (!this.jobs.rerunFailed(jobId)) {
+        if (!holder.rerunFailed(jobId)) {
             throw new QueueAdminException("Job " + jobId + " was not re-run: an active job holds its dedup key '"
                     + job.dedupKey() + "' (or it changed meanwhile)");
         }
@@ -114,7 +125,18 @@ public final class QueueAdmin {
      * @return the ids of the re-run jobs
      */
     public List<Long> rerunFailed(String task) {
-        return this.jobs.rerunAllFailed(requireTask(task));
+        String name = requireTask(task);
+        List<Long> rerun = new java.util.ArrayList<>();
+        jobStores().forEach(store -> rerun.addAll(store.rerunAllFailed(name)));
+        return rerun;
+    }
+
+    /** The job stores of every shard, the main one first; unsharded, the one. */
+    private List<JobStore> jobStores() {
+        if (this.shards == null || !this.shards.sharded()) {
+            return List.of(this.jobs);
+        }
+        return this.shards.all().stream().map(shard -> shard.stores().jobs()).toList();
     }
 
     /**
@@ -139,7 +161,11 @@ public final class QueueAdmin {
      * @return the number of jobs moved to each state
      */
     public Map<JobState, Long> rescueNow() {
-        Map<JobState, Long> counts = this.rescuer.rescueExpired();
+        Map<JobState, Long> counts = new java.util.EnumMap<>(JobState.class);
+        for (JobStore store : jobStores()) {
+            Rescuer shardRescuer = store == this.jobs ? this.rescuer : this.rescuer.on(store);
+            shardRescuer.rescueExpired().forEach((state, count) -> counts.merge(state, count, Long::sum));
+        }
         this.stats.refresh();
         return counts;
     }
@@ -151,7 +177,12 @@ public final class QueueAdmin {
      * @return the failures, newest first
      */
     public List<JobStore.Failure> recentFailures(String task, int limit) {
-        return this.jobs.recentFailures(requireTask(task), limit);
+        String name = requireTask(task);
+        return jobStores().stream()
+            .flatMap(store -> store.recentFailures(name, limit).stream())
+            .sorted(java.util.Comparator.comparing(JobStore.Failure::failedAt).reversed())
+            .limit(limit)
+            .toList();
     }
 
     /**

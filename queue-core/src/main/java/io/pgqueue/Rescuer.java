@@ -41,6 +41,15 @@ public final class Rescuer {
     }
 
     /**
+     * Returns a rescuer with these settings on another job store (another shard's).
+     * @param other the job store
+     * @return the rescuer
+     */
+    public Rescuer on(JobStore other) {
+        return new Rescuer(other, this.batchSize, this.events);
+    }
+
+    /**
      * Rescues every claimed job whose lease has expired by now.
      * @return the number of jobs moved to each state
      */

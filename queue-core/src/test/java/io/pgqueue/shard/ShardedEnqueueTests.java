@@ -21,6 +21,7 @@ import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
 import io.pgqueue.store.PartitionNotHeldException;
 import io.pgqueue.store.PartitionStore;
@@ -140,6 +141,22 @@ class ShardedEnqueueTests {
         assertThat(queue.client().cancel(onC.jobId())).isEqualTo(CancelResult.CANCELLED);
         assertThat(queue.client().find(onC.jobId())).get().extracting(job -> job.state()).isEqualTo(JobState.CANCELLED);
         assertThat(queue.client().cancel((2L << 48) + 999_999)).isEqualTo(CancelResult.NOT_FOUND);
+    }
+
+    @Test
+    void operatorsSeeAndReRunFailuresOnEveryShard() {
+        PgQueue queue = node();
+        long id = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1")).jobId();
+        io.pgqueue.store.JobStore c = queue.shards().find("c").orElseThrow().stores().jobs();
+        io.pgqueue.store.ClaimedJob claimed = c.claim(List.of(new io.pgqueue.store.ClaimLimit("mail", 1)), "node/p",
+                JobState.RUNNING, java.time.Duration.ofMinutes(1)).get(0);
+        c.record(List.of(io.pgqueue.store.Outcome.failed(claimed.lease(), "boom")));
+
+        assertThat(queue.admin().recentFailures("mail", 5)).extracting(JobStore.Failure::id).containsExactly(id);
+        queue.admin().rerun(id);
+
+        assertThat(queue.client().find(id)).get().extracting(job -> job.state()).isEqualTo(JobState.READY);
+        assertThat(count(this.c)).isOne();
     }
 
     @Test
