@@ -262,6 +262,35 @@ public final class Shards {
     }
 
     /**
+     * Reads the map's version soon, on the refresh thread if it runs (the map changed: a
+     * notification said so); never throws.
+     */
+    public void refreshSoon() {
+        ScheduledExecutorService refresher;
+        synchronized (this) {
+            refresher = this.refresher;
+        }
+        Runnable refresh = () -> {
+            try {
+                refresh();
+            }
+            catch (RuntimeException ex) {
+                log.debug("Could not read the partition map: {}", ex.toString());
+            }
+        };
+        if (refresher != null) {
+            try {
+                refresher.execute(refresh);
+                return;
+            }
+            catch (java.util.concurrent.RejectedExecutionException ex) {
+                // Stopping: read it here.
+            }
+        }
+        refresh.run();
+    }
+
+    /**
      * Waits until none of the partitions is moving, refreshing the map.
      * @param partitions the partitions
      * @param timeout how long to wait at most

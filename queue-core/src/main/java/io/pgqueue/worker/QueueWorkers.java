@@ -160,7 +160,8 @@ public final class QueueWorkers {
                     jobs -> ShardWorkers.handBack(pool, jobs, "buffered behind hung handlers", this.held)));
         }
         ShardWorkers.Shared shared = new ShardWorkers.Shared(settings, this.held, this.pools, this.events, this.timers,
-                this.nodes, () -> this.shardWorkers.forEach(ShardWorkers::capacityFreed));
+                this.nodes, () -> this.shardWorkers.forEach(ShardWorkers::capacityFreed),
+                shards.sharded() ? shards.main().partitions().mapChannel() : null, shards::refreshSoon);
         for (Shards.Shard shard : shards.all()) {
             this.shardWorkers.add(new ShardWorkers(shard.name(), shard == shards.main(), shard.stores(), shared));
         }

@@ -39,9 +39,12 @@ final class ShardWorkers {
      * @param timers the node's timer thread
      * @param nodes the node registry (on the main shard), which maintenance keeps clean
      * @param capacityFreed called when outcomes were written, freeing capacity in the pools
+     * @param mapChannel sharded, the channel on which the main shard announces partition map changes; else {@code null}
+     * @param mapChanged called when such an announcement arrives
      */
     record Shared(WorkerSettings settings, HeldJobs held, Map<String, PoolSlots> pools, QueueEvents events,
-            ScheduledExecutorService timers, NodeStore nodes, Runnable capacityFreed) {
+            ScheduledExecutorService timers, NodeStore nodes, Runnable capacityFreed, String mapChannel,
+            Runnable mapChanged) {
     }
 
     private final String name;
@@ -99,8 +102,12 @@ final class ShardWorkers {
         // Hung handlers are the node's, not a shard's: the main shard's lease keeper looks for them.
         this.leaseKeeper = new LeaseKeeper(this.store, shared.held(), settings, this.completer,
                 main ? List.copyOf(shared.pools().values()) : List.of(), job -> job.shard == this, suffix);
-        this.listener = new NotificationListener(stores.dataSource(),
-                settings.notifications() ? List.copyOf(this.producersByChannel.keySet()) : List.of(), this::onNotification,
+        List<String> channels = new ArrayList<>(settings.notifications() ? this.producersByChannel.keySet() : List.of());
+        if (main && shared.mapChannel() != null) {
+            // The main shard announces partition map changes: read the map at once, not at the next check.
+            channels.add(shared.mapChannel());
+        }
+        this.listener = new NotificationListener(stores.dataSource(), List.copyOf(channels), this::onNotification,
                 () -> wake(null), suffix);
     }
 
@@ -171,6 +178,10 @@ final class ShardWorkers {
     }
 
     private void onNotification(String channel) {
+        if (channel.equals(this.shared.mapChannel())) {
+            this.shared.mapChanged().run();
+            return;
+        }
         Producer producer = this.producersByChannel.get(channel);
         if (producer != null) {
             producer.wake(this.tasksByChannel.get(channel));

@@ -162,6 +162,27 @@ class ShardedWorkersTests {
         assertThat(onC).allMatch(id -> id >>> 48 == 2);
     }
 
+    @Test
+    void aWorkerNodeReadsTheMapAsSoonAsItsChangeIsAnnounced() throws Exception {
+        PgQueue node = node("node-1");
+        // Only the workers: no periodic check of the map's version runs on this node.
+        node.startWorkers();
+        long before = node.shards().map().version();
+        Thread.sleep(500);
+
+        JdbcTemplate coordinator = new JdbcTemplate(this.main.dataSource());
+        coordinator.update("UPDATE pgqueue.partition_map SET shard = 'c' WHERE partition = 0");
+        coordinator.queryForList("WITH bumped AS (UPDATE pgqueue.partition_map_version SET version = version + 1 "
+                + "RETURNING version) SELECT pg_notify('pgqueue.partition_map', CAST(version AS text)) FROM bumped");
+
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (node.shards().map().version() == before && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(node.shards().map().version()).isEqualTo(before + 1);
+        assertThat(node.shards().map().shardOf(0)).isEqualTo("c");
+    }
+
     private void awaitRuns(List<Long> ids, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!ids.stream().allMatch(this.runs::containsKey) && System.nanoTime() < deadline) {

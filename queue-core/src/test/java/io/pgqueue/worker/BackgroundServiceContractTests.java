@@ -85,6 +85,7 @@ class BackgroundServiceContractTests {
                     ShardWorkers shard = new ShardWorkers("main", true, queue.stores(), new ShardWorkers.Shared(settings,
                             held, pools, new QueueEvents() {
                             }, timers, queue.stores().nodes(), () -> {
+                            }, null, () -> {
                             }));
                     return new Producer("default", pools.get("default"), settings, shard, held, new QueueEvents() {
                     }, "");
