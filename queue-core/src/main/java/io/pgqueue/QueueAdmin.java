@@ -1,8 +1,11 @@
 package io.pgqueue;
 
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -11,7 +14,6 @@ import io.pgqueue.shard.PartitionMover;
 import io.pgqueue.shard.ShardException;
 import io.pgqueue.shard.Shards;
 import io.pgqueue.store.ControlStore;
-import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NodeStore;
 
@@ -100,7 +102,7 @@ public final class QueueAdmin {
         JobStore holder = null;
         JobSnapshot job = null;
         for (JobStore store : jobStores()) {
-            java.util.Optional<JobSnapshot> found = store.find(jobId);
+            Optional<JobSnapshot> found = store.find(jobId);
             if (found.isPresent()) {
                 holder = store;
                 job = found.get();
@@ -126,7 +128,7 @@ public final class QueueAdmin {
      */
     public List<Long> rerunFailed(String task) {
         String name = requireTask(task);
-        List<Long> rerun = new java.util.ArrayList<>();
+        List<Long> rerun = new ArrayList<>();
         jobStores().forEach(store -> rerun.addAll(store.rerunAllFailed(name)));
         return rerun;
     }
@@ -161,7 +163,7 @@ public final class QueueAdmin {
      * @return the number of jobs moved to each state
      */
     public Map<JobState, Long> rescueNow() {
-        Map<JobState, Long> counts = new java.util.EnumMap<>(JobState.class);
+        Map<JobState, Long> counts = new EnumMap<>(JobState.class);
         for (JobStore store : jobStores()) {
             Rescuer shardRescuer = store == this.jobs ? this.rescuer : this.rescuer.on(store);
             shardRescuer.rescueExpired().forEach((state, count) -> counts.merge(state, count, Long::sum));
@@ -180,7 +182,7 @@ public final class QueueAdmin {
         String name = requireTask(task);
         return jobStores().stream()
             .flatMap(store -> store.recentFailures(name, limit).stream())
-            .sorted(java.util.Comparator.comparing(JobStore.Failure::failedAt).reversed())
+            .sorted(Comparator.comparing(JobStore.Failure::failedAt).reversed())
             .limit(limit)
             .toList();
     }

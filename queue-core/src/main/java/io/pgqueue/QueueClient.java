@@ -3,6 +3,7 @@ package io.pgqueue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -438,7 +439,7 @@ public final class QueueClient implements AutoCloseable {
         if (jobs.stream().allMatch(job -> job.dedupKey() == null)) {
             if (jobs.size() == 1 && !TransactionSynchronizationManager.isActualTransactionActive()) {
                 // A single job outside any transaction: share one INSERT with concurrent callers.
-                return created(java.util.Collections.singletonList(committer.insert(jobs.get(0))));
+                return created(Collections.singletonList(committer.insert(jobs.get(0))));
             }
             return created(store.insert(jobs));
         }
@@ -646,7 +647,7 @@ public final class QueueClient implements AutoCloseable {
         Map<String, String> allHeaders = options.headers();
         if (!propagated.isEmpty()) {
             // Explicit headers win over the propagated trace context.
-            allHeaders = new java.util.LinkedHashMap<>(propagated);
+            allHeaders = new LinkedHashMap<>(propagated);
             allHeaders.putAll(options.headers());
         }
         String headers = allHeaders.isEmpty() ? "{}" : this.mapper.writeValueAsString(allHeaders);

@@ -1,8 +1,11 @@
 package io.pgqueue;
 
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The task types known to a queue. Jobs can only be enqueued for a declared task.
@@ -15,7 +18,7 @@ public final class TaskRegistry {
 
     private TaskRegistry(Map<String, TaskDefinition> tasks) {
         this.tasks = tasks;
-        Map<Class<?>, TaskDefinition> byHandler = new java.util.HashMap<>();
+        Map<Class<?>, TaskDefinition> byHandler = new HashMap<>();
         for (TaskDefinition task : tasks.values()) {
             if (task.handlerType() != null && byHandler.putIfAbsent(task.handlerType(), task) != null) {
                 throw new IllegalArgumentException("Handler " + task.handlerType().getName() + " is bound to two tasks");
@@ -46,7 +49,7 @@ public final class TaskRegistry {
      * @return the registry
      */
     public static TaskRegistry of(TaskDefinition... definitions) {
-        return of(java.util.List.of(definitions));
+        return of(List.of(definitions));
     }
 
     /**
@@ -84,8 +87,8 @@ public final class TaskRegistry {
      * @param name the task name
      * @return the definition, or empty if no such task is declared
      */
-    public java.util.Optional<TaskDefinition> find(String name) {
-        return java.util.Optional.ofNullable(this.tasks.get(name));
+    public Optional<TaskDefinition> find(String name) {
+        return Optional.ofNullable(this.tasks.get(name));
     }
 
     /** @return all definitions */

@@ -2,6 +2,7 @@ package io.pgqueue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,7 +83,7 @@ class EnqueueValidationTests {
 
     @Test
     void aNullRequestInABatch() {
-        rejected(() -> queue.client().enqueueAll(java.util.Arrays.asList(JobRequest.of("send-push", 1), null)),
+        rejected(() -> queue.client().enqueueAll(Arrays.asList(JobRequest.of("send-push", 1), null)),
                 "job request of an enqueue must not be null");
     }
 

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
@@ -294,7 +295,7 @@ public class QueueEndpoint {
     }
 
     /** Turns the admin's "bad request" into Actuator's 400 answer, with its message. */
-    private static <T> T call(java.util.function.Supplier<T> action) {
+    private static <T> T call(Supplier<T> action) {
         try {
             return action.get();
         }

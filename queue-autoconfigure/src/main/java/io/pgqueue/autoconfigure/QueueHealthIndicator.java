@@ -79,7 +79,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
         if (latest.error() != null) {
             Throwable cause = NestedExceptionUtils.getMostSpecificCause(latest.error());
             builder.down().withDetail("error", cause.getMessage() == null ? cause.toString() : cause.getMessage());
-            java.util.List<String> downShards = latest.shards().entrySet().stream()
+            List<String> downShards = latest.shards().entrySet().stream()
                 .filter(shard -> shard.getValue().error() != null)
                 .map(Map.Entry::getKey)
                 .toList();

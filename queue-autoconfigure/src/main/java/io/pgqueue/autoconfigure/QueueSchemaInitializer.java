@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 import javax.sql.DataSource;
@@ -44,7 +45,7 @@ public class QueueSchemaInitializer implements InitializingBean {
     public QueueSchemaInitializer(DataSource dataSource, String schema, Map<String, DataSource> shards) {
         this.dataSource = dataSource;
         this.schema = schema;
-        this.shards = new java.util.LinkedHashMap<>(shards);
+        this.shards = new LinkedHashMap<>(shards);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure;
 
+import javax.sql.DataSource;
 import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,7 @@ class FlywayCoexistenceTests {
     void separateSchemas() {
         this.runner.run(context -> {
             assertThat(context).hasNotFailed();
-            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(javax.sql.DataSource.class));
+            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.flyway_schema_history WHERE success", Long.class))
                 .isEqualTo(1);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.customer", Long.class)).isZero();
@@ -44,7 +45,7 @@ class FlywayCoexistenceTests {
         // history); the queue's initializer is ordered after it.
         this.runner.withPropertyValues("pgqueue.schema=public").run(context -> {
             assertThat(context).hasNotFailed();
-            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(javax.sql.DataSource.class));
+            JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.flyway_schema_history WHERE success", Long.class))
                 .isEqualTo(1);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.pgqueue_schema_history WHERE success "

@@ -1,11 +1,13 @@
 package io.pgqueue.benchmark;
 
+import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * The database the benchmark runs against: the JDBC URL given with {@code url=...}, or an embedded
@@ -55,8 +57,8 @@ final class BenchmarkDatabase implements AutoCloseable {
     }
 
     /** Creates a database on the same server, unless it exists. */
-    void createDatabase(javax.sql.DataSource server, String name) {
-        org.springframework.jdbc.core.JdbcTemplate jdbc = new org.springframework.jdbc.core.JdbcTemplate(server);
+    void createDatabase(DataSource server, String name) {
+        JdbcTemplate jdbc = new JdbcTemplate(server);
         if (jdbc.queryForList("SELECT 1 FROM pg_database WHERE datname = ?", Integer.class, name).isEmpty()) {
             jdbc.execute("CREATE DATABASE " + name);
         }

@@ -3,6 +3,7 @@ package io.pgqueue.observe;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The cached result of the aggregate query.
@@ -50,7 +51,7 @@ public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwabl
      * @return their sum, which keeps them in {@link #shards()}
      */
     public static QueueStats sum(Map<String, QueueStats> shards) {
-        Map<String, TaskStats> tasks = new java.util.TreeMap<>();
+        Map<String, TaskStats> tasks = new TreeMap<>();
         Instant takenAt = null;
         Throwable error = null;
         Duration oldestTransaction = null;

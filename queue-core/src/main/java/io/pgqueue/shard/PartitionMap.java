@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 import io.pgqueue.store.PartitionStore;
 
@@ -107,6 +108,6 @@ public final class PartitionMap {
 
     /** @return the moving partitions */
     public List<Integer> moving() {
-        return java.util.stream.IntStream.range(0, this.targets.length).filter(this::isMoving).boxed().toList();
+        return IntStream.range(0, this.targets.length).filter(this::isMoving).boxed().toList();
     }
 }

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 import io.pgqueue.store.PartitionStore;
 import org.slf4j.Logger;
@@ -170,11 +171,11 @@ public final class PartitionMover {
             .filter(move -> this.shards.find(move.source()).isPresent() && this.shards.find(move.target()).isPresent())
             .flatMap(move -> {
                 try {
-                    return java.util.stream.Stream.of(move(move.partition(), move.target(), drainTimeout));
+                    return Stream.of(move(move.partition(), move.target(), drainTimeout));
                 }
                 catch (ShardException ex) {
                     log.debug("Not resuming the move of partition {}: {}", move.partition(), ex.getMessage());
-                    return java.util.stream.Stream.empty();
+                    return Stream.empty();
                 }
             })
             .toList();

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -283,7 +284,7 @@ public final class Shards {
                 refresher.execute(refresh);
                 return;
             }
-            catch (java.util.concurrent.RejectedExecutionException ex) {
+            catch (RejectedExecutionException ex) {
                 // Stopping: read it here.
             }
         }

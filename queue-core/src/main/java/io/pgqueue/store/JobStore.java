@@ -2,12 +2,14 @@ package io.pgqueue.store;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -16,6 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 import javax.sql.DataSource;
 
@@ -23,6 +26,7 @@ import io.pgqueue.CancelResult;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
@@ -315,7 +319,7 @@ public final class JobStore {
      * @return what changed, which leases were lost, and which jobs are asked to cancel
      */
     public FencedResult heartbeat(List<Lease> leases, Duration lease) {
-        return heartbeat(leases, java.util.Collections.nCopies(leases.size(), null), lease);
+        return heartbeat(leases, Collections.nCopies(leases.size(), null), lease);
     }
 
     /**
@@ -328,8 +332,8 @@ public final class JobStore {
      */
     public FencedResult heartbeat(List<Lease> leases, List<String> progress, Duration lease) {
         // Sort leases and their progress together, by job id.
-        List<Integer> order = java.util.stream.IntStream.range(0, leases.size()).boxed()
-            .sorted(java.util.Comparator.comparingLong(i -> leases.get(i).jobId()))
+        List<Integer> order = IntStream.range(0, leases.size()).boxed()
+            .sorted(Comparator.comparingLong(i -> leases.get(i).jobId()))
             .toList();
         List<Lease> sortedLeases = order.stream().map(leases::get).toList();
         List<String> sortedProgress = order.stream().map(progress::get).toList();
@@ -382,7 +386,7 @@ public final class JobStore {
             return FencedResult.EMPTY;
         }
         // In job id order: the statements lock their rows in input order.
-        outcomes = outcomes.stream().sorted(java.util.Comparator.comparingLong(o -> o.lease().jobId())).toList();
+        outcomes = outcomes.stream().sorted(Comparator.comparingLong(o -> o.lease().jobId())).toList();
         List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
         MapSqlParameterSource params = leaseParams(leases).addValue("keepCompleted", this.keepCompleted);
         String statement = this.completeJobs;
@@ -555,11 +559,11 @@ public final class JobStore {
     }
 
     private void outsideTransaction(String statementText) {
-        this.jdbc.getJdbcTemplate().execute((org.springframework.jdbc.core.ConnectionCallback<Void>) connection -> {
+        this.jdbc.getJdbcTemplate().execute((ConnectionCallback<Void>) connection -> {
             boolean autoCommit = connection.getAutoCommit();
             // VACUUM cannot run inside a transaction block.
             connection.setAutoCommit(true);
-            try (java.sql.Statement statement = connection.createStatement()) {
+            try (Statement statement = connection.createStatement()) {
                 statement.execute(statementText);
             }
             finally {
@@ -598,7 +602,7 @@ public final class JobStore {
      * order (the statements walk their input in order) and two of them cannot deadlock.
      */
     private static List<Lease> byId(List<Lease> leases) {
-        return leases.stream().sorted(java.util.Comparator.comparingLong(Lease::jobId)).toList();
+        return leases.stream().sorted(Comparator.comparingLong(Lease::jobId)).toList();
     }
 
     private static List<Lease> lost(List<Lease> leases, Map<Long, JobState> applied) {

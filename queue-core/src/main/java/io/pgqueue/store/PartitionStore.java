@@ -1,16 +1,23 @@
 package io.pgqueue.store;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -273,18 +280,18 @@ public final class PartitionStore {
      * @param partition the partition
      * @return the lock, or empty if another node moves the partition
      */
-    public java.util.Optional<AutoCloseable> tryLockMove(int partition) {
+    public Optional<AutoCloseable> tryLockMove(int partition) {
         DataSource dataSource = this.jdbc.getJdbcTemplate().getDataSource();
         try {
-            java.sql.Connection connection = dataSource.getConnection();
-            try (java.sql.PreparedStatement statement = connection.prepareStatement(
+            Connection connection = dataSource.getConnection();
+            try (PreparedStatement statement = connection.prepareStatement(
                     sql(PartitionStatements.TRY_MOVE_LOCK).replace(":partition", "?"))) {
                 statement.setInt(1, partition);
-                try (java.sql.ResultSet rs = statement.executeQuery()) {
+                try (ResultSet rs = statement.executeQuery()) {
                     if (rs.next() && rs.getBoolean(1)) {
                         // Closing the connection hands it back to the pool: unlock first.
-                        return java.util.Optional.of(() -> {
-                            try (connection; java.sql.Statement unlock = connection.createStatement()) {
+                        return Optional.of(() -> {
+                            try (connection; Statement unlock = connection.createStatement()) {
                                 unlock.execute("SELECT pg_advisory_unlock_all()");
                             }
                         });
@@ -292,10 +299,10 @@ public final class PartitionStore {
                 }
             }
             connection.close();
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
-        catch (java.sql.SQLException ex) {
-            throw new org.springframework.dao.DataAccessResourceFailureException("Could not take the move lock of partition "
+        catch (SQLException ex) {
+            throw new DataAccessResourceFailureException("Could not take the move lock of partition "
                     + partition, ex);
         }
     }

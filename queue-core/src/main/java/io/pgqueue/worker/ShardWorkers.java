@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -160,7 +161,7 @@ final class ShardWorkers {
      * Sets the paused tasks on every producer of the shard.
      * @param paused the names of all paused tasks
      */
-    void setPaused(java.util.Set<String> paused) {
+    void setPaused(Set<String> paused) {
         this.producers.values().forEach(producer -> producer.setPaused(paused));
     }
 

@@ -2,6 +2,7 @@ package io.pgqueue.shard;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -167,7 +168,7 @@ class PartitionMoverTests {
         PgQueue worker = node("node-2", true);
         List<Long> ids = new ArrayList<>(enqueueInPartitionZero(producer, 10_000));
         AtomicBoolean enqueuing = new AtomicBoolean(true);
-        List<Long> more = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Long> more = Collections.synchronizedList(new ArrayList<>());
         Thread writer = new Thread(() -> {
             int i = 0;
             while (enqueuing.get()) {

@@ -1,7 +1,9 @@
 package io.pgqueue.shard;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -10,6 +12,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 
 import io.pgqueue.CancelResult;
@@ -149,7 +152,7 @@ class ShardedEnqueueTests {
         long id = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1")).jobId();
         io.pgqueue.store.JobStore c = queue.shards().find("c").orElseThrow().stores().jobs();
         io.pgqueue.store.ClaimedJob claimed = c.claim(List.of(new io.pgqueue.store.ClaimLimit("mail", 1)), "node/p",
-                JobState.RUNNING, java.time.Duration.ofMinutes(1)).get(0);
+                JobState.RUNNING, Duration.ofMinutes(1)).get(0);
         c.record(List.of(io.pgqueue.store.Outcome.failed(claimed.lease(), "boom")));
 
         assertThat(queue.admin().recentFailures("mail", 5)).extracting(JobStore.Failure::id).containsExactly(id);
@@ -213,7 +216,7 @@ class ShardedEnqueueTests {
                     for (int k = 0; k < 100; k++) {
                         String key = "key-" + k;
                         EnqueueResult result = node.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey(key));
-                        byKey.computeIfAbsent(key, any -> java.util.Collections.synchronizedList(new ArrayList<>())).add(result);
+                        byKey.computeIfAbsent(key, any -> Collections.synchronizedList(new ArrayList<>())).add(result);
                     }
                     return null;
                 }));
@@ -292,10 +295,10 @@ class ShardedEnqueueTests {
 
     private void awaitOutboxEmpty() {
         JdbcTemplate jdbc = new JdbcTemplate(this.main.dataSource());
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (jdbc.queryForObject("SELECT count(*) FROM pgqueue.job_outbox", Long.class) > 0) {
             assertThat(System.nanoTime() - deadline).as("outbox relayed in time").isNegative();
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            LockSupport.parkNanos(5_000_000);
         }
     }
 
