@@ -10,9 +10,11 @@ import io.pgqueue.shard.PartitionHash;
 import io.pgqueue.shard.Shards;
 import io.pgqueue.store.OutboxStore;
 import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestShards;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -29,6 +31,9 @@ class OutboxTests {
     private static final TaskRegistry TASKS = TaskRegistry.of(List.of(TaskDefinition.builder("mail").build(),
             TaskDefinition.builder("sync").dedupPolicy(DedupPolicy.replaceIfReady()).build()));
 
+    @RegisterExtension
+    final TestShards shards = TestShards.perTest("outbox", 3);
+
     private TestDatabase main;
 
     private TestDatabase b;
@@ -41,9 +46,9 @@ class OutboxTests {
 
     @BeforeEach
     void open() {
-        this.main = TestDatabase.create("outbox_main");
-        this.b = TestDatabase.create("outbox_b");
-        this.c = TestDatabase.create("outbox_c");
+        this.main = this.shards.get(0);
+        this.b = this.shards.get(1);
+        this.c = this.shards.get(2);
         this.queue = PgQueue.builder(this.main.dataSource())
             .tasks(TASKS)
             .shard("b", this.b.dataSource())
@@ -56,9 +61,6 @@ class OutboxTests {
     @AfterEach
     void close() {
         this.queue.stop();
-        this.main.close();
-        this.b.close();
-        this.c.close();
     }
 
     @Test

@@ -150,6 +150,29 @@ public final class JobStore {
             return Collections.singletonList(insert(jobs.get(0)));
         }
         int n = jobs.size();
+        List<Integer> partitions = jobs.stream().map(NewJob::partition).toList();
+        MapSqlParameterSource params = arrays(jobs).addValue("channelPrefix", channel(""));
+        List<Long> ids = new ArrayList<>(n);
+        Set<Integer> notHeld = new TreeSet<>();
+        this.jdbc.query(this.insertJobs, params, rs -> {
+            ids.add(rs.getObject("inserted_id", Long.class));
+            if (this.fenced && !rs.getBoolean("held")) {
+                notHeld.add(partitions.get(ids.size() - 1));
+            }
+        });
+        if (!notHeld.isEmpty()) {
+            throw new PartitionNotHeldException(notHeld);
+        }
+        return ids;
+    }
+
+    /**
+     * The columns of new jobs as array parameters, one element per job: {@code tasks},
+     * {@code payloads}, {@code headers}, {@code priorities}, {@code runAts}, {@code delays},
+     * {@code tolerances}, {@code maxAttempts}, {@code dedupKeys}, {@code partitions}.
+     */
+    static MapSqlParameterSource arrays(List<NewJob> jobs) {
+        int n = jobs.size();
         List<String> tasks = new ArrayList<>(n);
         List<String> payloads = new ArrayList<>(n);
         List<String> headers = new ArrayList<>(n);
@@ -172,7 +195,7 @@ public final class JobStore {
             dedupKeys.add(job.dedupKey());
             partitions.add(job.partition());
         }
-        MapSqlParameterSource params = new MapSqlParameterSource()
+        return new MapSqlParameterSource()
             .addValue("tasks", SqlArrays.texts(tasks))
             .addValue("payloads", SqlArrays.texts(payloads))
             .addValue("headers", SqlArrays.texts(headers))
@@ -182,20 +205,7 @@ public final class JobStore {
             .addValue("tolerances", SqlArrays.bigints(tolerances))
             .addValue("maxAttempts", SqlArrays.ints(maxAttempts))
             .addValue("dedupKeys", SqlArrays.texts(dedupKeys))
-            .addValue("partitions", SqlArrays.ints(partitions))
-            .addValue("channelPrefix", channel(""));
-        List<Long> ids = new ArrayList<>(n);
-        Set<Integer> notHeld = new TreeSet<>();
-        this.jdbc.query(this.insertJobs, params, rs -> {
-            ids.add(rs.getObject("inserted_id", Long.class));
-            if (this.fenced && !rs.getBoolean("held")) {
-                notHeld.add(partitions.get(ids.size() - 1));
-            }
-        });
-        if (!notHeld.isEmpty()) {
-            throw new PartitionNotHeldException(notHeld);
-        }
-        return ids;
+            .addValue("partitions", SqlArrays.ints(partitions));
     }
 
     private Long insert(NewJob job) {

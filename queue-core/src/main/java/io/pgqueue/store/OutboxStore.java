@@ -85,39 +85,7 @@ public final class OutboxStore {
      * @return per job, in order, the id it will have on its shard
      */
     public List<Long> write(List<NewJob> jobs, List<String> dedupPolicies) {
-        List<Integer> partitions = new ArrayList<>();
-        List<String> tasks = new ArrayList<>();
-        List<String> payloads = new ArrayList<>();
-        List<String> headers = new ArrayList<>();
-        List<Integer> priorities = new ArrayList<>();
-        List<String> runAts = new ArrayList<>();
-        List<Long> delays = new ArrayList<>();
-        List<Long> tolerances = new ArrayList<>();
-        List<Integer> maxAttempts = new ArrayList<>();
-        List<String> dedupKeys = new ArrayList<>();
-        for (NewJob job : jobs) {
-            partitions.add(job.partition());
-            tasks.add(job.task());
-            payloads.add(job.payload());
-            headers.add(job.headers());
-            priorities.add(job.priority());
-            runAts.add(job.runAt() == null ? null : job.runAt().toString());
-            delays.add(job.delayMillis());
-            tolerances.add(job.toleranceMillis());
-            maxAttempts.add(job.maxAttempts());
-            dedupKeys.add(job.dedupKey());
-        }
-        MapSqlParameterSource params = new MapSqlParameterSource()
-            .addValue("partitions", SqlArrays.ints(partitions))
-            .addValue("tasks", SqlArrays.texts(tasks))
-            .addValue("payloads", SqlArrays.texts(payloads))
-            .addValue("headers", SqlArrays.texts(headers))
-            .addValue("priorities", SqlArrays.ints(priorities))
-            .addValue("runAts", SqlArrays.texts(runAts))
-            .addValue("delays", SqlArrays.bigints(delays))
-            .addValue("tolerances", SqlArrays.bigints(tolerances))
-            .addValue("maxAttempts", SqlArrays.ints(maxAttempts))
-            .addValue("dedupKeys", SqlArrays.texts(dedupKeys))
+        MapSqlParameterSource params = JobStore.arrays(jobs)
             .addValue("dedupPolicies", SqlArrays.texts(dedupPolicies));
         List<long[]> rows = this.jdbc.query(sql(OutboxStatements.WRITE), params,
                 (rs, row) -> new long[] {rs.getLong("id"), rs.getLong("job_id")});

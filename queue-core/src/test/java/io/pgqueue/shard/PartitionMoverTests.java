@@ -19,11 +19,13 @@ import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestShards;
 import io.pgqueue.testing.TestWorkers;
 import io.pgqueue.worker.WorkerTask;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -40,6 +42,9 @@ class PartitionMoverTests {
 
     private static final TaskRegistry TASKS = TaskRegistry.of(List.of(TaskDefinition.builder("record").build()));
 
+    @RegisterExtension
+    final TestShards shards = TestShards.perTest("move", 2);
+
     private TestDatabase main;
 
     private TestDatabase b;
@@ -50,15 +55,13 @@ class PartitionMoverTests {
 
     @BeforeEach
     void databases() {
-        this.main = TestDatabase.create("move_main");
-        this.b = TestDatabase.create("move_b");
+        this.main = this.shards.get(0);
+        this.b = this.shards.get(1);
     }
 
     @AfterEach
     void close() {
         this.nodes.forEach(PgQueue::stop);
-        this.main.close();
-        this.b.close();
     }
 
     private PgQueue node(String id, boolean workers) {

@@ -29,9 +29,11 @@ import io.pgqueue.store.NewJob;
 import io.pgqueue.store.PartitionNotHeldException;
 import io.pgqueue.store.PartitionStore;
 import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestShards;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -45,6 +47,9 @@ class ShardedEnqueueTests {
 
     private static final TaskRegistry TASKS = TaskRegistry.of(List.of(TaskDefinition.builder("mail").build()));
 
+    @RegisterExtension
+    final TestShards shards = TestShards.perTest("shard", 3);
+
     private TestDatabase main;
 
     private TestDatabase b;
@@ -55,17 +60,14 @@ class ShardedEnqueueTests {
 
     @BeforeEach
     void databases() {
-        this.main = TestDatabase.create("shard_main");
-        this.b = TestDatabase.create("shard_b");
-        this.c = TestDatabase.create("shard_c");
+        this.main = this.shards.get(0);
+        this.b = this.shards.get(1);
+        this.c = this.shards.get(2);
     }
 
     @AfterEach
     void close() {
         this.queues.forEach(PgQueue::stop);
-        this.main.close();
-        this.b.close();
-        this.c.close();
     }
 
     private PgQueue node() {

@@ -22,6 +22,7 @@ import io.pgqueue.PgQueue;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.testing.TestDatabase;
+import io.pgqueue.testing.TestShards;
 import io.pgqueue.testing.TestWorkers;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.PoolState;
@@ -29,6 +30,7 @@ import io.pgqueue.worker.WorkerTask;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,6 +43,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ShardedWorkersTests {
 
     private static final int CONCURRENCY = 4;
+
+    @RegisterExtension
+    final TestShards shards = TestShards.perTest("shard", 3);
 
     private TestDatabase main;
 
@@ -57,17 +62,14 @@ class ShardedWorkersTests {
 
     @BeforeEach
     void databases() {
-        this.main = TestDatabase.create("shard_main");
-        this.b = TestDatabase.create("shard_b");
-        this.c = TestDatabase.create("shard_c");
+        this.main = this.shards.get(0);
+        this.b = this.shards.get(1);
+        this.c = this.shards.get(2);
     }
 
     @AfterEach
     void close() {
         this.nodes.forEach(PgQueue::stop);
-        this.main.close();
-        this.b.close();
-        this.c.close();
     }
 
     private PgQueue node(String id) {
