@@ -68,13 +68,15 @@ public final class PgQueue {
 
     private boolean opened;
 
+    private final Integer partitions;
+
     private PgQueue(Builder builder) {
         boolean sharded = !builder.shards.isEmpty();
         this.stores = QueueStores.create(builder.dataSource, builder.config, sharded);
         if (sharded) {
             Map<String, QueueStores> others = new LinkedHashMap<>();
             builder.shards.forEach((name, dataSource) -> others.put(name, QueueStores.create(dataSource, builder.config, true)));
-            this.shards = Shards.open(this.stores, others);
+            this.shards = Shards.open(this.stores, others, builder.partitions);
         }
         else {
             this.shards = Shards.unsharded(this.stores);
@@ -85,8 +87,8 @@ public final class PgQueue {
         this.workerTasks = builder.workerTasks;
         this.executors = builder.executors;
         TaskRegistry tasks = builder.registry();
-        this.client = sharded ? new QueueClient(this.shards, tasks, this.mapper, this.telemetry)
-                : new QueueClient(this.stores.jobs(), builder.config, tasks, this.mapper, this.telemetry);
+        this.partitions = builder.partitions;
+        this.client = new QueueClient(this.shards, tasks, this.mapper, this.telemetry);
         Map<String, io.pgqueue.store.StatsStore> statsStores = new LinkedHashMap<>();
         this.shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
         this.stats = new QueueStatsPoller(statsStores, builder.statsInterval);
@@ -151,8 +153,8 @@ public final class PgQueue {
     }
 
     /**
-     * Opens what routes jobs between shards, once: checks that an unsharded queue's database
-     * coordinates no shards, and, sharded, starts following the partition map and relaying the
+     * Opens what routes jobs between shards, once: settles an unsharded installation's partition
+     * count and checks that its database coordinates no shards, and, sharded, starts following the partition map and relaying the
      * outbox (rows a stopped node left there are relayed by the others). {@link #start()} calls it.
      * @throws io.pgqueue.shard.ShardException if the queue's database coordinates shards this queue was not given
      */
@@ -160,7 +162,7 @@ public final class PgQueue {
         if (this.opened) {
             return;
         }
-        this.shards.requireUnsharded();
+        this.shards.openUnsharded(this.partitions);
         this.shards.startRefreshing(QueueDefaults.PARTITION_MAP_REFRESH);
         if (this.shards.sharded()) {
             this.client.relay();
@@ -241,6 +243,8 @@ public final class PgQueue {
         private boolean migrateSchema;
 
         private final Map<String, DataSource> shards = new LinkedHashMap<>();
+
+        private Integer partitions;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -338,6 +342,22 @@ public final class PgQueue {
             InvalidSettingException.require(!QueueDefaults.MAIN_SHARD.equals(name), "shards", name,
                     "'" + QueueDefaults.MAIN_SHARD + "' names the shard on the queue's own DataSource");
             this.shards.put(name, Objects.requireNonNull(dataSource, "dataSource"));
+            return this;
+        }
+
+        /**
+         * Sets the partition count of a new installation, {@value QueueDefaults#PARTITIONS} if unset.
+         * It is recorded when the first node opens the queue (before any job is written) and kept for
+         * good: a node that asks for another count of an installation that has held jobs fails to
+         * open. A partition is the unit that moves between shards, so the count bounds how evenly
+         * jobs spread: about ten partitions per shard at the least.
+         * @param partitions the partition count, 1 to {@value Shards#MAX_PARTITIONS}
+         * @return this builder
+         */
+        public Builder partitions(int partitions) {
+            InvalidSettingException.require(partitions >= 1 && partitions <= Shards.MAX_PARTITIONS, "partitions",
+                    partitions, "an installation has 1 to " + Shards.MAX_PARTITIONS + " partitions");
+            this.partitions = partitions;
             return this;
         }
 

@@ -4,7 +4,6 @@ import javax.sql.DataSource;
 
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.PgQueue;
-import io.pgqueue.shard.ShardException;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
@@ -77,8 +76,8 @@ public final class QueueAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    QueueShards queueShards(QueueProperties properties) {
-        return QueueShards.of(properties.getShards());
+    QueueShards queueShards(QueueProperties properties, ListableBeanFactory beans) {
+        return QueueShards.of(properties.getShards(), beans);
     }
 
     @Bean
@@ -116,13 +115,7 @@ public final class QueueAutoConfiguration {
         workerSettings.ifAvailable(settings -> builder.workers(settings, bindings::workerTasks));
         executors.ifAvailable(builder::executors);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-        try {
-            return builder.build();
-        }
-        catch (ShardException ex) {
-            throw new QueueConfigurationException(ex.getMessage(), "Check pgqueue.shards against the installation's "
-                    + "shards (see the partition map on the main shard)", ex);
-        }
+        return builder.build();
     }
 
     @Bean

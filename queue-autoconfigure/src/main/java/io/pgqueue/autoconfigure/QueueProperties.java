@@ -91,6 +91,14 @@ public class QueueProperties {
      */
     private Map<String, Shard> shards = new LinkedHashMap<>();
 
+    /**
+     * Partition count of a new installation (1 to 32768), recorded when the first node opens the
+     * queue and kept for good; 1024 when unset. A partition is the unit that moves between shards:
+     * allow at least ten per shard you may ever run. Once jobs exist, a node asking for another
+     * count fails to start.
+     */
+    private Integer partitions;
+
     public boolean isEnabled() {
         return this.enabled;
     }
@@ -205,6 +213,14 @@ public class QueueProperties {
 
     public void setShards(Map<String, Shard> shards) {
         this.shards = shards;
+    }
+
+    public Integer getPartitions() {
+        return this.partitions;
+    }
+
+    public void setPartitions(Integer partitions) {
+        this.partitions = partitions;
     }
 
     /**

@@ -82,6 +82,9 @@ final class QueueSettingsMapper {
      */
     static void configure(PgQueue.Builder builder, QueueProperties properties) {
         mapped(() -> builder.statsInterval(properties.getStats().getInterval()));
+        if (properties.getPartitions() != null) {
+            mapped(() -> builder.partitions(properties.getPartitions()));
+        }
     }
 
     /** @return the statistics interval, checked */

@@ -154,6 +154,12 @@ class QueueConfigurationFailureTests {
                 "'main' cannot name a shard", "other than 'main'");
     }
 
+    @Test
+    void aPartitionCountOutOfRange() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.partitions=0"), "Invalid value '0' for 'pgqueue.partitions'",
+                "Update 'pgqueue.partitions'");
+    }
+
     private static void assertFailure(ApplicationContextRunner runner, String description, String action) {
         runner.run(context -> {
             assertThat(context).hasFailed();

@@ -3,6 +3,8 @@ package io.pgqueue.autoconfigure;
 import java.util.List;
 import java.util.Map;
 
+import javax.sql.DataSource;
+
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
@@ -15,7 +17,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -74,6 +81,90 @@ class QueueShardsAutoConfigurationTests {
                 assertThat(jobs(this.b)).isPositive();
                 assertThat(jobs(this.c)).isPositive();
             });
+    }
+
+    @Test
+    void aDataSourceBeanMarkedQueueShardIsAShardBesideTheApplicationsOwnDataSource() {
+        this.runner.withUserConfiguration(ShardBeans.class)
+            .withBean(TestHandlers.SendPush.class)
+            .withPropertyValues("test.shard.url=" + this.b.jdbcUrl(), "test.shard.username=" + nonNull(this.b.user()),
+                    "test.shard.password=" + nonNull(this.b.password()))
+            .withPropertyValues(shard("c", this.c))
+            .withPropertyValues("pgqueue.workers.enabled=false")
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                // The shard bean is no default candidate: the application's DataSource is still auto-configured.
+                assertThat(context.getBeanNamesForType(DataSource.class)).containsExactlyInAnyOrder("dataSource", "shardB");
+                PgQueue queue = context.getBean(PgQueue.class);
+                assertThat(queue.stores().dataSource()).isSameAs(context.getBean("dataSource"));
+                assertThat(context.getBean(QueueShards.class).dataSources()).containsOnlyKeys("c", "b");
+                assertThat(queue.shards().map().partitionsPerShard()).containsOnlyKeys("main", "b", "c");
+                QueueClient client = context.getBean(QueueClient.class);
+                for (int i = 0; i < 60; i++) {
+                    client.enqueue("send-push", Map.of("user", "u" + i, "file", "f"),
+                            EnqueueOptions.defaults().withPartitionKey("u" + i));
+                }
+                assertThat(jobs(this.b)).isPositive();
+                assertThat(jobs(this.c)).isPositive();
+            });
+    }
+
+    @Test
+    void aShardConfiguredTwiceFailsTheStartUp() {
+        this.runner.withUserConfiguration(ShardBeans.class)
+            .withPropertyValues("test.shard.url=" + this.b.jdbcUrl())
+            .withPropertyValues(shard("b", this.c))
+            .run(context -> {
+                assertThat(context).hasFailed();
+                assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining("Shard 'b' is configured twice: as DataSource bean 'shardB' and as pgqueue.shards.b");
+            });
+    }
+
+    @Test
+    void aPartitionCountIsKeptOnceJobsExist() {
+        TestDatabase main = TestDatabase.create("ctx_main_partitions");
+        try {
+            ApplicationContextRunner onMain = new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, JacksonAutoConfiguration.class,
+                        QueueAutoConfiguration.class))
+                .withBean(TestHandlers.SendPush.class)
+                .withPropertyValues("spring.datasource.url=" + main.jdbcUrl(), "spring.datasource.username="
+                        + nonNull(main.user()), "spring.datasource.password=" + nonNull(main.password()),
+                        "pgqueue.workers.enabled=false");
+            onMain.withPropertyValues("pgqueue.partitions=128").run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(context.getBean(PgQueue.class).shards().partitions()).isEqualTo(128);
+                context.getBean(QueueClient.class).enqueue("send-push", Map.of("user", "u", "file", "f"));
+            });
+            onMain.withPropertyValues("pgqueue.partitions=256").run(context -> {
+                assertThat(context).hasFailed();
+                FailureAnalysis analysis = new QueueConfigurationFailureAnalyzer().analyze(context.getStartupFailure());
+                assertThat(analysis.getDescription()).startsWith("pgqueue could not start: ")
+                    .contains("The installation records 128 partitions, not 256");
+                assertThat(analysis.getAction()).contains("pgqueue.partitions");
+            });
+            onMain.withPropertyValues(shard("b", this.b)).run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(context.getBean(PgQueue.class).shards().map().partitionsPerShard())
+                    .containsExactly(Map.entry("main", 128));
+            });
+        }
+        finally {
+            main.close();
+        }
+    }
+
+    /** A shard declared as a DataSource bean, the way docs/sharding.md shows. */
+    @Configuration(proxyBeanMethods = false)
+    static class ShardBeans {
+
+        @Bean(defaultCandidate = false)
+        @QueueShard("b")
+        DataSource shardB(Environment environment) {
+            return new DriverManagerDataSource(environment.getRequiredProperty("test.shard.url"),
+                    environment.getProperty("test.shard.username", ""), environment.getProperty("test.shard.password", ""));
+        }
     }
 
     @Test

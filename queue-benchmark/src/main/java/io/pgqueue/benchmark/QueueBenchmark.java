@@ -518,7 +518,7 @@ public final class QueueBenchmark {
         for (int i = 0; i < this.shardPools.size(); i++) {
             others.put("shard-" + (i + 1), QueueStores.create(this.shardPools.get(i)[pool], config, true));
         }
-        return Shards.open(QueueStores.create(main, config, true), others);
+        return Shards.open(QueueStores.create(main, config, true), others, null);
     }
 
     private QueueWorkers workers(QueueConfig config, List<WorkerTask> tasks) {

@@ -51,6 +51,9 @@ public final class Shards {
         }
     }
 
+    /** The most partitions an installation can have. */
+    public static final int MAX_PARTITIONS = 32768;
+
     private static final Logger log = LoggerFactory.getLogger(Shards.class);
 
     private final Map<String, Shard> shards;
@@ -59,7 +62,7 @@ public final class Shards {
 
     private final boolean sharded;
 
-    private final int partitions;
+    private volatile int partitions;
 
     private final Object refreshLock = new Object();
 
@@ -93,11 +96,14 @@ public final class Shards {
      * there is none, and reads it.
      * @param main the stores of the main shard (the queue's own database, which coordinates)
      * @param others the stores of the other shards, by name, each created for a shard
+     * @param partitions the partition count a new installation is created with, {@code null} for
+     * the recorded count ({@value QueueDefaults#PARTITIONS} for a new installation)
      * @return the shards
-     * @throws ShardException if a database belongs to another installation or shard, or the map
-     * places partitions on a shard that is not configured
+     * @throws ShardException if a database belongs to another installation or shard, the map
+     * places partitions on a shard that is not configured, or the installation records another
+     * partition count than the one asked for
      */
-    public static Shards open(QueueStores main, Map<String, QueueStores> others) {
+    public static Shards open(QueueStores main, Map<String, QueueStores> others, Integer partitions) {
         Map<String, QueueStores> all = new LinkedHashMap<>();
         all.put(QueueDefaults.MAIN_SHARD, main);
         others.forEach((name, stores) -> {
@@ -109,8 +115,8 @@ public final class Shards {
         Map<String, PartitionStore> stores = new LinkedHashMap<>();
         all.forEach((name, shard) -> stores.put(name, new PartitionStore(shard.dataSource(), shard.config())));
         PartitionStore coordinator = stores.get(QueueDefaults.MAIN_SHARD);
+        int count = partitionCount(coordinator, stores, partitions);
         PartitionStore.Installation installation = coordinator.installation();
-        stores.forEach((name, store) -> requirePartitionCount(name, store.installation()));
         Map<String, Integer> numbers = coordinator.withTopologyLock(
                 () -> coordinator.registerShards(List.copyOf(all.keySet())));
         Map<String, Shard> shards = new LinkedHashMap<>();
@@ -136,7 +142,7 @@ public final class Shards {
             }
             return null;
         });
-        PartitionMap map = PartitionMap.of(coordinator.map(), QueueDefaults.PARTITIONS);
+        PartitionMap map = PartitionMap.of(coordinator.map(), count);
         Set<String> unknown = new TreeSet<>(map.partitionsPerShard().keySet());
         unknown.removeAll(shards.keySet());
         if (!unknown.isEmpty()) {
@@ -149,11 +155,39 @@ public final class Shards {
         return new Shards(shards, true, map);
     }
 
-    private static void requirePartitionCount(String name, PartitionStore.Installation installation) {
-        if (installation.partitions() != QueueDefaults.PARTITIONS) {
-            throw new ShardException("The database of shard '" + name + "' records " + installation.partitions()
-                    + " partitions; this release works with " + QueueDefaults.PARTITIONS);
+    /**
+     * Settles the installation's partition count: the one asked for if the installation is new
+     * (no shard has held a job or a map), else the recorded one, which every shard must record.
+     */
+    private static int partitionCount(PartitionStore coordinator, Map<String, PartitionStore> stores, Integer wanted) {
+        return coordinator.withTopologyLock(() -> {
+            int count = adoptedCount(coordinator, wanted);
+            stores.forEach((name, store) -> {
+                if (!store.adoptPartitionCount(count)) {
+                    throw new ShardException("The database of shard '" + name + "' records "
+                            + store.installation().partitions() + " partitions and holds jobs, but the installation has "
+                            + count + "; give the shard an empty database of its own");
+                }
+            });
+            return count;
+        });
+    }
+
+    private static int adoptedCount(PartitionStore store, Integer wanted) {
+        int recorded = store.installation().partitions();
+        if (wanted == null || wanted == recorded) {
+            return recorded;
         }
+        if (wanted < 1 || wanted > MAX_PARTITIONS) {
+            throw new ShardException("An installation cannot have " + wanted + " partitions; choose 1 to " + MAX_PARTITIONS);
+        }
+        if (!store.adoptPartitionCount(wanted)) {
+            throw new ShardException("The installation records " + recorded + " partitions, not " + wanted + ": the "
+                    + "count is chosen when the installation is created and is kept once a job has a partition; ask for "
+                    + recorded + " or leave the count unset");
+        }
+        log.info("pgqueue installation created with {} partitions", wanted);
+        return wanted;
     }
 
     /**
@@ -164,17 +198,18 @@ public final class Shards {
     private static void createMap(PartitionStore coordinator, Map<String, Shard> shards) {
         boolean empty = shards.values().stream().noneMatch(shard -> shard.partitions().hasActiveJobs());
         List<String> names = List.copyOf(shards.keySet());
-        List<String> assignment = new ArrayList<>(QueueDefaults.PARTITIONS);
+        int count = coordinator.installation().partitions();
+        List<String> assignment = new ArrayList<>(count);
         Map<String, List<Integer>> held = new LinkedHashMap<>();
         names.forEach(name -> held.put(name, new ArrayList<>()));
-        for (int p = 0; p < QueueDefaults.PARTITIONS; p++) {
+        for (int p = 0; p < count; p++) {
             String shard = empty ? names.get(p % names.size()) : QueueDefaults.MAIN_SHARD;
             assignment.add(shard);
             held.get(shard).add(p);
         }
         held.forEach((name, partitions) -> shards.get(name).partitions().holdExactly(partitions));
         long version = coordinator.createMap(assignment);
-        log.info("pgqueue created the partition map (version {}): {} partitions {}", version, QueueDefaults.PARTITIONS,
+        log.info("pgqueue created the partition map (version {}): {} partitions {}", version, count,
                 empty ? "spread over shards " + names : "on shard '" + QueueDefaults.MAIN_SHARD + "', which holds the "
                         + "jobs already queued; move partitions to the other shards to spread the load");
     }
@@ -317,16 +352,33 @@ public final class Shards {
     }
 
     /**
-     * Checks that an unsharded queue's database is not the main shard of a sharded installation:
-     * a node configured without the shards would write jobs of partitions that live elsewhere.
-     * @throws ShardException if the database's partition map places partitions on other shards
+     * Settles an unsharded installation's partition count (the one asked for if the installation is
+     * new, else the recorded one) and checks that its database is not the main shard of a sharded
+     * installation: a node configured without the shards would write jobs of partitions that live
+     * elsewhere. Sharded, it does nothing: {@link #open} did both.
+     * @param partitions the partition count a new installation is created with, {@code null} for
+     * the recorded count
+     * @throws ShardException if the database's partition map places partitions on other shards, or
+     * the installation records another partition count than the one asked for
      */
-    public void requireUnsharded() {
-        if (this.sharded || !this.main.partitions().mapExists()) {
+    public void openUnsharded(Integer partitions) {
+        if (this.sharded) {
             return;
         }
-        Set<String> elsewhere = new TreeSet<>(PartitionMap.of(this.main.partitions().map(), this.partitions)
-            .partitionsPerShard().keySet());
+        PartitionStore store = this.main.partitions();
+        if (!store.partitioned()) {
+            // A schema older than partitions: the schema check of whatever uses it says what to do.
+            return;
+        }
+        int count = store.withTopologyLock(() -> adoptedCount(store, partitions));
+        if (count != this.partitions) {
+            this.partitions = count;
+            this.map = PartitionMap.allOn(this.main.name(), count);
+        }
+        if (!store.mapExists()) {
+            return;
+        }
+        Set<String> elsewhere = new TreeSet<>(PartitionMap.of(store.map(), count).partitionsPerShard().keySet());
         elsewhere.remove(QueueDefaults.MAIN_SHARD);
         if (!elsewhere.isEmpty()) {
             throw new ShardException("The queue's database coordinates shards " + elsewhere + ", which hold partitions; "

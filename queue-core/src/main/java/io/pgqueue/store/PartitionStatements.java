@@ -55,6 +55,19 @@ final class PartitionStatements {
             WHERE last_value < :start
             """;
 
+    /**
+     * Sets the partition count of a database that has never held a job nor a partition map: the
+     * count is chosen when an installation is created, never changed once a job has a partition.
+     */
+    static final String ADOPT_PARTITION_COUNT = """
+            UPDATE ${schema}.installation SET partitions = :partitions
+            WHERE partitions <> :partitions
+              AND NOT EXISTS (SELECT 1 FROM ${schema}.job)
+              AND NOT EXISTS (SELECT 1 FROM ${schema}.job_finished)
+              AND NOT EXISTS (SELECT 1 FROM ${schema}.job_outbox)
+              AND NOT EXISTS (SELECT 1 FROM ${schema}.partition_map)
+            """;
+
     /** Whether the database holds active jobs. */
     static final String HAS_ACTIVE_JOBS = """
             SELECT EXISTS (SELECT 1 FROM ${schema}.job)

@@ -90,6 +90,17 @@ public final class PartitionStore {
     }
 
     /**
+     * Sets the database's partition count, if it differs and the database has never held a job nor
+     * a partition map (a new installation, or a shard about to join one).
+     * @param partitions the partition count
+     * @return whether the database now records that count
+     */
+    public boolean adoptPartitionCount(int partitions) {
+        this.jdbc.update(sql(PartitionStatements.ADOPT_PARTITION_COUNT), new MapSqlParameterSource("partitions", partitions));
+        return installation().partitions() == partitions;
+    }
+
+    /**
      * Runs work in a transaction on this database that holds the topology lock: shard registrations
      * and the creation of the map are serialized across nodes.
      * @param <T> the result type
@@ -175,11 +186,15 @@ public final class PartitionStore {
         });
     }
 
+    /** @return whether the schema has partitions (version 10 on) */
+    public boolean partitioned() {
+        return Boolean.TRUE.equals(this.jdbc.queryForObject(sql(PartitionStatements.MAP_TABLE_EXISTS), Map.of(),
+                Boolean.class));
+    }
+
     /** @return whether the partition map exists (false too in a schema older than version 10) */
     public boolean mapExists() {
-        return Boolean.TRUE.equals(this.jdbc.queryForObject(sql(PartitionStatements.MAP_TABLE_EXISTS), Map.of(),
-                Boolean.class))
-                && Boolean.TRUE.equals(this.jdbc.queryForObject(sql(PartitionStatements.MAP_EXISTS), Map.of(),
+        return partitioned() && Boolean.TRUE.equals(this.jdbc.queryForObject(sql(PartitionStatements.MAP_EXISTS), Map.of(),
                         Boolean.class));
     }
 

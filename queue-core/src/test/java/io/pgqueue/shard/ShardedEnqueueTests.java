@@ -295,6 +295,53 @@ class ShardedEnqueueTests {
         assertThat(sharded.client().enqueue("mail", Map.of()).jobId() >>> 48).isZero();
     }
 
+    @Test
+    void aNewInstallationTakesThePartitionCountAskedForAndKeepsIt() {
+        PgQueue first = PgQueue.builder(this.main.dataSource()).tasks(TASKS).migrateSchema(true).partitions(64)
+            .shard("b", this.b.dataSource()).shard("c", this.c.dataSource()).build();
+
+        assertThat(first.shards().partitions()).isEqualTo(64);
+        assertThat(first.shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 22), Map.entry("b", 21),
+                Map.entry("c", 21));
+        for (TestDatabase shard : List.of(this.main, this.b, this.c)) {
+            assertThat(new JdbcTemplate(shard.dataSource()).queryForObject("SELECT partitions FROM pgqueue.installation",
+                    Integer.class)).as("count recorded on %s", shard.name()).isEqualTo(64);
+        }
+        first.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-7"));
+        int partition = PartitionHash.partitionOf("order-7", 64);
+        assertThat(new JdbcTemplate(shardOf(partition).dataSource()).queryForObject(
+                "SELECT partition FROM pgqueue.job WHERE dedup_key = 'order-7'", Integer.class)).isEqualTo(partition);
+
+        // A node that asks for no count routes by the recorded one; one that asks for another is refused.
+        assertThat(node().shards().partitions()).isEqualTo(64);
+        assertThatThrownBy(() -> PgQueue.builder(this.main.dataSource()).tasks(TASKS).partitions(1024)
+            .shard("b", this.b.dataSource()).shard("c", this.c.dataSource()).build())
+            .isInstanceOf(ShardException.class)
+            .hasMessageContaining("The installation records 64 partitions, not 1024");
+    }
+
+    @Test
+    void anUnshardedInstallationTakesItsCountBeforeItsFirstJobOnly() {
+        PgQueue created = PgQueue.builder(this.main.dataSource()).tasks(TASKS).migrateSchema(true).partitions(16).build();
+        created.open();
+        for (int i = 0; i < 200; i++) {
+            created.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("k-" + i));
+        }
+        created.client().enqueue("mail", Map.of());
+        JdbcTemplate jdbc = new JdbcTemplate(this.main.dataSource());
+        assertThat(jdbc.queryForObject("SELECT max(partition) FROM pgqueue.job", Integer.class)).isLessThan(16);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM pgqueue.job WHERE partition <> pgqueue.partition_of(dedup_key, 16)",
+                Long.class)).isZero();
+
+        PgQueue other = PgQueue.builder(this.main.dataSource()).tasks(TASKS).partitions(32).build();
+        assertThatThrownBy(other::open).isInstanceOf(ShardException.class)
+            .hasMessageContaining("The installation records 16 partitions, not 32");
+        // The other shards join with the recorded count.
+        assertThat(node().shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 16));
+        assertThat(new JdbcTemplate(this.b.dataSource()).queryForObject("SELECT partitions FROM pgqueue.installation",
+                Integer.class)).isEqualTo(16);
+    }
+
     private void awaitOutboxEmpty() {
         JdbcTemplate jdbc = new JdbcTemplate(this.main.dataSource());
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
