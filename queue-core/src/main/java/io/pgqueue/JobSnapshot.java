@@ -25,9 +25,10 @@ import java.time.Instant;
  * @param startedAt when the last attempt was claimed, or {@code null}
  * @param finishedAt when the job finished, or {@code null} while active
  * @param progress the progress its handler last reported, or {@code null}
+ * @param partition the job's partition, which places it on a shard
  */
 public record JobSnapshot(long id, String task, JobState state, int priority, String payload, String headers,
         Instant scheduleTime, Instant delayToleranceDeadline, int attempt, int maxAttempts, String leaseOwner,
         Instant leaseDeadline, String dedupKey, boolean rerunRequested, boolean cancelRequested, String lastError,
-        Instant createdAt, Instant startedAt, Instant finishedAt, String progress) {
+        Instant createdAt, Instant startedAt, Instant finishedAt, String progress, int partition) {
 }

@@ -99,12 +99,12 @@ public final class QueueAdmin {
      * @throws QueueAdminException if the job does not exist, is not FAILED, or an active job holds its dedup key
      */
     public void rerun(long jobId) {
-        JobStore holder = null;
+        Shards.Shard holder = null;
         JobSnapshot job = null;
-        for (JobStore store : jobStores()) {
-            Optional<JobSnapshot> found = store.find(jobId);
+        for (Shards.Shard shard : this.shards.all()) {
+            Optional<JobSnapshot> found = shard.stores().jobs().find(jobId);
             if (found.isPresent()) {
-                holder = store;
+                holder = shard;
                 job = found.get();
                 break;
             }
@@ -115,9 +115,16 @@ public final class QueueAdmin {
         if (job.state() != JobState.FAILED) {
             throw new QueueAdminException("Job " + jobId + " is " + job.state() + "; only FAILED jobs can be re-run");
         }
-        if (!holder.rerunFailed(jobId)) {
+        if (this.shards.sharded()) {
+            // A job that failed on a shard its partition has left since comes back where the partition is.
+            Shards.Shard owner = this.shards.shardOf(job.partition());
+            if (owner != holder && PartitionMover.bringFailedJob(holder, owner, jobId)) {
+                holder = owner;
+            }
+        }
+        if (!holder.stores().jobs().rerunFailed(jobId)) {
             throw new QueueAdminException("Job " + jobId + " was not re-run: an active job holds its dedup key '"
-                    + job.dedupKey() + "' (or it changed meanwhile)");
+                    + job.dedupKey() + "', its partition is moving, or it changed meanwhile");
         }
     }
 

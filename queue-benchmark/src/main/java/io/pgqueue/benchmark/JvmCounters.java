@@ -39,4 +39,15 @@ record JvmCounters(long cpuNanos, long allocatedBytes) {
         double allocated = this.allocatedBytes < 0 ? -1 : (double) (this.allocatedBytes - earlier.allocatedBytes) / jobs;
         return String.format(Locale.ROOT, "jvm_cpu_us_per_job=%.1f alloc_bytes_per_job=%.0f", cpu, allocated);
     }
+
+    /**
+     * Collects garbage and reads what is left: the live heap and the JVM's threads.
+     * @return {@code heap_live_mib=... threads=...}
+     */
+    static String liveHeapAndThreads() {
+        System.gc();
+        long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        return String.format(Locale.ROOT, "heap_live_mib=%.1f threads=%d", used / 1048576.0,
+                ManagementFactory.getThreadMXBean().getThreadCount());
+    }
 }

@@ -58,7 +58,9 @@ import tools.jackson.databind.json.JsonMapper;
  * workload, default 1000000), {@code seconds} (duration of latency/mixed runs, default 20),
  * {@code retention} (completed retention, default PT1H; PT0S deletes completed jobs), {@code poll} (poll
  * interval, default PT0.5S), {@code vacuum} (VACUUM interval, default PT10S), {@code prefetch} (maximum
- * prefetch per task, default 1000), {@code repeat} (runs per workload, default 3), {@code warmup}
+ * prefetch per task, default 1000), {@code memory} ({@code true}: halfway through each drain, a full
+ * GC and the live heap and thread count, reported as {@code heap_live_mib} and {@code threads}),
+ * {@code repeat} (runs per workload, default 3), {@code warmup}
  * (jobs of the discarded warm-up drains, in drains of at most 100000, default 200000: the JIT
  * compiler needs about that much to settle, and on two cores its threads take CPU from the drain;
  * five discarded seconds of the latency workload at 2,000 jobs/s follow; {@code warmup=0} skips both),
@@ -245,6 +247,12 @@ public final class QueueBenchmark {
         JvmCounters jvmBefore = JvmCounters.read();
         long drainStart = System.nanoTime();
         workers.start();
+        String memory = "";
+        if (Boolean.parseBoolean(this.args.getOrDefault("memory", "false"))) {
+            // Halfway, with every shard's fetch loop busy and the buffers full: a full GC, then the live heap.
+            awaitCount(this.written, n / 2, Duration.ofMinutes(10));
+            memory = " " + JvmCounters.liveHeapAndThreads();
+        }
         // Done when every outcome is written (durably finished), not when the handlers ran.
         awaitCount(this.written, n, Duration.ofMinutes(10));
         double drainSeconds = seconds(drainStart);
@@ -265,10 +273,10 @@ public final class QueueBenchmark {
             }
         }
         report("workload=%s task_types=%d n=%d backlog=%d keys=%s enqueue_per_s=%.0f drain_per_s=%.0f "
-                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d db_cpu_us_per_job=%.1f %s%n",
+                + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d db_cpu_us_per_job=%.1f %s%s%n",
                 drain.workload(), drain.taskTypes(), n, drain.backlog(), drain.keys(),
                 n / drain.enqueueSeconds(), n / drainSeconds, exactlyOnce, claimStats(),
-                (double) during.walBytes() / n, during.checkpoints(), during.cpuMicrosPerJob(n), jvm);
+                (double) during.walBytes() / n, during.checkpoints(), during.cpuMicrosPerJob(n), jvm, memory);
         return n / drainSeconds;
     }
 

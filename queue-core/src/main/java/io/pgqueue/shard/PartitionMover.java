@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * that come back READY (a retry) move too; those still running after it finish on the source.</li>
  * <li><b>Switch.</b> The target holds the partition, the relay marks of its outbox rows are copied
  * there, and the map places it on the target, ACTIVE: enqueues go there.</li>
- * <li><b>Clean up.</b> The source gives the partition up, the journal row goes, and the source's job
+ * <li><b>Clean up.</b> The partition's FAILED jobs follow it (so that an operator re-runs them where
+ * the partition is), the source gives the partition up, the journal row goes, and the source's job
  * table is vacuumed and analyzed, so the rows that left do not bloat it.</li>
  * </ol>
  * One node moves a partition at a time (a session advisory lock on the main shard, released if
@@ -216,6 +217,7 @@ public final class PartitionMover {
             this.shards.main().partitions().switchMove(partition, target.name());
             this.observer.reached(Step.SWITCHED);
         }
+        bringFailedJobs(source, target, partition);
         source.partitions().release(partition);
         this.observer.reached(Step.SOURCE_RELEASED);
         this.shards.main().partitions().finishMove(partition);
@@ -226,6 +228,41 @@ public final class PartitionMover {
             log.warn("Could not vacuum shard '{}' after partition {} left it: {}", source.name(), partition, ex.toString());
         }
         return new long[] {moved, left};
+    }
+
+    /**
+     * Brings a partition's FAILED jobs to the shard that holds it now, so that they are re-run
+     * there. Runs after the switch, and again if the move is resumed: a job written before is
+     * left as it is, and jobs that failed on the source after their partition left come too.
+     */
+    private static void bringFailedJobs(Shards.Shard source, Shards.Shard target, int partition) {
+        long after = -1;
+        while (true) {
+            PartitionStore.FailedJobs jobs = source.partitions().failedJobs(partition, after, BATCH);
+            if (jobs.ids().isEmpty()) {
+                return;
+            }
+            bring(source, target, jobs);
+            after = jobs.ids().get(jobs.ids().size() - 1);
+        }
+    }
+
+    /**
+     * Brings a FAILED job from a shard that no longer holds its partition to the one that does.
+     * @param source the shard it is on
+     * @param target the shard of its partition
+     * @param jobId the job
+     * @return whether it was FAILED on the source and is on the target now
+     */
+    public static boolean bringFailedJob(Shards.Shard source, Shards.Shard target, long jobId) {
+        PartitionStore.FailedJobs job = source.partitions().failedJob(jobId);
+        bring(source, target, job);
+        return !job.ids().isEmpty();
+    }
+
+    private static void bring(Shards.Shard source, Shards.Shard target, PartitionStore.FailedJobs jobs) {
+        target.partitions().writeFinished(jobs);
+        source.partitions().dropFailed(jobs.ids());
     }
 
     /** Writes the batches staged on the source to the target, then drops them; @return jobs written */

@@ -305,27 +305,43 @@ final class JobStatements {
      * and lease epoch (so no stale lease can match them). A job whose dedup key an active job
      * holds stays FAILED.
      */
-    static final String RERUN_FAILED = """
-            WITH revived AS (
-                DELETE FROM ${schema}.job_finished f
-                WHERE f.id IN (
-                    -- Of several failed jobs with one dedup key, only the newest comes back.
-                    SELECT DISTINCT ON (c.task, coalesce(c.dedup_key, c.id::text)) c.id
-                    FROM ${schema}.job_finished c
-                    WHERE c.state = 'FAILED' AND (c.id = :id OR (CAST(:id AS bigint) IS NULL AND c.task = :task))
-                      AND NOT EXISTS (SELECT 1 FROM ${schema}.job a WHERE a.task = c.task AND a.dedup_key = c.dedup_key)
-                    ORDER BY c.task, coalesce(c.dedup_key, c.id::text), c.finished_at DESC)
-                RETURNING f.*
-            )
-            INSERT INTO ${schema}.job (id, task, state, priority, payload, headers, schedule_time,
-                    delay_tolerance_deadline, attempt, max_attempts, lease_epoch, dedup_key, last_error, created_at,
-                    partition)
-            SELECT id, task, 'READY', priority, payload, headers, now(),
-                   now() + (delay_tolerance_deadline - schedule_time), 0, max_attempts, lease_epoch, dedup_key,
-                   last_error, created_at, partition
-            FROM revived
-            RETURNING id, task
-            """;
+    static final String RERUN_FAILED = rerunFailed("", "");
+
+    /**
+     * {@link #RERUN_FAILED} on a shard: only jobs of partitions it holds ACTIVE come back (a FAILED
+     * job of a partition that moved away is brought to the partition's shard first), with a KEY
+     * SHARE lock on those partitions, as every write of a job on a shard takes.
+     */
+    static final String RERUN_FAILED_FENCED = rerunFailed("""
+            held AS (
+                SELECT owned.partition FROM ${schema}.shard_partition AS owned WHERE owned.state = 'ACTIVE'
+                FOR KEY SHARE
+            ), """, "AND c.partition IN (SELECT partition FROM held)");
+
+    private static String rerunFailed(String held, String inHeld) {
+        return """
+                WITH %srevived AS (
+                    DELETE FROM ${schema}.job_finished f
+                    WHERE f.id IN (
+                        -- Of several failed jobs with one dedup key, only the newest comes back.
+                        SELECT DISTINCT ON (c.task, coalesce(c.dedup_key, c.id::text)) c.id
+                        FROM ${schema}.job_finished c
+                        WHERE c.state = 'FAILED' AND (c.id = :id OR (CAST(:id AS bigint) IS NULL AND c.task = :task))
+                          AND NOT EXISTS (SELECT 1 FROM ${schema}.job a WHERE a.task = c.task AND a.dedup_key = c.dedup_key)
+                          %s
+                        ORDER BY c.task, coalesce(c.dedup_key, c.id::text), c.finished_at DESC)
+                    RETURNING f.*
+                )
+                INSERT INTO ${schema}.job (id, task, state, priority, payload, headers, schedule_time,
+                        delay_tolerance_deadline, attempt, max_attempts, lease_epoch, dedup_key, last_error, created_at,
+                        partition)
+                SELECT id, task, 'READY', priority, payload, headers, now(),
+                       now() + (delay_tolerance_deadline - schedule_time), 0, max_attempts, lease_epoch, dedup_key,
+                       last_error, created_at, partition
+                FROM revived
+                RETURNING id, task
+                """.formatted(held, inHeld);
+    }
 
     /** The most recent failures of a task; job_finished_failed_idx (V9, failed rows only) serves it. */
     static final String RECENT_FAILURES = """
@@ -361,12 +377,12 @@ final class JobStatements {
             SELECT id, task, state, priority, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,
                    schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
                    expected_status_change_time, dedup_key, rerun_requested, cancel_requested, last_error,
-                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at, progress
+                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at, progress, partition
             FROM ${schema}.job WHERE id = :id
             UNION ALL
             SELECT id, task, state, priority, CAST(payload AS text), CAST(headers AS text),
                    schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
-                   NULL, dedup_key, false, false, last_error, created_at, started_at, finished_at, progress
+                   NULL, dedup_key, false, false, last_error, created_at, started_at, finished_at, progress, partition
             FROM ${schema}.job_finished WHERE id = :id
             """;
 }

@@ -110,7 +110,7 @@ public final class JobStore {
         this.cancel = sql(JobStatements.CANCEL);
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
         this.find = sql(JobStatements.FIND);
-        this.rerunFailed = sql(JobStatements.RERUN_FAILED);
+        this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
         this.vacuumActiveJobs = sql(JobStatements.VACUUM_ACTIVE_JOBS);
     }
@@ -596,7 +596,7 @@ public final class JobStore {
                 rs.getString("lease_owner"), instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
                 rs.getBoolean("rerun_requested"), rs.getBoolean("cancel_requested"), rs.getString("last_error"),
                 instant(rs, "created_at"), instant(rs, "started_at"), instant(rs, "finished_at"),
-                rs.getString("progress")))
+                rs.getString("progress"), rs.getInt("partition")))
             .stream()
             .findFirst();
     }

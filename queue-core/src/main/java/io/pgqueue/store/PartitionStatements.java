@@ -272,4 +272,33 @@ final class PartitionStatements {
             SELECT unnest(CAST(:ids AS bigint[])), :partition
             ON CONFLICT (outbox_id) DO NOTHING
             """;
+
+    /** A partition's FAILED jobs on this shard after an id, oldest first, as JSON rows and ids. */
+    static final String FAILED_JOBS = """
+            SELECT CAST(coalesce(jsonb_agg(to_jsonb(f) ORDER BY f.id), '[]') AS text) AS rows,
+                   coalesce(array_agg(f.id ORDER BY f.id), '{}') AS ids
+            FROM (SELECT * FROM ${schema}.job_finished
+                  WHERE partition = :partition AND state = 'FAILED' AND id > :after
+                  ORDER BY id
+                  LIMIT :limit) AS f
+            """;
+
+    /** One FAILED job on this shard, as a JSON row and its id. */
+    static final String FAILED_JOB = """
+            SELECT CAST(coalesce(jsonb_agg(to_jsonb(f)), '[]') AS text) AS rows, coalesce(array_agg(f.id), '{}') AS ids
+            FROM ${schema}.job_finished AS f
+            WHERE f.id = :id AND f.state = 'FAILED'
+            """;
+
+    /** Writes finished jobs brought from another shard, every column as it was there; once. */
+    static final String WRITE_FINISHED = """
+            INSERT INTO ${schema}.job_finished
+            SELECT r.* FROM jsonb_populate_recordset(NULL::${schema}.job_finished, CAST(:rows AS jsonb)) AS r
+            ON CONFLICT (id) DO NOTHING
+            """;
+
+    /** Drops FAILED jobs that another shard holds now. */
+    static final String DROP_FAILED = """
+            DELETE FROM ${schema}.job_finished WHERE id = ANY(CAST(:ids AS bigint[])) AND state = 'FAILED'
+            """;
 }

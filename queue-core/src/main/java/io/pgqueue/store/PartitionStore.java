@@ -409,4 +409,59 @@ public final class PartitionStore {
                 .addValue("ids", SqlArrays.bigints(outboxIds)));
         }
     }
+
+    /**
+     * FAILED jobs read off a shard to be brought to another.
+     * @param ids their ids, ascending
+     * @param rows their rows, as a JSON array
+     */
+    public record FailedJobs(List<Long> ids, String rows) {
+    }
+
+    /**
+     * Reads a partition's FAILED jobs after an id.
+     * @param partition the partition
+     * @param after the id to read after ({@code -1} for all)
+     * @param limit how many at most
+     * @return the jobs, oldest first
+     */
+    public FailedJobs failedJobs(int partition, long after, int limit) {
+        return readFailed(PartitionStatements.FAILED_JOBS, new MapSqlParameterSource("partition", partition)
+            .addValue("after", after)
+            .addValue("limit", limit));
+    }
+
+    /**
+     * Reads one FAILED job.
+     * @param id the job
+     * @return the job, or none if it is not here or not FAILED
+     */
+    public FailedJobs failedJob(long id) {
+        return readFailed(PartitionStatements.FAILED_JOB, new MapSqlParameterSource("id", id));
+    }
+
+    private FailedJobs readFailed(String statement, MapSqlParameterSource params) {
+        return this.jdbc.queryForObject(sql(statement), params, (rs, row) -> new FailedJobs(
+                List.of((Long[]) rs.getArray("ids").getArray()), rs.getString("rows")));
+    }
+
+    /**
+     * Writes finished jobs read off another shard, as they were there; a job written before is left.
+     * @param jobs the jobs
+     */
+    public void writeFinished(FailedJobs jobs) {
+        if (!jobs.ids().isEmpty()) {
+            this.jdbc.update(sql(PartitionStatements.WRITE_FINISHED), new MapSqlParameterSource("rows", jobs.rows()));
+        }
+    }
+
+    /**
+     * Drops FAILED jobs another shard holds now.
+     * @param ids the jobs
+     */
+    public void dropFailed(List<Long> ids) {
+        if (!ids.isEmpty()) {
+            this.jdbc.update(sql(PartitionStatements.DROP_FAILED), new MapSqlParameterSource("ids", SqlArrays.bigints(ids)));
+        }
+    }
 }

@@ -165,6 +165,62 @@ class ShardedEnqueueTests {
     }
 
     @Test
+    void failedJobsFollowTheirPartitionAndAreReRunWhereItIs() {
+        PgQueue queue = node();
+        String key = "order-9";
+        int partition = PartitionHash.partitionOf(key, 1024);
+        Shards.Shard source = queue.shards().shardOf(partition);
+        Shards.Shard target = queue.shards().all().stream().filter(shard -> shard != source).findFirst().orElseThrow();
+        long moved = fail(queue, source, key);
+        // Another failure of the partition stays behind on the source, as a job still running there when its
+        // partition left would.
+        queue.admin().movePartition(partition, target.name());
+        long straggler = fail(queue, target, keyIn(partition, "late-"));
+        assertThat(PartitionMover.bringFailedJob(target, source, straggler)).isTrue();
+
+        assertThat(finishedOn(target, moved)).as("the failure moved with its partition").isTrue();
+        assertThat(finishedOn(source, moved)).isFalse();
+        // Re-running everything failed leaves the straggler alone on the shard its partition left.
+        assertThat(queue.admin().rerunFailed("mail")).containsExactly(moved);
+        assertThat(activeOn(target, moved)).isTrue();
+        assertThat(activeOn(source, straggler)).isFalse();
+
+        queue.admin().rerun(straggler);
+
+        assertThat(activeOn(target, straggler)).as("re-run where its partition is").isTrue();
+        assertThat(finishedOn(source, straggler)).isFalse();
+        assertThat(activeOn(source, straggler)).isFalse();
+    }
+
+    private static long fail(PgQueue queue, Shards.Shard shard, String key) {
+        long id = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey(key)).jobId();
+        JobStore jobs = shard.stores().jobs();
+        io.pgqueue.store.ClaimedJob claimed = jobs.claim(List.of(new io.pgqueue.store.ClaimLimit("mail", 1)), "node/p",
+                JobState.RUNNING, Duration.ofMinutes(1)).get(0);
+        assertThat(claimed.id()).isEqualTo(id);
+        jobs.record(List.of(io.pgqueue.store.Outcome.failed(claimed.lease(), "boom")));
+        return id;
+    }
+
+    private static String keyIn(int partition, String prefix) {
+        for (int i = 0;; i++) {
+            if (PartitionHash.partitionOf(prefix + i, 1024) == partition) {
+                return prefix + i;
+            }
+        }
+    }
+
+    private static boolean finishedOn(Shards.Shard shard, long id) {
+        return new JdbcTemplate(shard.stores().dataSource()).queryForObject(
+                "SELECT EXISTS (SELECT 1 FROM pgqueue.job_finished WHERE id = ?)", Boolean.class, id);
+    }
+
+    private static boolean activeOn(Shards.Shard shard, long id) {
+        return new JdbcTemplate(shard.stores().dataSource()).queryForObject(
+                "SELECT EXISTS (SELECT 1 FROM pgqueue.job WHERE id = ?)", Boolean.class, id);
+    }
+
+    @Test
     void aShardWritesNothingOfAPartitionItDoesNotHold() {
         PgQueue queue = node();
         Shards.Shard c = queue.shards().find("c").orElseThrow();
