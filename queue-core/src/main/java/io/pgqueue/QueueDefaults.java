@@ -163,6 +163,40 @@ public final class QueueDefaults {
      */
     public static final Duration OUTBOX_RELAY_INTERVAL = Duration.ofMillis(500);
 
+    /**
+     * How often the partition balancer decides. Long enough for a move (about a second per 10,000
+     * queued jobs) and the map's refresh to show in the next round's loads.
+     */
+    public static final Duration BALANCER_INTERVAL = Duration.ofSeconds(10);
+
+    /** Partitions the balancer moves per round at most: one, so that load shifts smoothly. */
+    public static final int BALANCER_MOVES_PER_ROUND = 1;
+
+    /**
+     * A shard is overloaded while the median age of its oldest due job stays above this: far
+     * beyond the claim cadence of a healthy shard (milliseconds, or the poll interval), yet short
+     * enough that users have not noticed yet.
+     */
+    public static final Duration BALANCER_OVERLOAD_LAG = Duration.ofSeconds(10);
+
+    /** Window of the median filter over the overload signal: a minute, so spikes of up to half of it pass. */
+    public static final Duration BALANCER_OVERLOAD_WINDOW = Duration.ofMinutes(1);
+
+    /**
+     * Gini index of the shard loads above which the balancer evens them out: on four shards, about
+     * the heaviest 40 % above the mean and the lightest 40 % below.
+     */
+    public static final double BALANCER_GINI_UPPER = 0.15;
+
+    /** Gini index below which it stops again: on four shards, within about 13 % of the mean. */
+    public static final double BALANCER_GINI_LOWER = 0.05;
+
+    /** Moves of one partition allowed within the friction window. */
+    public static final int BALANCER_FRICTION_MOVES = 3;
+
+    /** The friction window: a partition moved three times within an hour stays where it is. */
+    public static final Duration BALANCER_FRICTION_WINDOW = Duration.ofHours(1);
+
     private QueueDefaults() {
     }
 }

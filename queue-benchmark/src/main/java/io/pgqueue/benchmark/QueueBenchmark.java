@@ -53,7 +53,8 @@ import tools.jackson.databind.json.JsonMapper;
  * machine-readable line per workload, e.g. {@code workload=drain n=100000 enqueue_per_s=...}.
  * <p>
  * Arguments ({@code key=value}): {@code workload} = drain | latency | mixed | backlog | tasks | all
- * (default all), {@code n} (jobs for drain/tasks, default 100000), {@code url}, {@code concurrency}
+ * (default all), or {@code balancer}: the partition balancer's simulation ({@link BalancerSimulation},
+ * no database; {@code out} names its output directory), {@code n} (jobs for drain/tasks, default 100000), {@code url}, {@code concurrency}
  * (handler threads of the no-op task, default 8), {@code backlog} (queued jobs for the backlog
  * workload, default 1000000), {@code seconds} (duration of latency/mixed runs, default 20),
  * {@code retention} (completed retention, default PT1H; PT0S deletes completed jobs), {@code poll} (poll
@@ -129,6 +130,11 @@ public final class QueueBenchmark {
             else {
                 args.put(arg.substring(0, eq).replaceFirst("^--", ""), arg.substring(eq + 1));
             }
+        }
+        if ("balancer".equals(args.get("workload"))) {
+            // A simulation: no database.
+            BalancerSimulation.main(new String[] { "out=" + args.getOrDefault("out", "target/balancer") });
+            System.exit(0);
         }
         execute(args);
         System.exit(0);
