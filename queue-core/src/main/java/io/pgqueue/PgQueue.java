@@ -8,12 +8,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.balance.BalancerService;
+import io.pgqueue.balance.BalancerSettings;
 import io.pgqueue.shard.Shards;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.QueueSchema;
@@ -70,6 +73,8 @@ public final class PgQueue {
 
     private final Integer partitions;
 
+    private final BalancerService balancer;
+
     private PgQueue(Builder builder) {
         boolean sharded = !builder.shards.isEmpty();
         this.stores = QueueStores.create(builder.dataSource, builder.config, sharded);
@@ -94,6 +99,10 @@ public final class PgQueue {
         this.stats = new QueueStatsPoller(statsStores, builder.statsInterval);
         int rescueBatch = this.workerSettings != null ? this.workerSettings.batchSizes().maintenance()
                 : QueueDefaults.MAINTENANCE_BATCH_SIZE;
+        String node = this.workerSettings != null ? this.workerSettings.nodeId()
+                : "client-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+        this.balancer = new BalancerService(this.shards, this.stats, this.client.partitionLoad().orElse(null),
+                builder.balancerSettings, builder.balancerLoadWindow, node, builder.balancerEnabled);
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
                 this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards);
     }
@@ -177,7 +186,13 @@ public final class PgQueue {
     public synchronized void start() {
         open();
         this.stats.start();
+        this.balancer.start();
         startWorkers();
+    }
+
+    /** @return the partition balancer: it records job counts on every sharded node, and balances where enabled */
+    public BalancerService balancer() {
+        return this.balancer;
     }
 
     /**
@@ -209,6 +224,7 @@ public final class PgQueue {
     /** Stops the workers gracefully, then the statistics poller and the client's group commit. */
     public synchronized void stop() {
         stopWorkers();
+        this.balancer.stop();
         this.stats.stop();
         this.client.close();
         this.shards.stopRefreshing();
@@ -245,6 +261,12 @@ public final class PgQueue {
         private final Map<String, DataSource> shards = new LinkedHashMap<>();
 
         private Integer partitions;
+
+        private BalancerSettings balancerSettings = BalancerSettings.defaults();
+
+        private Duration balancerLoadWindow = QueueDefaults.BALANCER_LOAD_WINDOW;
+
+        private boolean balancerEnabled;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -358,6 +380,22 @@ public final class PgQueue {
             InvalidSettingException.require(partitions >= 1 && partitions <= Shards.MAX_PARTITIONS, "partitions",
                     partitions, "an installation has 1 to " + Shards.MAX_PARTITIONS + " partitions");
             this.partitions = partitions;
+            return this;
+        }
+
+        /**
+         * Lets this node run the partition balancer (one node of the installation at a time does),
+         * which moves partitions between shards to keep their loads even; off by default. Every
+         * sharded node records the jobs it enqueues per partition, which weigh the partitions.
+         * @param enabled whether this node may run it
+         * @param settings how it decides
+         * @param loadWindow over how long the partitions' weights are measured
+         * @return this builder
+         */
+        public Builder balancer(boolean enabled, BalancerSettings settings, Duration loadWindow) {
+            this.balancerEnabled = enabled;
+            this.balancerSettings = Objects.requireNonNull(settings, "settings");
+            this.balancerLoadWindow = InvalidSettingException.positive(loadWindow, "balancer.load-window");
             return this;
         }
 

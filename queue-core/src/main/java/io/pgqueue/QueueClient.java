@@ -20,6 +20,7 @@ import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueObservations;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.balance.PartitionLoad;
 import io.pgqueue.shard.PartitionHash;
 import io.pgqueue.shard.PartitionMap;
 import io.pgqueue.shard.ShardException;
@@ -79,6 +80,8 @@ public final class QueueClient implements AutoCloseable {
 
     private final GroupCommitter groupCommitter;
 
+    private final PartitionLoad load;
+
     /** Relays the outbox to the shards (sharded only); created on first use. */
     private OutboxRelay relay;
 
@@ -131,6 +134,7 @@ public final class QueueClient implements AutoCloseable {
         this.observations = telemetry.observations();
         this.store = Objects.requireNonNull(store, "store");
         this.shards = shards;
+        this.load = shards != null && shards.sharded() ? new PartitionLoad(shards.partitions()) : null;
         this.groupCommitter = new GroupCommitter(store, GROUP_WRITERS, GROUP_MAX);
         this.config = Objects.requireNonNull(config, "config");
         this.tasks = Objects.requireNonNull(tasks, "tasks");
@@ -275,7 +279,14 @@ public final class QueueClient implements AutoCloseable {
         if (this.shards == null || !this.shards.sharded()) {
             return enqueueOn(this.store, this.groupCommitter, jobs, policies);
         }
-        return enqueueRouted(jobs, policies);
+        List<EnqueueResult> results = enqueueRouted(jobs, policies);
+        jobs.forEach(job -> this.load.add(job.partition()));
+        return results;
+    }
+
+    /** @return the jobs this node enqueued per partition, which weigh the partitions (sharded only) */
+    public Optional<PartitionLoad> partitionLoad() {
+        return Optional.ofNullable(this.load);
     }
 
     private int partitionCount() {

@@ -169,6 +169,12 @@ public final class QueueDefaults {
      */
     public static final Duration BALANCER_INTERVAL = Duration.ofSeconds(10);
 
+    /**
+     * Over how long the balancer measures each partition's weight (jobs enqueued per second): long
+     * enough that bursts of a few seconds average out, short enough to follow a day's load.
+     */
+    public static final Duration BALANCER_LOAD_WINDOW = Duration.ofMinutes(5);
+
     /** Partitions the balancer moves per round at most: one, so that load shifts smoothly. */
     public static final int BALANCER_MOVES_PER_ROUND = 1;
 

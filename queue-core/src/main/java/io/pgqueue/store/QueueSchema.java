@@ -31,7 +31,7 @@ public final class QueueSchema {
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "12";
+    static final String LATEST_VERSION = "13";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -63,7 +63,8 @@ public final class QueueSchema {
      */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
             "${schema}.shard_partition", "${schema}.job_outbox", "${schema}.job_relayed", "${schema}.partition_move",
-            "${schema}.job_moving", "${schema}.move_applied");
+            "${schema}.job_moving", "${schema}.move_applied", "${schema}.partition_load", "${schema}.balancer_leader",
+            "${schema}.balancer_decision");
 
     private QueueSchema() {
     }

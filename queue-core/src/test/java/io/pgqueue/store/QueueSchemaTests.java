@@ -31,17 +31,17 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        // Twelve versioned migrations (the tables) and three repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(15);
+        // Thirteen versioned migrations (the tables) and three repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(16);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         List<String> tables = jdbc.queryForList(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
-        assertThat(tables).containsExactly("installation", "job", "job_finished", "job_moving", "job_outbox",
-                "job_relayed", "move_applied", "node", "partition_map", "partition_map_version", "partition_move",
-                "pgqueue_schema_history", "shard", "shard_partition", "stats_snapshot",
-                "task_control");
+        assertThat(tables).containsExactly("balancer_decision", "balancer_leader", "installation", "job", "job_finished",
+                "job_moving", "job_outbox", "job_relayed", "move_applied", "node", "partition_load", "partition_map",
+                "partition_map_version", "partition_move", "pgqueue_schema_history", "shard", "shard_partition",
+                "stats_snapshot", "task_control");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
                 + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
             .contains("autovacuum_vacuum_scale_factor=0");
@@ -59,7 +59,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(15);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(16);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -71,32 +71,40 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V11 only.
+        // As if separate tooling had applied V1-V12 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_load, partly.balancer_leader, "
+                + "partly.balancer_decision");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.partition_load, "
+                    + "table partly.balancer_leader, table partly.balancer_decision). ");
+
+        // V1-V11 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_move, partly.job_moving, partly.move_applied");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.partition_move, "
-                    + "table partly.job_moving, table partly.move_applied). ");
+            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.partition_move, "
+                    + "table partly.job_moving, table partly.move_applied, ");
 
         // V1-V10 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_outbox, partly.job_relayed");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.job_outbox, "
+            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.job_outbox, "
                     + "table partly.job_relayed, table partly.partition_move, ");
 
         // V1-V9 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.installation, "
+            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.installation, "
                     + "table partly.shard_partition, table partly.job_outbox, table partly.job_relayed, ");
 
         // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 12 (missing: table partly.stats_snapshot, "
+            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.stats_snapshot, "
                     + "table partly.installation, table partly.shard_partition, table partly.job_outbox, "
                     + "table partly.job_relayed, ");
 
@@ -104,7 +112,7 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 12 (missing: function partly.complete_jobs(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 13 (missing: function partly.complete_jobs(bigint[], "
                     + "integer[], boolean), table partly.stats_snapshot, ");
 
         // V1-V4 only.
@@ -113,7 +121,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 12 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 13 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

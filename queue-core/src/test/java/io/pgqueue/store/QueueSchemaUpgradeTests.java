@@ -40,7 +40,8 @@ class QueueSchemaUpgradeTests {
             .hasMessageContaining("missing: function upgraded.finished_job(upgraded.job, text, integer, text, text), "
                     + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
                     + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
-                    + "table upgraded.move_applied)");
+                    + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
+                    + "table upgraded.balancer_decision)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -49,7 +50,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V12 and the repeatable migrations").isEqualTo(6);
+        assertThat(result.migrationsExecuted).as("V10 to V13 and the repeatable migrations").isEqualTo(7);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
