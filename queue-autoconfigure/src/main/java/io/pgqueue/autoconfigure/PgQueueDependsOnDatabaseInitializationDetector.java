@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure;
 import java.util.Set;
 
 import io.pgqueue.PgQueue;
+import io.pgqueue.balance.BalancerService;
 import io.pgqueue.observe.QueueStatsPoller;
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 
@@ -15,6 +16,6 @@ class PgQueueDependsOnDatabaseInitializationDetector extends AbstractBeansOfType
 
     @Override
     protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
-        return Set.of(PgQueue.class, QueueStatsPoller.class, QueueWorkersLifecycle.class);
+        return Set.of(PgQueue.class, QueueStatsPoller.class, QueueWorkersLifecycle.class, BalancerService.class);
     }
 }

@@ -8,6 +8,7 @@ import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.balance.BalancerService;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.QueueTelemetry;
@@ -104,7 +105,12 @@ public final class QueueAutoConfiguration {
     PgQueue pgQueue(QueueDatabase database, QueueConfig config, QueueProperties properties, TaskRegistry tasks,
             QueueShards shards, QueueTaskBindings bindings, ListableBeanFactory beans, ObjectProvider<JsonMapper> jsonMapper,
             QueueTelemetry telemetry, ObjectProvider<WorkerSettings> workerSettings,
-            ObjectProvider<WorkerExecutors> executors, ObjectProvider<PgQueueCustomizer> customizers) {
+            ObjectProvider<WorkerExecutors> executors, ObjectProvider<PgQueueCustomizer> customizers,
+            ObjectProvider<QueueSchemaInitializer> schema) {
+        // A sharded queue reads its schema as it is built: the migrations come first, whichever bean
+        // (metrics, say) asks for the queue.
+        schema.ifAvailable(initializer -> {
+        });
         PgQueue.Builder builder = PgQueue.builder(database.dataSource())
             .config(config)
             .tasks(tasks)
@@ -116,6 +122,17 @@ public final class QueueAutoConfiguration {
         executors.ifAvailable(builder::executors);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();
+    }
+
+    /**
+     * The partition balancer: on a sharded queue it records this node's job counts per partition
+     * and, with {@code pgqueue.balancer.enabled}, competes for running the balancer; unsharded it
+     * does nothing.
+     */
+    @Bean(initMethod = "start", destroyMethod = "stop")
+    @ConditionalOnMissingBean
+    BalancerService queueBalancer(PgQueue queue, QueueStatsPoller stats) {
+        return queue.balancer();
     }
 
     @Bean

@@ -9,6 +9,7 @@ import java.util.function.Supplier;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.observe.QueueStats;
+import io.pgqueue.balance.BalancerService;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.shard.PartitionMap;
@@ -42,6 +43,8 @@ public class QueueEndpoint {
 
     private static final int RECENT_FAILURES = 20;
 
+    private static final int RECENT_DECISIONS = 20;
+
     private final QueueAdmin admin;
 
     private final QueueStatsPoller stats;
@@ -52,8 +55,11 @@ public class QueueEndpoint {
 
     private final LocalDeadlineMisses misses;
 
+    private final BalancerService balancer;
+
     QueueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
-            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses) {
+            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, BalancerService balancer) {
+        this.balancer = balancer;
         this.admin = admin;
         this.stats = stats;
         this.tasks = tasks;
@@ -81,26 +87,48 @@ public class QueueEndpoint {
         body.put("pools", pools());
         body.put("nodes", this.admin.nodes());
         body.put("shards", shards());
+        if (this.balancer.sharded()) {
+            body.put("balancer", balancer());
+        }
         return body;
     }
 
     /**
-     * Acts on a partition of a sharded queue: {@code move} it to the shard named in {@code shard}.
-     * The path is {@code shards/partitions/<partition>}.
+     * Acts on the shards of a sharded queue: {@code shards/partitions/<partition>} with
+     * {@code move} moves the partition to the shard named in {@code shard};
+     * {@code shards/shard/<name>} with {@code drain} has the balancer move every partition off the
+     * shard, and {@code undrain} lets it take partitions again.
      * @param scope {@code shards}
-     * @param kind {@code partitions}
-     * @param partition the partition
-     * @param action {@code move}
-     * @param shard the shard to move it to
-     * @return what the move did
+     * @param kind {@code partitions} or {@code shard}
+     * @param target the partition, or the shard's name
+     * @param action {@code move}; {@code drain} or {@code undrain}
+     * @param shard the shard to move a partition to
+     * @return what changed
      */
     @WriteOperation
-    public Map<String, Object> partitionAction(@Selector String scope, @Selector String kind, @Selector int partition,
+    public Map<String, Object> shardAction(@Selector String scope, @Selector String kind, @Selector String target,
             @Nullable String action, @Nullable String shard) {
-        if (!"shards".equals(scope) || !"partitions".equals(kind)) {
-            throw new InvalidEndpointRequestException("Unknown path '" + scope + "/" + kind + "/" + partition + "'; "
-                    + "partitions are moved at shards/partitions/<partition>", "Unknown path");
+        if ("shards".equals(scope) && "shard".equals(kind)) {
+            String drain = normalize(action);
+            if (!"drain".equals(drain) && !"undrain".equals(drain)) {
+                throw new InvalidEndpointRequestException("Unknown action '" + action + "' for a shard; use drain or "
+                        + "undrain", "Unknown action");
+            }
+            call(() -> {
+                this.balancer.drain(target, "drain".equals(drain));
+                return null;
+            });
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("shard", target);
+            body.put("draining", "drain".equals(drain));
+            return body;
         }
+        if (!"shards".equals(scope) || !"partitions".equals(kind)) {
+            throw new InvalidEndpointRequestException("Unknown path '" + scope + "/" + kind + "/" + target + "'; "
+                    + "partitions are moved at shards/partitions/<partition>, shards drained at shards/shard/<name>",
+                    "Unknown path");
+        }
+        int partition = parsePartition(target);
         if (!"move".equals(normalize(action))) {
             throw new InvalidEndpointRequestException("Unknown action '" + action + "' for a partition; use move",
                     "Unknown action");
@@ -118,6 +146,39 @@ public class QueueEndpoint {
         body.put("jobsLeftRunning", result.jobsLeft());
         body.put("millis", result.duration().toMillis());
         this.stats.refresh();
+        return body;
+    }
+
+    private static int parsePartition(String partition) {
+        try {
+            return Integer.parseInt(partition.trim());
+        }
+        catch (NumberFormatException ex) {
+            throw new InvalidEndpointRequestException("Partition '" + partition + "' is not a number", "Invalid partition");
+        }
+    }
+
+    /** The balancer: who runs it, the last round this node ran, the drained shards and the latest decisions. */
+    private Map<String, Object> balancer() {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("enabledHere", this.balancer.enabled());
+        body.put("leadingHere", this.balancer.leading());
+        this.balancer.store().leader().ifPresent(leader -> body.put("leader", Map.of("node", leader.node(),
+                "until", leader.until())));
+        body.put("draining", this.balancer.store().draining());
+        this.balancer.lastRound().ifPresent(round -> {
+            Map<String, Object> last = new LinkedHashMap<>();
+            last.put("at", round.at());
+            last.put("gini", round.gini());
+            last.put("balancing", round.balancing());
+            last.put("overloaded", round.overloaded());
+            last.put("loads", round.loads());
+            last.put("blockedByFriction", round.blockedByFriction());
+            body.put("lastRound", last);
+        });
+        body.put("moves", this.balancer.moves());
+        body.put("blockedByFriction", this.balancer.blockedByFriction());
+        body.put("decisions", this.balancer.store().recentDecisions(RECENT_DECISIONS));
         return body;
     }
 

@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure;
 
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.observe.QueueStatsPoller;
 import org.springframework.beans.factory.ObjectProvider;
@@ -33,8 +34,8 @@ public final class QueueEndpointAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
-            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses) {
-        return new QueueEndpoint(admin, stats, tasks, workers, misses);
+            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, PgQueue queue) {
+        return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer());
     }
 
     @Bean

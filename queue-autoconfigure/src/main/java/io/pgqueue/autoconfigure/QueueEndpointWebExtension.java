@@ -78,28 +78,19 @@ public class QueueEndpointWebExtension {
     }
 
     /**
-     * Acts on a partition; see {@link QueueEndpoint#partitionAction}.
+     * Acts on the shards; see {@link QueueEndpoint#shardAction}.
      * @param scope {@code shards}
-     * @param kind {@code partitions}
-     * @param partition the partition
-     * @param action {@code move}
-     * @param shard the shard to move it to
-     * @return what the move did, or 400 with the reason
+     * @param kind {@code partitions} or {@code shard}
+     * @param target the partition, or the shard's name
+     * @param action {@code move}; {@code drain} or {@code undrain}
+     * @param shard the shard to move a partition to
+     * @return what changed, or 400 with the reason
      */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> partitionAction(@Selector String scope, @Selector String kind,
-            @Selector String partition, @Nullable String action, @Nullable String shard) {
-        return answer("POST", scope + "/" + kind + "/" + partition, action, WebEndpointResponse.STATUS_BAD_REQUEST,
-                () -> this.endpoint.partitionAction(scope, kind, parsePartition(partition), action, shard));
-    }
-
-    private static int parsePartition(String partition) {
-        try {
-            return Integer.parseInt(partition.trim());
-        }
-        catch (NumberFormatException ex) {
-            throw new InvalidEndpointRequestException("Partition '" + partition + "' is not a number", "Invalid partition");
-        }
+    public WebEndpointResponse<Map<String, Object>> shardAction(@Selector String scope, @Selector String kind,
+            @Selector String target, @Nullable String action, @Nullable String shard) {
+        return answer("POST", scope + "/" + kind + "/" + target, action, WebEndpointResponse.STATUS_BAD_REQUEST,
+                () -> this.endpoint.shardAction(scope, kind, target, action, shard));
     }
 
     private static long parseJobId(String jobId) {

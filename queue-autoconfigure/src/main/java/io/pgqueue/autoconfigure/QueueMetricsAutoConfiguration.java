@@ -2,6 +2,7 @@ package io.pgqueue.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.pgqueue.PgQueue;
+import io.pgqueue.balance.BalancerMeterBinder;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.MicrometerQueueEvents;
@@ -59,5 +60,13 @@ public final class QueueMetricsAutoConfiguration {
             binder = binder.withPools(lifecycle.poolTasks(), lifecycle::pools);
         }
         return binder;
+    }
+
+    /** The partition balancer's meters, on a sharded queue. */
+    @Bean
+    @ConditionalOnMissingBean
+    BalancerMeterBinder queueBalancerMeterBinder(ObjectProvider<PgQueue> queue) {
+        PgQueue pgQueue = queue.getIfAvailable();
+        return new BalancerMeterBinder(pgQueue == null ? null : pgQueue.balancer());
     }
 }

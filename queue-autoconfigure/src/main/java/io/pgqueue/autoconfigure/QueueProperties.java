@@ -2,6 +2,7 @@ package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.QueueDefaults;
@@ -71,6 +72,8 @@ public class QueueProperties {
     private final Stats stats = new Stats();
 
     private final Health health = new Health();
+
+    private final Balancer balancer = new Balancer();
 
     /**
      * Worker pools by name. Tasks run in the pool named by their annotation or by
@@ -213,6 +216,10 @@ public class QueueProperties {
 
     public void setShards(Map<String, Shard> shards) {
         this.shards = shards;
+    }
+
+    public Balancer getBalancer() {
+        return this.balancer;
     }
 
     public Integer getPartitions() {
@@ -508,6 +515,143 @@ public class QueueProperties {
 
         public void setEnabled(boolean enabled) {
             this.enabled = enabled;
+        }
+    }
+
+    /**
+     * The partition balancer of a sharded queue: moves partitions between shards to keep their
+     * loads even, one node of the installation at a time.
+     */
+    public static class Balancer {
+
+        /**
+         * Whether this node may run the balancer (one node with it enabled runs it at a time).
+         * Every sharded node records the jobs it enqueues per partition, whatever this says.
+         */
+        private boolean enabled = false;
+
+        /** How often the balancer looks at the loads and decides (a round). */
+        private Duration interval = QueueDefaults.BALANCER_INTERVAL;
+
+        /** Most partitions moved per round. */
+        private int movesPerRound = QueueDefaults.BALANCER_MOVES_PER_ROUND;
+
+        /**
+         * A shard is overloaded while the median, over the overload window, of the age of its
+         * oldest due job is above this; its heaviest partition then moves to a lighter shard.
+         */
+        private Duration overloadLag = QueueDefaults.BALANCER_OVERLOAD_LAG;
+
+        /** Window of the median filter over each shard's overload signal. */
+        private Duration overloadWindow = QueueDefaults.BALANCER_OVERLOAD_WINDOW;
+
+        /** Gini index of the shard loads above which the balancer evens them out (0 to 1). */
+        private double giniUpper = QueueDefaults.BALANCER_GINI_UPPER;
+
+        /** Gini index below which it stops evening them out again (below gini-upper). */
+        private double giniLower = QueueDefaults.BALANCER_GINI_LOWER;
+
+        /** Moves of one partition allowed within the friction window. */
+        private int frictionMoves = QueueDefaults.BALANCER_FRICTION_MOVES;
+
+        /** The friction window. */
+        private Duration frictionWindow = QueueDefaults.BALANCER_FRICTION_WINDOW;
+
+        /** Over how long each partition's weight (jobs enqueued per second) is measured. */
+        private Duration loadWindow = QueueDefaults.BALANCER_LOAD_WINDOW;
+
+        /**
+         * The shards a partition may live on, by partition or range of partitions (e.g.
+         * {@code "[0-127]": b,c}); partitions not listed may live anywhere.
+         */
+        private Map<String, List<String>> affinity = new LinkedHashMap<>();
+
+        public boolean isEnabled() {
+            return this.enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInterval() {
+            return this.interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
+        public int getMovesPerRound() {
+            return this.movesPerRound;
+        }
+
+        public void setMovesPerRound(int movesPerRound) {
+            this.movesPerRound = movesPerRound;
+        }
+
+        public Duration getOverloadLag() {
+            return this.overloadLag;
+        }
+
+        public void setOverloadLag(Duration overloadLag) {
+            this.overloadLag = overloadLag;
+        }
+
+        public Duration getOverloadWindow() {
+            return this.overloadWindow;
+        }
+
+        public void setOverloadWindow(Duration overloadWindow) {
+            this.overloadWindow = overloadWindow;
+        }
+
+        public double getGiniUpper() {
+            return this.giniUpper;
+        }
+
+        public void setGiniUpper(double giniUpper) {
+            this.giniUpper = giniUpper;
+        }
+
+        public double getGiniLower() {
+            return this.giniLower;
+        }
+
+        public void setGiniLower(double giniLower) {
+            this.giniLower = giniLower;
+        }
+
+        public int getFrictionMoves() {
+            return this.frictionMoves;
+        }
+
+        public void setFrictionMoves(int frictionMoves) {
+            this.frictionMoves = frictionMoves;
+        }
+
+        public Duration getFrictionWindow() {
+            return this.frictionWindow;
+        }
+
+        public void setFrictionWindow(Duration frictionWindow) {
+            this.frictionWindow = frictionWindow;
+        }
+
+        public Duration getLoadWindow() {
+            return this.loadWindow;
+        }
+
+        public void setLoadWindow(Duration loadWindow) {
+            this.loadWindow = loadWindow;
+        }
+
+        public Map<String, List<String>> getAffinity() {
+            return this.affinity;
+        }
+
+        public void setAffinity(Map<String, List<String>> affinity) {
+            this.affinity = affinity;
         }
     }
 

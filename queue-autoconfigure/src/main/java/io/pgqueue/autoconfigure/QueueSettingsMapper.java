@@ -1,14 +1,20 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.Retention;
+import io.pgqueue.balance.BalancerSettings;
 import io.pgqueue.worker.BatchSizes;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerSettings;
@@ -80,11 +86,38 @@ final class QueueSettingsMapper {
      * @param builder the queue's builder
      * @param properties the properties
      */
+    /** A partition ({@code 17}) or a range of partitions ({@code 0-127}): a key of pgqueue.balancer.affinity. */
+    private static final Pattern PARTITION_RANGE = Pattern.compile("(\\d{1,5})(?:-(\\d{1,5}))?");
+
     static void configure(PgQueue.Builder builder, QueueProperties properties) {
         mapped(() -> builder.statsInterval(properties.getStats().getInterval()));
         if (properties.getPartitions() != null) {
             mapped(() -> builder.partitions(properties.getPartitions()));
         }
+        QueueProperties.Balancer balancer = properties.getBalancer();
+        BalancerSettings settings = mapped(() -> new BalancerSettings(balancer.getInterval(), balancer.getMovesPerRound(),
+                balancer.getOverloadLag(), balancer.getOverloadWindow(), balancer.getGiniUpper(), balancer.getGiniLower(),
+                balancer.getFrictionMoves(), balancer.getFrictionWindow(), affinity(balancer.getAffinity())));
+        mapped(() -> builder.balancer(balancer.isEnabled(), settings, balancer.getLoadWindow()));
+    }
+
+    /** Partitions (a number or a range {@code from-to}) mapped to the shards they may live on. */
+    private static Map<Integer, Set<String>> affinity(Map<String, List<String>> ranges) {
+        Map<Integer, Set<String>> affinity = new HashMap<>();
+        ranges.forEach((range, shards) -> {
+            String property = PREFIX + "balancer.affinity[" + range + "]";
+            Matcher matcher = PARTITION_RANGE.matcher(range.trim());
+            require(matcher.matches(), property, range, "the key must be a partition or a range of partitions, "
+                    + "e.g. 17 or 0-127");
+            int from = Integer.parseInt(matcher.group(1));
+            int to = matcher.group(2) == null ? from : Integer.parseInt(matcher.group(2));
+            require(from <= to, property, range, "a range runs from the lower partition to the higher");
+            require(shards != null && !shards.isEmpty(), property, shards, "list at least one shard");
+            for (int partition = from; partition <= to; partition++) {
+                affinity.put(partition, Set.copyOf(shards.stream().map(String::trim).toList()));
+            }
+        });
+        return affinity;
     }
 
     /** @return the statistics interval, checked */

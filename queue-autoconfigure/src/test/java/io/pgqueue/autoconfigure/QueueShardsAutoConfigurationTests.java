@@ -1,14 +1,19 @@
 package io.pgqueue.autoconfigure;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
 import javax.sql.DataSource;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
+import io.pgqueue.balance.BalancerSettings;
+import io.pgqueue.observe.QueueMeterNames;
 import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.AfterEach;
@@ -17,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -155,6 +161,63 @@ class QueueShardsAutoConfigurationTests {
         }
     }
 
+    @Test
+    @SuppressWarnings("unchecked")
+    void theBalancerRunsFromPropertiesAndShowsInTheEndpointAndMetrics() {
+        this.runner.withConfiguration(AutoConfigurations.of(QueueEndpointAutoConfiguration.class,
+                QueueMetricsAutoConfiguration.class, MetricsAutoConfiguration.class))
+            .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+            .withBean(TestHandlers.SendPush.class)
+            .withPropertyValues(shard("b", this.b))
+            .withPropertyValues("pgqueue.workers.enabled=false", "pgqueue.balancer.enabled=true",
+                    "management.endpoints.web.exposure.include=queues",
+                    "pgqueue.balancer.interval=200ms", "pgqueue.balancer.gini-upper=0.4", "pgqueue.balancer.gini-lower=0.2",
+                    "pgqueue.balancer.affinity[0-9]=main", "pgqueue.balancer.affinity[10]=b, main")
+            .run(context -> {
+                assertThat(context).hasNotFailed();
+                PgQueue queue = context.getBean(PgQueue.class);
+                BalancerSettings settings = queue.balancer().settings();
+                assertThat(settings.giniUpper()).isEqualTo(0.4);
+                assertThat(settings.interval()).isEqualTo(Duration.ofMillis(200));
+                assertThat(settings.allows(3, "b")).isFalse();
+                assertThat(settings.allows(10, "b")).isTrue();
+                assertThat(settings.allows(11, "b")).isTrue();
+                MeterRegistry registry = context.getBean(MeterRegistry.class);
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                    assertThat(registry.get(QueueMeterNames.BALANCER_LEADER).gauge().value()).isEqualTo(1.0);
+                    assertThat(registry.get(QueueMeterNames.BALANCER_GINI).gauge().value()).isNotNaN();
+                });
+                assertThat(registry.get(QueueMeterNames.BALANCER_MOVES).tag("reason", "DRAIN").functionCounter().count())
+                    .isZero();
+
+                QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+                Map<String, Object> balancer = (Map<String, Object>) endpoint.queues().get("balancer");
+                assertThat(balancer).containsEntry("enabledHere", true).containsEntry("leadingHere", true)
+                    .containsKey("lastRound").containsEntry("draining", List.of());
+                assertThat(endpoint.shardAction("shards", "shard", "b", "drain", null)).containsEntry("draining", true);
+                assertThat(((Map<String, Object>) endpoint.queues().get("balancer")).get("draining")).isEqualTo(List.of("b"));
+                assertThatThrownBy(() -> endpoint.shardAction("shards", "shard", "x", "drain", null))
+                    .hasMessageContaining("There is no shard 'x'");
+                assertThatThrownBy(() -> endpoint.shardAction("shards", "shard", "b", "explode", null))
+                    .hasMessageContaining("Unknown action 'explode' for a shard; use drain or undrain");
+                endpoint.shardAction("shards", "shard", "b", "undrain", null);
+            });
+    }
+
+    @Test
+    void badBalancerSettingsFailTheStartUp() {
+        this.runner.withPropertyValues("pgqueue.balancer.affinity[x-1]=b").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                .hasMessageContaining("pgqueue.balancer.affinity[x-1]").hasMessageContaining("e.g. 17 or 0-127");
+        });
+        this.runner.withPropertyValues("pgqueue.balancer.gini-lower=0.5").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                .hasMessageContaining("Invalid value '0.5' for 'pgqueue.balancer.gini-lower'");
+        });
+    }
+
     /** A shard declared as a DataSource bean, the way docs/sharding.md shows. */
     @Configuration(proxyBeanMethods = false)
     static class ShardBeans {
@@ -191,16 +254,16 @@ class QueueShardsAutoConfigurationTests {
                 assertThat((Map<String, Object>) ((Map<String, Object>) before.get("shards")).get("main"))
                     .containsEntry("activeJobs", 20L);
 
-                Map<String, Object> moved = endpoint.partitionAction("shards", "partitions", 0, "move", "b");
+                Map<String, Object> moved = endpoint.shardAction("shards", "partitions", "0", "move", "b");
 
                 assertThat(moved).containsEntry("from", "main").containsEntry("to", "b").containsEntry("jobsMoved", 20L);
                 assertThat(jobs(this.b)).isEqualTo(20);
                 Map<String, Object> after = (Map<String, Object>) endpoint.queues().get("shards");
                 assertThat((Map<String, Object>) ((Map<String, Object>) after.get("shards")).get("b"))
                     .containsEntry("partitions", 513).containsEntry("activeJobs", 20L);
-                assertThatThrownBy(() -> endpoint.partitionAction("shards", "partitions", 0, "move", "b"))
+                assertThatThrownBy(() -> endpoint.shardAction("shards", "partitions", "0", "move", "b"))
                     .hasMessageContaining("Partition 0 is on shard 'b' already");
-                assertThatThrownBy(() -> endpoint.partitionAction("shards", "partitions", 0, "split", "b"))
+                assertThatThrownBy(() -> endpoint.shardAction("shards", "partitions", "0", "split", "b"))
                     .hasMessageContaining("Unknown action 'split' for a partition; use move");
             });
     }

@@ -263,6 +263,11 @@ public final class BalancerService {
         log.info("pgqueue shard '{}' {}", shard, draining ? "is drained by the balancer" : "takes partitions again");
     }
 
+    /** @return whether the installation is sharded (else the service does nothing) */
+    public boolean sharded() {
+        return this.shards.sharded();
+    }
+
     /** @return whether this node may run the balancer */
     public boolean enabled() {
         return this.enabled;

@@ -30,6 +30,18 @@ public final class QueueMeterNames {
     /** Gauge: seconds since a shard's oldest due READY job became due (sharded queues). */
     public static final String SHARD_LAG = "pgqueue.shard.lag";
 
+    /** Gauge: the Gini index of the shard loads at the balancer's last round on this node (NaN before one). */
+    public static final String BALANCER_GINI = "pgqueue.balancer.gini";
+
+    /** Counter: partitions the balancer moved from this node, tagged {@code reason} (DRAIN, OVERLOAD, GINI). */
+    public static final String BALANCER_MOVES = "pgqueue.balancer.moves";
+
+    /** Counter: moves the balancer on this node passed over because the partition moved too often (friction). */
+    public static final String BALANCER_BLOCKED = "pgqueue.balancer.blocked";
+
+    /** Gauge: 1 while this node runs the balancer, else 0. */
+    public static final String BALANCER_LEADER = "pgqueue.balancer.leader";
+
     /** Counter: jobs enqueued, by what the enqueue did (created, kept_existing, replaced, merged, rerun_scheduled). Tags: task, outcome. */
     public static final String ENQUEUED = "pgqueue.jobs.enqueued";
 
