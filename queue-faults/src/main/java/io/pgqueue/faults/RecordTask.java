@@ -1,11 +1,6 @@
 package io.pgqueue.faults;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -13,6 +8,7 @@ import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.worker.WorkerSettings;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
@@ -26,17 +22,24 @@ import org.springframework.stereotype.Component;
  * <p>
  * Lines: {@code S <execution> <job> <attempt> <epoch millis>} at the start and
  * {@code E <execution> <epoch millis>} at the end; a killed node's last executions have no end.
+ * The file is opened at the first execution: a node that runs no workers (a producer, a mover)
+ * declares the task without a file.
  */
 @Component
 @QueueTask(name = "record", concurrency = 4)
 public class RecordTask implements TaskHandler<RecordTask.Work> {
 
-    private final Path file;
+    private final ObjectProvider<WorkerSettings> settings;
+
+    private final Path directory;
 
     private final AtomicLong executions = new AtomicLong();
 
-    RecordTask(WorkerSettings settings, @Value("${faults.record-dir}") Path directory) {
-        this.file = directory.resolve(settings.nodeId() + ".executions");
+    private RecordFile file;
+
+    RecordTask(ObjectProvider<WorkerSettings> settings, @Value("${faults.record-dir}") Path directory) {
+        this.settings = settings;
+        this.directory = directory;
     }
 
     @Override
@@ -52,15 +55,11 @@ public class RecordTask implements TaskHandler<RecordTask.Work> {
         append("E " + execution + " " + System.currentTimeMillis());
     }
 
-    /** One write per line, appended at once: a process killed after it returns loses nothing of it. */
     private synchronized void append(String line) {
-        try {
-            Files.writeString(this.file, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                    StandardOpenOption.APPEND);
+        if (this.file == null) {
+            this.file = new RecordFile(this.directory.resolve(this.settings.getObject().nodeId() + ".executions"));
         }
-        catch (IOException ex) {
-            throw new UncheckedIOException(ex);
-        }
+        this.file.append(line);
     }
 
     private static void hang(long millis) {
