@@ -32,10 +32,17 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * One scenario's world: a fresh database on the {@link FaultServer}, worker nodes on it, a client
- * that enqueues and remembers when each enqueue returned, and the recorder's view of what ran.
+ * One scenario's world: a fresh database on the {@link FaultServer} (and, for a sharded run, one
+ * more per shard), worker nodes on it, a client that enqueues and remembers when each enqueue
+ * returned, and the recorder's view of what ran.
  */
 final class FaultRun implements AutoCloseable {
+
+    /** Whether this is the documented fault run ({@code faults.scale=full}) rather than the short one of every build. */
+    static final boolean FULL = "full".equals(System.getProperty("faults.scale"));
+
+    /** Slack on the time bounds in the short run, which shares two cores with the rest of a build. */
+    static final long SLACK = FULL ? 0 : 2000;
 
     /** Lease settings every node of every scenario runs with. */
     static final Duration LEASE = Duration.ofSeconds(2);
@@ -54,6 +61,14 @@ final class FaultRun implements AutoCloseable {
 
     final JdbcTemplate jdbc;
 
+    /**
+     * Every database of the run by shard name, {@code main} (the nodes' DataSource) first; for an
+     * unsharded run only {@code main}.
+     */
+    final Map<String, JdbcTemplate> shards = new LinkedHashMap<>();
+
+    private final List<HikariDataSource> shardDataSources = new ArrayList<>();
+
     final List<WorkerNode> nodes = new ArrayList<>();
 
     /** Job id → when its enqueue call returned (epoch millis). */
@@ -64,26 +79,55 @@ final class FaultRun implements AutoCloseable {
     /** The record task's timeout on this run's nodes. */
     Duration timeout = TIMEOUT;
 
+    /** Further JVM options of the nodes this run starts from now on. */
+    List<String> jvmOptions = List.of();
+
     /** Where the nodes record their executions, a file each. */
     private final Path records;
 
     private QueueClient client;
 
     FaultRun(FaultServer server, String database) throws Exception {
+        this(server, database, List.of());
+    }
+
+    /**
+     * A sharded run: besides the main database, one named {@code <database>_<shard>} per shard,
+     * which every node is configured with ({@code pgqueue.shards.<shard>.url}).
+     */
+    FaultRun(FaultServer server, String database, List<String> shards) throws Exception {
         this.server = server;
         this.database = database;
         try (Connection connection = server.connect("postgres"); Statement statement = connection.createStatement()) {
             statement.execute("CREATE DATABASE " + database);
+            for (String shard : shards) {
+                statement.execute("CREATE DATABASE " + shardDatabase(shard));
+            }
         }
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url("faults-harness"));
-        config.setMaximumPoolSize(10);
-        config.setConnectionTimeout(30_000);
-        config.setPoolName(database);
-        this.dataSource = new HikariDataSource(config);
+        this.dataSource = pool(database, 10);
         this.jdbc = new JdbcTemplate(this.dataSource);
         this.jdbc.execute(HeapSampler.TABLE_DDL);
+        this.shards.put("main", this.jdbc);
+        for (String shard : shards) {
+            HikariDataSource pool = pool(shardDatabase(shard), 3);
+            this.shardDataSources.add(pool);
+            this.shards.put(shard, new JdbcTemplate(pool));
+        }
         this.records = Files.createTempDirectory("pgqueue-faults-" + database);
+    }
+
+    private HikariDataSource pool(String name, int size) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url(name, "faults-harness"));
+        config.setMaximumPoolSize(size);
+        config.setConnectionTimeout(30_000);
+        config.setPoolName(name);
+        return new HikariDataSource(config);
+    }
+
+    /** @return the name of a shard's database */
+    String shardDatabase(String shard) {
+        return this.database + "_" + shard;
     }
 
     /** Nodes that reach the server through a proxy: node id → the proxy's port. */
@@ -91,7 +135,12 @@ final class FaultRun implements AutoCloseable {
 
     /** The database's URL, with the connections' application name (how a scenario finds a node's backends). */
     String url(String applicationName) {
-        String url = this.server.jdbcUrl(this.database);
+        return url(this.database, applicationName);
+    }
+
+    /** A database's URL, with the connections' application name, through the node's proxy if it has one. */
+    private String url(String database, String applicationName) {
+        String url = this.server.jdbcUrl(database);
         Integer route = this.routes.get(applicationName);
         if (route != null) {
             url = url.replace(":" + this.server.port() + "/", ":" + route + "/");
@@ -110,6 +159,16 @@ final class FaultRun implements AutoCloseable {
      * every node has
      */
     void startNodes(List<String> ids, String... settings) throws Exception {
+        launch(ids, settings).forEach(WorkerNode::awaitStarted);
+    }
+
+    /**
+     * Starts nodes at once without waiting for them ({@link WorkerNode#awaitStarted()} does), so
+     * that nodes of different settings start side by side.
+     * @param settings as for {@link #startNodes(List, String...)}
+     * @return the nodes
+     */
+    List<WorkerNode> launch(List<String> ids, String... settings) throws Exception {
         Map<String, String> arguments = new LinkedHashMap<>();
         arguments.put("pgqueue.lease.duration", LEASE.toMillis() + "ms");
         arguments.put("pgqueue.lease.heartbeat-interval", HEARTBEAT.toMillis() + "ms");
@@ -124,16 +183,25 @@ final class FaultRun implements AutoCloseable {
         this.timeout = DurationStyle.detectAndParse(arguments.get("pgqueue.tasks.record.timeout"));
         List<WorkerNode> started = new ArrayList<>();
         for (String id : ids) {
-            WorkerNode node = WorkerNode.start(id, url(id), arguments.entrySet().stream()
+            List<String> nodeArguments = new ArrayList<>(arguments.entrySet().stream()
                 .map(argument -> "--" + argument.getKey() + "=" + argument.getValue()).toList());
+            this.shards.keySet().stream().filter(shard -> !shard.equals("main")).forEach(shard -> nodeArguments
+                .add("--pgqueue.shards." + shard + ".url=" + url(shardDatabase(shard), id)));
+            WorkerNode node = WorkerNode.start(id, url(id), this.jvmOptions, nodeArguments);
             started.add(node);
             this.nodes.add(node);
         }
-        started.forEach(WorkerNode::awaitStarted);
+        return started;
     }
 
+    /** @return the node of that id started last (a node killed and started again keeps its id) */
     WorkerNode node(String id) {
-        return this.nodes.stream().filter(node -> node.id.equals(id)).findFirst().orElseThrow();
+        return this.nodes.stream().filter(node -> node.id.equals(id)).reduce((first, second) -> second).orElseThrow();
+    }
+
+    /** @return the directory the nodes record in: executions, and a producer's or mover's ledger */
+    Path records() {
+        return this.records;
     }
 
     synchronized QueueClient client() {
@@ -218,7 +286,12 @@ final class FaultRun implements AutoCloseable {
 
     private long finishedCount() {
         try {
-            return this.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE task = 'record'", Long.class);
+            long finished = 0;
+            for (JdbcTemplate shard : this.shards.values()) {
+                finished += shard.queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE task = 'record'",
+                        Long.class);
+            }
+            return finished;
         }
         catch (RuntimeException ex) {
             return -1;
@@ -259,13 +332,15 @@ final class FaultRun implements AutoCloseable {
         return executions;
     }
 
-    /** @return final state of each enqueued job that finished */
+    /** @return final state of each enqueued job that finished, on any shard */
     Map<Long, String> finishedStates() {
         Map<Long, String> states = new HashMap<>();
-        this.jdbc.query("SELECT id, state FROM pgqueue.job_finished WHERE task = 'record'",
-                rs -> {
-                    states.put(rs.getLong(1), rs.getString(2));
-                });
+        for (JdbcTemplate shard : this.shards.values()) {
+            shard.query("SELECT id, state FROM pgqueue.job_finished WHERE task = 'record'",
+                    rs -> {
+                        states.put(rs.getLong(1), rs.getString(2));
+                    });
+        }
         return states;
     }
 
@@ -298,8 +373,14 @@ final class FaultRun implements AutoCloseable {
             this.client.close();
         }
         this.dataSource.close();
+        this.shardDataSources.forEach(HikariDataSource::close);
         try (Connection connection = this.server.connect("postgres"); Statement statement = connection.createStatement()) {
             statement.execute("DROP DATABASE IF EXISTS " + this.database + " WITH (FORCE)");
+            for (String shard : this.shards.keySet()) {
+                if (!shard.equals("main")) {
+                    statement.execute("DROP DATABASE IF EXISTS " + shardDatabase(shard) + " WITH (FORCE)");
+                }
+            }
         }
     }
 

@@ -19,8 +19,10 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
+import static io.pgqueue.faults.FaultRun.FULL;
 import static io.pgqueue.faults.FaultRun.LEASE;
 import static io.pgqueue.faults.FaultRun.RESCUE_INTERVAL;
+import static io.pgqueue.faults.FaultRun.SLACK;
 import static io.pgqueue.faults.FaultRun.TIMEOUT;
 import static io.pgqueue.faults.FaultRun.now;
 import static io.pgqueue.faults.FaultRun.sleep;
@@ -40,13 +42,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultScenariosIT {
 
-    private static final boolean FULL = "full".equals(System.getProperty("faults.scale"));
-
     /** A node's jobs are back in the queue within a lease and a rescue interval; one second to start them. */
     private static final long RESCUE_BOUND = LEASE.toMillis() + RESCUE_INTERVAL.toMillis() + 1000;
-
-    /** Slack on the time bounds in the short run, which shares two cores with the rest of a build. */
-    private static final long SLACK = FULL ? 0 : 2000;
 
     /**
      * After an outage the first connection comes from the pool: HikariCP retries a failed connection
@@ -88,7 +85,7 @@ class FaultScenariosIT {
                     seconds(0, RESCUE_BOUND), rescued.waiting);
             findings.report();
 
-            assertNothingLostOrOverlapping(findings);
+            findings.assertNothingLostOrOverlapping();
             assertThat(rescued.count).isPositive();
             assertThat(rescued.lastStart - killedAt).isLessThan(RESCUE_BOUND + SLACK);
             assertThat(rescued.waiting).as("younger jobs still waiting when the rescued ones started").isPositive();
@@ -129,7 +126,7 @@ class FaultScenariosIT {
             recovery.describe(findings, "the server accepted connections again");
             findings.report();
 
-            assertNothingLostOrOverlapping(findings);
+            findings.assertNothingLostOrOverlapping();
             recovery.assertWithin(RECONNECT_BOUND + SLACK);
         }
     }
@@ -157,7 +154,7 @@ class FaultScenariosIT {
             recovery.describe(findings, "the connections were terminated");
             findings.report();
 
-            assertNothingLostOrOverlapping(findings);
+            findings.assertNothingLostOrOverlapping();
             assertThat(((Number) terminated.get("listening")).intValue()).isEqualTo(2);
             recovery.assertWithin(1000 + SLACK);
         }
@@ -214,7 +211,7 @@ class FaultScenariosIT {
                             + "hung handlers" : "no node had both slots hung at once");
             findings.report();
 
-            assertNothingLostOrOverlapping(findings);
+            findings.assertNothingLostOrOverlapping();
             assertThat(findings.reExecutions).isGreaterThanOrEqualTo(hung.size());
             assertThat(slowestRerun).isLessThan(TIMEOUT.toMillis() + RESCUE_BOUND + SLACK);
             if (allSlotsHung) {
@@ -251,7 +248,7 @@ class FaultScenariosIT {
                     held.size(), taken.count, seconds(termAt, taken.lastStart), taken.waiting, usedAttempts);
             findings.report();
 
-            assertNothingLostOrOverlapping(findings);
+            findings.assertNothingLostOrOverlapping();
             assertThat(exited).as("node-a exited after SIGTERM").isTrue();
             assertThat(taken.count).isPositive();
             assertThat(usedAttempts).isZero();
@@ -286,7 +283,7 @@ class FaultScenariosIT {
                     + "buffered", held.size(), rescued.count, seconds(cutAt, rescued.lastStart));
             findings.report();
 
-            assertNothingLostOrOverlapping(findings);
+            findings.assertNothingLostOrOverlapping();
             assertThat(held).as("jobs buffered beyond those running when the stall began").hasSizeGreaterThan(8);
             assertThat(rescued.count).isPositive();
         }
@@ -324,15 +321,9 @@ class FaultScenariosIT {
                     + "table at most %s", trend(heap, 1, "MiB"), trend(tables, 1, "MiB"), peaks(tables, 2));
             findings.report();
 
-            assertNothingLostOrOverlapping(findings);
+            findings.assertNothingLostOrOverlapping();
             assertThat(heap).hasSizeGreaterThanOrEqualTo(3);
         }
-    }
-
-    private static void assertNothingLostOrOverlapping(Findings findings) {
-        assertThat(findings.lost).as("jobs lost").isZero();
-        assertThat(findings.unexplainedOverlaps).as("executions overlapping within a lease").isZero();
-        assertThat(findings.startsWithoutLease).as("handlers started without a lease").isZero();
     }
 
     /**

@@ -13,6 +13,8 @@ import java.util.stream.Collectors;
 
 import io.pgqueue.faults.FaultRun.Execution;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * What a scenario did to the jobs, from the recorder and the queue's tables.
  * <p>
@@ -118,6 +120,16 @@ final class Findings {
     private static boolean startedCutOff(Execution execution, Map<String, long[]> cutOff, long leaseEnd) {
         long[] cut = cutOff.get(execution.node());
         return cut != null && execution.started() >= cut[0] && execution.started() <= cut[1] + leaseEnd;
+    }
+
+    /**
+     * Asserts what every scenario promises: no job lost, no two executions of a job at once while
+     * both could hold its lease, no handler started once its lease may have run out.
+     */
+    void assertNothingLostOrOverlapping() {
+        assertThat(this.lost).as("jobs lost").isZero();
+        assertThat(this.unexplainedOverlaps).as("executions overlapping within a lease").isZero();
+        assertThat(this.startsWithoutLease).as("handlers started without a lease").isZero();
     }
 
     Findings note(String format, Object... args) {

@@ -35,13 +35,16 @@ final class WorkerNode implements AutoCloseable {
      * Starts a node; {@link #awaitStarted()} waits for it.
      * @param id the node id (lease owner, recorder's node)
      * @param jdbcUrl the queue's database
+     * @param jvmOptions further options of the JVM
      * @param settings further {@code --name=value} arguments
      */
-    static WorkerNode start(String id, String jdbcUrl, List<String> settings) throws IOException {
+    static WorkerNode start(String id, String jdbcUrl, List<String> jvmOptions, List<String> settings)
+            throws IOException {
         Path log = Files.createTempFile("pgqueue-fault-" + id, ".log");
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-jar", jar(),
-                "--spring.datasource.url=" + jdbcUrl, "--pgqueue.node-id=" + id));
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-jar", jar(), "--spring.datasource.url=" + jdbcUrl, "--pgqueue.node-id=" + id));
         command.addAll(settings);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         return new WorkerNode(id, process, log);
