@@ -110,7 +110,8 @@ class ShardFaultScenariosIT {
                 sleep(ThreadLocalRandom.current().nextLong(FULL ? 1000 : 500, FULL ? 4000 : 1500));
                 RelayKill kill = killRelayMidBatch(run);
                 // At least one kill must strike between a shard's commit and the outbox's: up to twice as many.
-                boolean struck = kill.writtenNotCleared > 0 || relayKills.stream().anyMatch(each -> each.writtenNotCleared > 0);
+                boolean struck = kill.writtenNotCleared > 0
+                        || relayKills.stream().anyMatch(each -> each.writtenNotCleared > 0);
                 boolean more = relayKills.size() + 1 < 2 * kills && (relayKills.size() + 1 < kills || !struck);
                 if (more) {
                     run.launch(List.of("producer"), producer);
