@@ -35,7 +35,12 @@ import io.pgqueue.observe.MicrometerQueueEvents;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueMeterNames;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.QueueDefaults;
+import io.pgqueue.balance.BalancerService;
+import io.pgqueue.balance.BalancerSettings;
+import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.shard.Shards;
+import io.pgqueue.store.StatsStore;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.store.QueueStores;
 import io.pgqueue.worker.PoolSettings;
@@ -53,7 +58,8 @@ import tools.jackson.databind.json.JsonMapper;
  * machine-readable line per workload, e.g. {@code workload=drain n=100000 enqueue_per_s=...}.
  * <p>
  * Arguments ({@code key=value}): {@code workload} = drain | latency | mixed | backlog | tasks | all
- * (default all), or {@code balancer}: the partition balancer's simulation ({@link BalancerSimulation},
+ * (default all), {@code balance} (the balancer under a skewed load, with {@code shards=3}, {@code rate}
+ * and {@code seconds}; not in all), or {@code balancer}: the partition balancer's simulation ({@link BalancerSimulation},
  * no database; {@code out} names its output directory), {@code n} (jobs for drain/tasks, default 100000), {@code url}, {@code concurrency}
  * (handler threads of the no-op task, default 8), {@code backlog} (queued jobs for the backlog
  * workload, default 1000000), {@code seconds} (duration of latency/mixed runs, default 20),
@@ -153,6 +159,7 @@ public final class QueueBenchmark {
                 }
             }
             case "mixed" -> mixed();
+            case "balance" -> balance();
             case "backlog" -> {
                 // The two drains of a pair run back to back, the backlog filled before both: their
                 // ratio is less exposed to the machine's drift than medians of runs minutes apart,
@@ -397,6 +404,112 @@ public final class QueueBenchmark {
             best = rate;
         }
         report("workload=mixed highest_sustained_per_s=%d%n", best);
+    }
+
+    /**
+     * The balancer on the shards under a steady load whose keys are skewed onto the main shard's
+     * partitions: 8 producers enqueue single jobs at {@code rate} for {@code seconds} while the
+     * workers run them and the balancer (a round every 2 s, weights over 30 s) moves partitions.
+     * Prints a line per second (completions, Gini index, moves, whether a move ran) and a summary;
+     * every job must have run exactly once.
+     */
+    private void balance() throws Exception {
+        if (this.shardPools.isEmpty()) {
+            throw new IllegalArgumentException("workload=balance needs shards=2 or more");
+        }
+        int seconds = intArg("seconds", 120);
+        int rate = intArg("rate", 2000);
+        QueueConfig config = config();
+        reset(config);
+        AtomicIntegerArray runs = new AtomicIntegerArray(rate * seconds * 2 + 1000);
+        AtomicInteger done = new AtomicInteger();
+        WorkerTask task = task("noop-0", (Integer i, TaskContext context) -> {
+            runs.incrementAndGet(i);
+            done.incrementAndGet();
+        }, Integer.class, intArg("concurrency", 8));
+        QueueClient producer = client(config, List.of(task), this.producerPool);
+        QueueWorkers workers = workers(config, List.of(task));
+        workers.start();
+        Shards shards = shards(config, this.workerPool, 0);
+        Map<String, StatsStore> statsStores = new LinkedHashMap<>();
+        shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
+        QueueStatsPoller stats = new QueueStatsPoller(statsStores, Duration.ofSeconds(1));
+        stats.start();
+        BalancerSettings settings = new BalancerSettings(Duration.ofSeconds(2), 1, QueueDefaults.BALANCER_OVERLOAD_LAG,
+                QueueDefaults.BALANCER_OVERLOAD_WINDOW, QueueDefaults.BALANCER_GINI_UPPER, QueueDefaults.BALANCER_GINI_LOWER,
+                QueueDefaults.BALANCER_FRICTION_MOVES, QueueDefaults.BALANCER_FRICTION_WINDOW, Map.of());
+        BalancerService balancer = new BalancerService(shards, stats, producer.partitionLoad().orElseThrow(), settings,
+                Duration.ofSeconds(30), "bench-balancer", true);
+        balancer.start();
+        SkewedKeys keys = new SkewedKeys(shards, 1000, 50, 42);
+
+        int producers = 8;
+        AtomicInteger enqueued = new AtomicInteger();
+        ExecutorService threads = Executors.newFixedThreadPool(producers);
+        long start = System.nanoTime();
+        long end = start + TimeUnit.SECONDS.toNanos(seconds);
+        long interval = 1_000_000_000L * producers / rate;
+        for (int p = 0; p < producers; p++) {
+            long offset = interval * p / producers;
+            int seed = p;
+            threads.submit(() -> {
+                java.util.Random random = new java.util.Random(seed);
+                long due = start + offset;
+                while (due < end) {
+                    while (System.nanoTime() < due) {
+                        LockSupport.parkNanos(Math.max(1000, due - System.nanoTime() - 50_000));
+                    }
+                    int n = enqueued.getAndIncrement();
+                    producer.enqueue("noop-0", n, EnqueueOptions.defaults().withPartitionKey(keys.next(random)));
+                    due += interval;
+                }
+                return null;
+            });
+        }
+        List<Double> perSecond = new ArrayList<>();
+        List<Double> duringMoves = new ArrayList<>();
+        List<Double> withoutMoves = new ArrayList<>();
+        double giniStart = Double.NaN;
+        int lastDone = 0;
+        for (int second = 1; second <= seconds; second++) {
+            Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(start + TimeUnit.SECONDS.toNanos(second) - System.nanoTime())));
+            int now = done.get();
+            double completed = now - lastDone;
+            lastDone = now;
+            boolean moving = !shards.main().partitions().moves().isEmpty();
+            double gini = balancer.lastRound().map(io.pgqueue.balance.Balancer.Round::gini).orElse(Double.NaN);
+            if (Double.isNaN(giniStart) && !Double.isNaN(gini) && second >= 30) {
+                giniStart = gini;
+            }
+            long moves = balancer.moves().values().stream().mapToLong(Long::longValue).sum();
+            perSecond.add(completed);
+            (moving ? duringMoves : withoutMoves).add(completed);
+            report("workload=balance t=%d done_per_s=%.0f gini=%.3f moves=%d moving=%s loads=%s%n", second, completed, gini,
+                    moves, moving, balancer.lastRound().map(round -> round.loads().toString().replace(" ", "")).orElse("-"));
+        }
+        threads.shutdown();
+        threads.awaitTermination(1, TimeUnit.MINUTES);
+        awaitCount(done, enqueued.get(), Duration.ofMinutes(2));
+        balancer.stop();
+        stats.stop();
+        workers.stop();
+        boolean exactlyOnce = activeJobs(config) == 0;
+        int duplicates = 0;
+        for (int i = 0; i < enqueued.get(); i++) {
+            exactlyOnce &= runs.get(i) == 1;
+            duplicates += Math.max(0, runs.get(i) - 1);
+        }
+        double giniEnd = balancer.lastRound().map(io.pgqueue.balance.Balancer.Round::gini).orElse(Double.NaN);
+        report("workload=balance shards=%d seconds=%d rate=%d enqueued=%d exactly_once=%s duplicates=%d moves=%d "
+                + "gini_at_30s=%.3f gini_end=%.3f done_per_s_mean=%.0f done_per_s_during_moves=%.0f "
+                + "done_per_s_without_moves=%.0f seconds_with_a_move=%d min_done_per_s=%.0f%n", shards.all().size(), seconds,
+                rate, enqueued.get(), exactlyOnce, duplicates, balancer.moves().values().stream().mapToLong(Long::longValue).sum(),
+                giniStart, giniEnd, mean(perSecond), mean(duringMoves), mean(withoutMoves), duringMoves.size(),
+                perSecond.stream().skip(5).mapToDouble(Double::doubleValue).min().orElse(0));
+    }
+
+    private static double mean(List<Double> values) {
+        return values.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
     }
 
     /** Claims made, jobs per claim and mean claim latency of the last workers. */
