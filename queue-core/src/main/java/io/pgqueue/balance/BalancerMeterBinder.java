@@ -9,16 +9,16 @@ import io.pgqueue.observe.QueueMeterNames;
 /**
  * The balancer's meters ({@link QueueMeterNames#BALANCER_GINI}, {@link QueueMeterNames#BALANCER_MOVES},
  * {@link QueueMeterNames#BALANCER_BLOCKED}, {@link QueueMeterNames#BALANCER_LEADER}), read from the
- * node's {@link BalancerService} without a query; nothing on an unsharded queue.
+ * node's {@link BalancerStatus} without a query; nothing on an unsharded queue.
  */
 public final class BalancerMeterBinder implements MeterBinder {
 
-    private final BalancerService balancer;
+    private final BalancerStatus balancer;
 
     /**
-     * @param balancer the node's balancer service, or {@code null} (nothing to bind)
+     * @param balancer the node's balancer, or {@code null} (nothing to bind)
      */
-    public BalancerMeterBinder(BalancerService balancer) {
+    public BalancerMeterBinder(BalancerStatus balancer) {
         this.balancer = balancer;
     }
 
@@ -37,10 +37,10 @@ public final class BalancerMeterBinder implements MeterBinder {
         for (Balancer.Reason reason : Balancer.Reason.values()) {
             FunctionCounter.builder(QueueMeterNames.BALANCER_MOVES, this.balancer, service -> service.moves().get(reason))
                 .description("Partitions the balancer moved from this node")
-                .tag("reason", reason.name())
+                .tag(QueueMeterNames.TAG_REASON, reason.name())
                 .register(registry);
         }
-        FunctionCounter.builder(QueueMeterNames.BALANCER_BLOCKED, this.balancer, BalancerService::blockedByFriction)
+        FunctionCounter.builder(QueueMeterNames.BALANCER_BLOCKED, this.balancer, BalancerStatus::blockedByFriction)
             .description("Moves the balancer passed over because the partition moved too often (friction)")
             .register(registry);
     }

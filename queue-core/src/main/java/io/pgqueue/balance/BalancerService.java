@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * each decision, and moves the partition with {@link PartitionMover}. A node that takes the lease
  * over counts the moves recorded within the friction window. Unsharded, it does nothing.
  */
-public final class BalancerService {
+public final class BalancerService implements BalancerStatus {
 
     private static final Logger log = LoggerFactory.getLogger(BalancerService.class);
 
@@ -264,6 +264,7 @@ public final class BalancerService {
     }
 
     /** @return whether the installation is sharded (else the service does nothing) */
+    @Override
     public boolean sharded() {
         return this.shards.sharded();
     }
@@ -274,16 +275,19 @@ public final class BalancerService {
     }
 
     /** @return whether this node runs the balancer now (holds its lease) */
+    @Override
     public boolean leading() {
         return this.balancer != null;
     }
 
     /** @return the last round this node ran, if it ran one */
+    @Override
     public Optional<Balancer.Round> lastRound() {
         return Optional.ofNullable(this.lastRound);
     }
 
     /** @return moves this node carried out, by reason */
+    @Override
     public Map<Balancer.Reason, Long> moves() {
         Map<Balancer.Reason, Long> counts = new EnumMap<>(Balancer.Reason.class);
         this.moves.forEach((reason, count) -> counts.put(reason, count.get()));
@@ -291,6 +295,7 @@ public final class BalancerService {
     }
 
     /** @return moves this node's rounds passed over for friction */
+    @Override
     public long blockedByFriction() {
         return this.blocked.get();
     }

@@ -123,6 +123,9 @@ public final class QueueMeterNames {
     /** Tag: the shard's name. */
     public static final String TAG_SHARD = "shard";
 
+    /** Tag: why the balancer moved a partition ({@code DRAIN}, {@code OVERLOAD}, {@code GINI}). */
+    public static final String TAG_REASON = "reason";
+
     /** Tag name of the outcome. */
     public static final String TAG_OUTCOME = "outcome";
 

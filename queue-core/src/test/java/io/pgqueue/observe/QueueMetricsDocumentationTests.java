@@ -14,6 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -30,6 +31,9 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.EnqueueOutcome;
+import io.pgqueue.balance.Balancer;
+import io.pgqueue.balance.BalancerMeterBinder;
+import io.pgqueue.balance.BalancerStatus;
 import io.pgqueue.store.Outcome;
 import io.pgqueue.worker.PoolState;
 import org.junit.jupiter.api.BeforeAll;
@@ -73,6 +77,32 @@ class QueueMetricsDocumentationTests {
             .withPools(Map.of("p", List.of("t")), List::<PoolState>of)
             .withShards(List.of("main", "b"));
         binder.bindTo(registry);
+        new BalancerMeterBinder(new BalancerStatus() {
+            @Override
+            public boolean sharded() {
+                return true;
+            }
+
+            @Override
+            public boolean leading() {
+                return false;
+            }
+
+            @Override
+            public Optional<Balancer.Round> lastRound() {
+                return Optional.empty();
+            }
+
+            @Override
+            public Map<Balancer.Reason, Long> moves() {
+                return Map.of(Balancer.Reason.DRAIN, 0L, Balancer.Reason.OVERLOAD, 0L, Balancer.Reason.GINI, 0L);
+            }
+
+            @Override
+            public long blockedByFriction() {
+                return 0;
+            }
+        }).bindTo(registry);
         fireEveryEvent(new MicrometerQueueEvents(registry));
         registeredTagNames = new TreeMap<>();
         registeredTagValues = new TreeMap<>();
