@@ -53,7 +53,7 @@ final class SimulationPlot {
                     + "fill=\"#1f77b4\">%.2f</text>%n", LEFT, LEFT + plot, y, y, LEFT - 4, y + 4, gini));
         }
         svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"start\" fill=\"#ff7f0e\">%d</text>%n",
-                LEFT + plot + 4, top + 10, moves));
+                LEFT + plot + 4, top + 10, run.moves()));
         svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.1f h</text>%n",
                 LEFT + plot, top + PANEL + 14, seconds / 3600));
         StringBuilder gini = new StringBuilder();
