@@ -423,9 +423,16 @@ public final class QueueBenchmark {
         reset(config);
         AtomicIntegerArray runs = new AtomicIntegerArray(rate * seconds * 2 + 1000);
         AtomicInteger done = new AtomicInteger();
+        // Jobs started per 100 ms since the start, to see what a move of a few hundred milliseconds costs.
+        AtomicIntegerArray started = new AtomicIntegerArray(seconds * 10 + 1200);
+        long[] origin = new long[1];
         WorkerTask task = task("noop-0", (Integer i, TaskContext context) -> {
             runs.incrementAndGet(i);
             done.incrementAndGet();
+            int bucket = (int) ((System.nanoTime() - origin[0]) / 100_000_000L);
+            if (bucket >= 0 && bucket < started.length()) {
+                started.incrementAndGet(bucket);
+            }
         }, Integer.class, intArg("concurrency", 8));
         QueueClient producer = client(config, List.of(task), this.producerPool);
         QueueWorkers workers = workers(config, List.of(task));
@@ -447,6 +454,8 @@ public final class QueueBenchmark {
         AtomicInteger enqueued = new AtomicInteger();
         ExecutorService threads = Executors.newFixedThreadPool(producers);
         long start = System.nanoTime();
+        Instant startedAt = Instant.now();
+        origin[0] = start;
         long end = start + TimeUnit.SECONDS.toNanos(seconds);
         long interval = 1_000_000_000L * producers / rate;
         for (int p = 0; p < producers; p++) {
@@ -467,8 +476,6 @@ public final class QueueBenchmark {
             });
         }
         List<Double> perSecond = new ArrayList<>();
-        List<Double> duringMoves = new ArrayList<>();
-        List<Double> withoutMoves = new ArrayList<>();
         double giniStart = Double.NaN;
         int lastDone = 0;
         for (int second = 1; second <= seconds; second++) {
@@ -483,7 +490,6 @@ public final class QueueBenchmark {
             }
             long moves = balancer.moves().values().stream().mapToLong(Long::longValue).sum();
             perSecond.add(completed);
-            (moving ? duringMoves : withoutMoves).add(completed);
             report("workload=balance t=%d done_per_s=%.0f gini=%.3f moves=%d moving=%s loads=%s%n", second, completed, gini,
                     moves, moving, balancer.lastRound().map(round -> round.loads().toString().replace(" ", "")).orElse("-"));
         }
@@ -500,12 +506,31 @@ public final class QueueBenchmark {
             duplicates += Math.max(0, runs.get(i) - 1);
         }
         double giniEnd = balancer.lastRound().map(io.pgqueue.balance.Balancer.Round::gini).orElse(Double.NaN);
+        // Starts per second in the 100 ms buckets a move overlapped, against the others (after the first 5 s).
+        boolean[] moving = new boolean[started.length()];
+        long moveMillis = 0;
+        for (var decision : balancer.store().recentDecisions(1000)) {
+            if (decision.finishedAt() == null) {
+                continue;
+            }
+            long from = Duration.between(startedAt, decision.decidedAt()).toMillis() / 100;
+            long to = Duration.between(startedAt, decision.finishedAt()).toMillis() / 100;
+            moveMillis += Duration.between(decision.decidedAt(), decision.finishedAt()).toMillis();
+            for (long b = Math.max(0, from); b <= to && b < moving.length; b++) {
+                moving[(int) b] = true;
+            }
+        }
+        List<Double> duringMoves = new ArrayList<>();
+        List<Double> withoutMoves = new ArrayList<>();
+        for (int b = 50; b < seconds * 10; b++) {
+            (moving[b] ? duringMoves : withoutMoves).add(started.get(b) * 10.0);
+        }
+        long moves = balancer.moves().values().stream().mapToLong(Long::longValue).sum();
         report("workload=balance shards=%d seconds=%d rate=%d enqueued=%d exactly_once=%s duplicates=%d moves=%d "
-                + "gini_at_30s=%.3f gini_end=%.3f done_per_s_mean=%.0f done_per_s_during_moves=%.0f "
-                + "done_per_s_without_moves=%.0f seconds_with_a_move=%d min_done_per_s=%.0f%n", shards.all().size(), seconds,
-                rate, enqueued.get(), exactlyOnce, duplicates, balancer.moves().values().stream().mapToLong(Long::longValue).sum(),
-                giniStart, giniEnd, mean(perSecond), mean(duringMoves), mean(withoutMoves), duringMoves.size(),
-                perSecond.stream().skip(5).mapToDouble(Double::doubleValue).min().orElse(0));
+                + "move_ms_mean=%.0f gini_at_30s=%.3f gini_end=%.3f done_per_s_mean=%.0f started_per_s_during_moves=%.0f "
+                + "started_per_s_without_moves=%.0f%n", shards.all().size(), seconds, rate, enqueued.get(), exactlyOnce,
+                duplicates, moves, moves == 0 ? 0.0 : (double) moveMillis / moves, giniStart, giniEnd, mean(perSecond),
+                mean(duringMoves), mean(withoutMoves));
     }
 
     private static double mean(List<Double> values) {
