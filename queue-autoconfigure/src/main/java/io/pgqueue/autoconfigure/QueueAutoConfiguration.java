@@ -109,8 +109,7 @@ public final class QueueAutoConfiguration {
             ObjectProvider<QueueSchemaInitializer> schema) {
         // A sharded queue reads its schema as it is built: the migrations come first, whichever bean
         // (metrics, say) asks for the queue.
-        schema.ifAvailable(initializer -> {
-        });
+        schema.getIfAvailable();
         PgQueue.Builder builder = PgQueue.builder(database.dataSource())
             .config(config)
             .tasks(tasks)
