@@ -43,7 +43,9 @@ import java.util.TreeSet;
  * moved weighs less than the difference of their loads, and of those the one closest to half of
  * it is chosen (ties: the lowest partition number), so decisions are deterministic. Shards being drained give
  * up every partition, heaviest first, at the same bounded rate; they are left out of the Gini
- * index, as they are emptied on purpose. Affinity limits where a partition may go.
+ * index, as they are emptied on purpose; their partitions that bring no jobs leave up to
+ * {@value #IDLE_DRAIN_MOVES} per round besides the round's moves. Affinity limits where a
+ * partition may go.
  * <p>
  * Not thread-safe: one round at a time.
  */
@@ -108,6 +110,12 @@ public final class Balancer {
     public record Round(Instant at, Map<String, Double> loads, double gini, boolean balancing, Set<String> overloaded,
             List<Decision> moves, int blockedByFriction) {
     }
+
+    /**
+     * Partitions without load a drained shard gives up per round besides the round's moves: they
+     * shift no load, so a shard that holds hundreds of idle partitions empties in minutes.
+     */
+    static final int IDLE_DRAIN_MOVES = 16;
 
     private final BalancerSettings settings;
 
@@ -205,8 +213,16 @@ public final class Balancer {
             .forEach(overloaded::add);
 
         Planner planner = new Planner(view, loads, held);
+        // A drained shard's partitions that bring no jobs shift no load: they leave in bulk.
+        for (int i = 0; i < IDLE_DRAIN_MOVES; i++) {
+            Optional<Decision> idle = planner.drainOne(true);
+            if (idle.isEmpty()) {
+                break;
+            }
+            moved(idle.get().partition(), at);
+        }
         for (int i = 0; i < this.settings.movesPerRound(); i++) {
-            Optional<Decision> move = planner.drainOne().or(() -> planner.relieveOne(overloaded))
+            Optional<Decision> move = planner.drainOne(false).or(() -> planner.relieveOne(overloaded))
                 .or(() -> this.balancing ? planner.evenOne(overloaded) : Optional.empty());
             if (move.isEmpty()) {
                 break;
@@ -268,10 +284,16 @@ public final class Balancer {
             this.held = held;
         }
 
-        /** Moves the heaviest partition off a drained shard to the lightest shard that may take it. */
-        Optional<Decision> drainOne() {
+        /**
+         * Moves the heaviest partition off a drained shard to the lightest shard that may take it.
+         * @param idle whether to move only a partition that brings no jobs
+         */
+        Optional<Decision> drainOne(boolean idle) {
             for (String source : Balancer.this.draining) {
                 for (int partition : heaviestFirst(source)) {
+                    if (idle && weight(this.view, partition) > 0) {
+                        continue;
+                    }
                     Optional<String> target = takers().stream()
                         .filter(shard -> Balancer.this.settings.allows(partition, shard))
                         .findFirst();

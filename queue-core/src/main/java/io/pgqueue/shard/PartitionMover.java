@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
  * <li><b>Switch.</b> The target holds the partition, the relay marks of its outbox rows are copied
  * there, and the map places it on the target, ACTIVE: enqueues go there.</li>
  * <li><b>Clean up.</b> The partition's FAILED jobs follow it (so that an operator re-runs them where
- * the partition is), the source gives the partition up, the journal row goes, and the source's job
- * table is vacuumed and analyzed, so the rows that left do not bloat it.</li>
+ * the partition is), the source gives the partition up, the journal row goes, and, if jobs left
+ * it, the source's job table is vacuumed and analyzed, so the rows that left do not bloat it.</li>
  * </ol>
  * One node moves a partition at a time (a session advisory lock on the main shard, released if
  * the node dies).
@@ -141,7 +141,7 @@ public final class PartitionMover {
                 log.info("pgqueue resumes the move of partition {} from shard '{}' to shard '{}'", partition, move.source(),
                         move.target());
             }
-            long[] counts = run(move, drainTimeout);
+            long[] counts = run(move, drainTimeout, journaled.isPresent());
             this.shards.refresh();
             Result result = new Result(partition, move.source(), move.target(), counts[0], counts[1],
                     Duration.ofNanos(System.nanoTime() - started));
@@ -187,7 +187,7 @@ public final class PartitionMover {
     }
 
     /** @return jobs moved, jobs left running on the source */
-    private long[] run(PartitionStore.Move move, Duration drainTimeout) {
+    private long[] run(PartitionStore.Move move, Duration drainTimeout, boolean resumed) {
         int partition = move.partition();
         Shards.Shard source = shard(move.source());
         Shards.Shard target = shard(move.target());
@@ -221,11 +221,15 @@ public final class PartitionMover {
         source.partitions().release(partition);
         this.observer.reached(Step.SOURCE_RELEASED);
         this.shards.main().partitions().finishMove(partition);
-        try {
-            source.stores().jobs().vacuumAndAnalyzeActiveJobs();
-        }
-        catch (RuntimeException ex) {
-            log.warn("Could not vacuum shard '{}' after partition {} left it: {}", source.name(), partition, ex.toString());
+        if (moved > 0 || resumed) {
+            // Rows left the job table, in this run or in one that died.
+            try {
+                source.stores().jobs().vacuumAndAnalyzeActiveJobs();
+            }
+            catch (RuntimeException ex) {
+                log.warn("Could not vacuum shard '{}' after partition {} left it: {}", source.name(), partition,
+                        ex.toString());
+            }
         }
         return new long[] {moved, left};
     }

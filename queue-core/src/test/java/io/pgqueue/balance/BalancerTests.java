@@ -144,6 +144,26 @@ class BalancerTests {
     }
 
     @Test
+    void aDrainedShardGivesUpIdlePartitionsInBulk() {
+        Balancer balancer = new Balancer(BalancerSettings.defaults());
+        balancer.drain("a");
+        Map<Integer, String> placement = new HashMap<>();
+        Map<Integer, Double> weights = new HashMap<>();
+        for (int p = 0; p < 40; p++) {
+            placement.put(p, p < 30 ? "a" : "b");
+        }
+        weights.put(0, 5.0);
+        weights.put(1, 3.0);
+        Balancer.Round round = balancer.decide(view(0, placement, weights));
+
+        // The round's one move, the heaviest partition, and sixteen idle ones.
+        assertThat(round.moves()).hasSize(1 + Balancer.IDLE_DRAIN_MOVES);
+        assertThat(round.moves().stream().filter(move -> move.weight() > 0)).singleElement()
+            .extracting(Balancer.Decision::partition).isEqualTo(0);
+        assertThat(round.moves()).allMatch(move -> move.reason() == Balancer.Reason.DRAIN && move.to().equals("b"));
+    }
+
+    @Test
     void settingsOutOfRangeNameTheSetting() {
         assertThatThrownBy(() -> new BalancerSettings(Duration.ofSeconds(10), 1, Duration.ofSeconds(10),
                 Duration.ofMinutes(1), 0.1, 0.2, 3, Duration.ofHours(1), Map.of()))
