@@ -8,32 +8,35 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 
-import io.pgqueue.store.JobStore;
-import io.pgqueue.store.NewJob;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Group commit for enqueues made outside any transaction: concurrent single-job calls are
- * coalesced into one INSERT statement (one transaction, one NOTIFY per task), like Nagle's
+ * Group commit for writes made outside any transaction (enqueues, message sends and deletes):
+ * concurrent single-item calls are coalesced into one statement (one transaction, one NOTIFY), like Nagle's
  * algorithm — a lone call is written at once, by the calling thread itself (no hand-off to wait
  * for), and while {@code writers} writes are in flight the calls that arrive meanwhile gather into
  * the next one, written by a writer thread. At most {@code writers} transactions are in flight and
- * at most {@code maxBatch} jobs go into one. Each caller returns only after its own job is committed,
- * and gets its own error: if a group fails, its jobs are retried one by one so that only the
- * offending call fails.
+ * at most {@code maxBatch} items go into one. Each caller returns only after its own item is committed,
+ * and gets its own error: if a group fails, its items are retried one by one so that only the
+ * offending call fails. The writer must write a list in one transaction, all or nothing, and return
+ * one result per item, in order. An internal type of the queue.
+ *
+ * @param <T> what is written
+ * @param <R> the result of writing one item
  */
-final class GroupCommitter extends BackgroundService implements AutoCloseable {
+public final class GroupCommitter<T, R> extends BackgroundService implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GroupCommitter.class);
 
-    private final JobStore store;
+    private final Function<List<T>, List<R>> writer;
 
     private final int maxBatch;
 
-    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<Pending<T, R>> queue = new LinkedBlockingQueue<>();
 
     /** One per transaction in flight, taken by callers writing their own job and by writer threads. */
     private final Semaphore inFlight;
@@ -41,66 +44,69 @@ final class GroupCommitter extends BackgroundService implements AutoCloseable {
     /** Cleared by {@link #close()}: from then on every job is written by its caller. */
     private volatile boolean open = true;
 
-    private record Pending(NewJob job, CompletableFuture<Long> result) {
+    private record Pending<T, R>(T item, CompletableFuture<R> result) {
     }
 
     /**
-     * Creates a group committer; its writer threads start with the first enqueue.
+     * Creates a group committer; its writer threads start with the first write.
+     * @param name names the writer threads ({@code pgqueue-<name>-<n>})
+     * @param writer writes a list of items in one transaction
      * @param writers the most transactions in flight, and the number of writer threads
-     * @param maxBatch the most jobs in one transaction
+     * @param maxBatch the most items in one transaction
      */
-    GroupCommitter(JobStore store, int writers, int maxBatch) {
-        super(IntStream.rangeClosed(1, writers).mapToObj(i -> "pgqueue-group-commit-" + i).toList(),
+    public GroupCommitter(String name, Function<List<T>, List<R>> writer, int writers, int maxBatch) {
+        super(IntStream.rangeClosed(1, writers).mapToObj(i -> "pgqueue-" + name + "-" + i).toList(),
                 Duration.ofSeconds(2));
-        this.store = store;
+        this.writer = writer;
         this.maxBatch = maxBatch;
         this.inFlight = new Semaphore(writers);
     }
 
     /**
-     * Inserts one job as part of the next group and waits until it is committed.
-     * @return the job id, or {@code null} if an active job holds its dedup key
+     * Writes one item as part of the next group and waits until it is committed.
+     * @param item the item
+     * @return its result
      */
-    Long insert(NewJob job) {
+    public R write(T item) {
         if (this.open && !isRunning()) {
             start();
         }
         if (!isRunning()) {
-            return this.store.insert(List.of(job)).get(0);
+            return this.writer.apply(List.of(item)).get(0);
         }
         if (this.queue.isEmpty() && this.inFlight.tryAcquire()) {
             // Nothing waits and a write may start: write it now, on this thread.
             try {
-                return this.store.insert(List.of(job)).get(0);
+                return this.writer.apply(List.of(item)).get(0);
             }
             finally {
                 this.inFlight.release();
             }
         }
-        CompletableFuture<Long> result = new CompletableFuture<>();
-        this.queue.add(new Pending(job, result));
+        CompletableFuture<R> result = new CompletableFuture<>();
+        this.queue.add(new Pending<>(item, result));
         try {
             return result.get();
         }
         catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
-            throw new QueueException("Interrupted while waiting for the enqueue to commit; the job may or may not "
-                    + "have been written", ex);
+            throw new QueueException("Interrupted while waiting for the write to commit; it may or may not "
+                    + "have been made", ex);
         }
         catch (ExecutionException ex) {
             if (ex.getCause() instanceof RuntimeException runtime) {
                 throw runtime;
             }
-            throw new QueueException("Enqueue failed", ex.getCause());
+            throw new QueueException("Write failed", ex.getCause());
         }
     }
 
     @Override
     protected void run() {
-        List<Pending> group = new ArrayList<>(this.maxBatch);
+        List<Pending<T, R>> group = new ArrayList<>(this.maxBatch);
         while (isRunning() || !this.queue.isEmpty()) {
             try {
-                Pending first = this.queue.poll(100, TimeUnit.MILLISECONDS);
+                Pending<T, R> first = this.queue.poll(100, TimeUnit.MILLISECONDS);
                 if (first == null) {
                     continue;
                 }
@@ -125,9 +131,9 @@ final class GroupCommitter extends BackgroundService implements AutoCloseable {
         }
     }
 
-    private void write(List<Pending> group) {
+    private void write(List<Pending<T, R>> group) {
         try {
-            List<Long> ids = this.store.insert(group.stream().map(Pending::job).toList());
+            List<R> ids = this.writer.apply(group.stream().map(Pending::item).toList());
             for (int i = 0; i < group.size(); i++) {
                 group.get(i).result().complete(ids.get(i));
             }
@@ -138,10 +144,10 @@ final class GroupCommitter extends BackgroundService implements AutoCloseable {
                 return;
             }
             // Nothing of the group was written (one statement): find the offender by writing each alone.
-            log.debug("Group of {} enqueues failed, writing them one by one: {}", group.size(), ex.toString());
-            for (Pending pending : group) {
+            log.debug("Group of {} writes failed, writing them one by one: {}", group.size(), ex.toString());
+            for (Pending<T, R> pending : group) {
                 try {
-                    pending.result().complete(this.store.insert(List.of(pending.job())).get(0));
+                    pending.result().complete(this.writer.apply(List.of(pending.item())).get(0));
                 }
                 catch (RuntimeException single) {
                     pending.result().completeExceptionally(single);
@@ -150,7 +156,7 @@ final class GroupCommitter extends BackgroundService implements AutoCloseable {
         }
     }
 
-    /** Stops the writer threads once the queued jobs are written; later enqueues are written one by one. */
+    /** Stops the writer threads once the queued items are written; later writes are made one by one. */
     @Override
     public void close() {
         this.open = false;

@@ -17,6 +17,8 @@ import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.balance.BalancerService;
 import io.pgqueue.balance.BalancerSettings;
+import io.pgqueue.message.MessageQueueEvents;
+import io.pgqueue.message.MessageQueues;
 import io.pgqueue.shard.Shards;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.QueueSchema;
@@ -75,6 +77,8 @@ public final class PgQueue {
 
     private final BalancerService balancer;
 
+    private final MessageQueues messages;
+
     private PgQueue(Builder builder) {
         boolean sharded = !builder.shards.isEmpty();
         this.stores = QueueStores.create(builder.dataSource, builder.config, sharded);
@@ -103,6 +107,7 @@ public final class PgQueue {
                 : "client-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
         this.balancer = new BalancerService(this.shards, this.stats, this.client.partitionLoad().orElse(null),
                 builder.balancerSettings, builder.balancerLoadWindow, node, builder.balancerEnabled);
+        this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents);
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
                 this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards);
     }
@@ -129,6 +134,15 @@ public final class PgQueue {
     /** @return the statistics poller behind metrics, health and the admin's counts */
     public QueueStatsPoller stats() {
         return this.stats;
+    }
+
+    /**
+     * Returns the message queues (the pull model of Amazon SQS) on the queue's database (sharded:
+     * the main shard). They start listening for sends when first used and stop with {@link #stop()}.
+     * @return the message queues
+     */
+    public MessageQueues messages() {
+        return this.messages;
     }
 
     /** @return the job store */
@@ -221,9 +235,13 @@ public final class PgQueue {
         return this.workers != null && this.workers.isRunning();
     }
 
-    /** Stops the workers gracefully, then the statistics poller and the client's group commit. */
+    /**
+     * Stops the workers gracefully, then the statistics poller, the client's group commit and the
+     * message queues (receives waiting for messages end with none).
+     */
     public synchronized void stop() {
         stopWorkers();
+        this.messages.stop();
         this.balancer.stop();
         this.stats.stop();
         this.client.close();
@@ -267,6 +285,8 @@ public final class PgQueue {
         private Duration balancerLoadWindow = QueueDefaults.BALANCER_LOAD_WINDOW;
 
         private boolean balancerEnabled;
+
+        private MessageQueueEvents messageEvents = MessageQueueEvents.NONE;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -396,6 +416,12 @@ public final class PgQueue {
             this.balancerEnabled = enabled;
             this.balancerSettings = Objects.requireNonNull(settings, "settings");
             this.balancerLoadWindow = InvalidSettingException.positive(loadWindow, "balancer.load-window");
+            return this;
+        }
+
+        /** @param events where message-queue sends, receives and deletes are counted @return this builder */
+        public Builder messageEvents(MessageQueueEvents events) {
+            this.messageEvents = Objects.requireNonNull(events, "events");
             return this;
         }
 

@@ -78,7 +78,7 @@ public final class QueueClient implements AutoCloseable {
 
     private final ObservationRegistry observations;
 
-    private final GroupCommitter groupCommitter;
+    private final GroupCommitter<NewJob, Long> groupCommitter;
 
     private final PartitionLoad load;
 
@@ -88,7 +88,7 @@ public final class QueueClient implements AutoCloseable {
     private boolean closed;
 
     /** Per shard but the main one (whose committer is {@link #groupCommitter}), by name. */
-    private final Map<String, GroupCommitter> shardCommitters = new ConcurrentHashMap<>();
+    private final Map<String, GroupCommitter<NewJob, Long>> shardCommitters = new ConcurrentHashMap<>();
 
     /** The handler's payload type of each task, {@code Object} where it is not known. */
     private final Map<String, Class<?>> payloadTypes = new ConcurrentHashMap<>();
@@ -135,7 +135,7 @@ public final class QueueClient implements AutoCloseable {
         this.store = Objects.requireNonNull(store, "store");
         this.shards = shards;
         this.load = shards != null && shards.sharded() ? new PartitionLoad(shards.partitions()) : null;
-        this.groupCommitter = new GroupCommitter(store, GROUP_WRITERS, GROUP_MAX);
+        this.groupCommitter = new GroupCommitter<>("group-commit", store::insert, GROUP_WRITERS, GROUP_MAX);
         this.config = Objects.requireNonNull(config, "config");
         this.tasks = Objects.requireNonNull(tasks, "tasks");
         this.mapper = Objects.requireNonNull(mapper, "mapper");
@@ -436,21 +436,21 @@ public final class QueueClient implements AutoCloseable {
         return this.relay;
     }
 
-    private GroupCommitter committer(Shards.Shard shard) {
+    private GroupCommitter<NewJob, Long> committer(Shards.Shard shard) {
         if (shard == this.shards.main()) {
             return this.groupCommitter;
         }
         return this.shardCommitters.computeIfAbsent(shard.name(),
-                name -> new GroupCommitter(shard.stores().jobs(), GROUP_WRITERS, GROUP_MAX));
+                name -> new GroupCommitter<>("group-commit", shard.stores().jobs()::insert, GROUP_WRITERS, GROUP_MAX));
     }
 
     /** Writes jobs to one database, in the caller's transaction if there is one. */
-    private List<EnqueueResult> enqueueOn(JobStore store, GroupCommitter committer, List<NewJob> jobs,
+    private List<EnqueueResult> enqueueOn(JobStore store, GroupCommitter<NewJob, Long> committer, List<NewJob> jobs,
             List<DedupPolicy> policies) {
         if (jobs.stream().allMatch(job -> job.dedupKey() == null)) {
             if (jobs.size() == 1 && !TransactionSynchronizationManager.isActualTransactionActive()) {
                 // A single job outside any transaction: share one INSERT with concurrent callers.
-                return created(Collections.singletonList(committer.insert(jobs.get(0))));
+                return created(Collections.singletonList(committer.write(jobs.get(0))));
             }
             return created(store.insert(jobs));
         }

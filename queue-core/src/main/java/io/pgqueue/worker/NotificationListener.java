@@ -6,7 +6,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 import javax.sql.DataSource;
 
@@ -21,10 +21,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Holds one connection that LISTENs on the channels of the node's tasks and wakes the pools when
- * jobs are enqueued. When the connection breaks (e.g. a database restart) it reconnects with
- * backoff and wakes every pool, since notifications sent meanwhile were lost; polling covers the
- * gap.
+ * Holds one connection that LISTENs on some channels (a node's tasks, the message queues) and
+ * hands every notification, channel and payload, to a callback on its own thread. When the connection breaks (e.g. a database restart) it reconnects with
+ * backoff and calls its reconnect callback, since notifications sent meanwhile were lost. An
+ * internal type of the queue.
  * <p>
  * pgjdbc's {@code getNotifications(timeout)} returns a notification only after probing the socket
  * for more with a 1 ms read timeout (a probe whose back-off never engages when it times out): every
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * therefore turns that probe into a plain check of the bytes already received, when the driver's
  * internals allow it (checked at start-up; otherwise it logs once and lives with the delay).
  */
-final class NotificationListener extends BackgroundService {
+public final class NotificationListener extends BackgroundService {
 
     private static final Logger log = LoggerFactory.getLogger(NotificationListener.class);
 
@@ -49,12 +49,20 @@ final class NotificationListener extends BackgroundService {
 
     private final Collection<String> channels;
 
-    private final Consumer<String> onNotification;
+    private final BiConsumer<String, String> onNotification;
 
     private final Runnable onReconnect;
 
-    NotificationListener(DataSource dataSource, Collection<String> channels, Consumer<String> onNotification,
-            Runnable onReconnect, String threadSuffix) {
+    /**
+     * Creates a listener; it listens once started.
+     * @param dataSource where it takes its connection
+     * @param channels the channels
+     * @param onNotification called with the channel and the payload of every notification
+     * @param onReconnect called when it listens again after the connection broke
+     * @param threadSuffix appended to its thread's name
+     */
+    public NotificationListener(DataSource dataSource, Collection<String> channels,
+            BiConsumer<String, String> onNotification, Runnable onReconnect, String threadSuffix) {
         super("pgqueue-listener" + threadSuffix, Duration.ofMillis(RECEIVE_TIMEOUT_MILLIS * 4L));
         this.dataSource = dataSource;
         this.channels = channels;
@@ -116,7 +124,7 @@ final class NotificationListener extends BackgroundService {
             PGNotification[] notifications = connection.getNotifications(RECEIVE_TIMEOUT_MILLIS);
             if (notifications != null) {
                 for (PGNotification notification : notifications) {
-                    this.onNotification.accept(notification.getName());
+                    this.onNotification.accept(notification.getName(), notification.getParameter());
                 }
             }
         }

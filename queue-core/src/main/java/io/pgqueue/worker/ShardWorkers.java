@@ -108,8 +108,8 @@ final class ShardWorkers {
             // The main shard announces partition map changes: read the map at once, not at the next check.
             channels.add(shared.mapChannel());
         }
-        this.listener = new NotificationListener(stores.dataSource(), List.copyOf(channels), this::onNotification,
-                () -> wake(null), suffix);
+        this.listener = new NotificationListener(stores.dataSource(), List.copyOf(channels),
+                (channel, payload) -> onNotification(channel), () -> wake(null), suffix);
     }
 
     String name() {

@@ -31,15 +31,16 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        // Thirteen versioned migrations (the tables) and three repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(16);
+        // Fourteen versioned migrations (the tables) and three repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(17);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         List<String> tables = jdbc.queryForList(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
         assertThat(tables).containsExactly("balancer_decision", "balancer_leader", "installation", "job", "job_finished",
-                "job_moving", "job_outbox", "job_relayed", "move_applied", "node", "partition_load", "partition_map",
+                "job_moving", "job_outbox", "job_relayed", "message", "message_dedup", "message_group", "message_queue",
+                "move_applied", "node", "partition_load", "partition_map",
                 "partition_map_version", "partition_move", "pgqueue_schema_history", "shard", "shard_partition",
                 "stats_snapshot", "task_control");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
@@ -59,7 +60,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(16);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(17);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -71,40 +72,48 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V12 only.
+        // As if separate tooling had applied V1-V13 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.message_queue, partly.message, "
+                + "partly.message_group, partly.message_dedup");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: table partly.message_queue, "
+                    + "table partly.message, table partly.message_group, table partly.message_dedup). ");
+
+        // V1-V12 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_load, partly.balancer_leader, "
                 + "partly.balancer_decision");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.partition_load, "
-                    + "table partly.balancer_leader, table partly.balancer_decision). ");
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: table partly.partition_load, "
+                    + "table partly.balancer_leader, table partly.balancer_decision, table partly.message_queue, ");
 
         // V1-V11 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_move, partly.job_moving, partly.move_applied");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.partition_move, "
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: table partly.partition_move, "
                     + "table partly.job_moving, table partly.move_applied, ");
 
         // V1-V10 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_outbox, partly.job_relayed");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.job_outbox, "
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: table partly.job_outbox, "
                     + "table partly.job_relayed, table partly.partition_move, ");
 
         // V1-V9 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.installation, "
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: table partly.installation, "
                     + "table partly.shard_partition, table partly.job_outbox, table partly.job_relayed, ");
 
         // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 13 (missing: table partly.stats_snapshot, "
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: table partly.stats_snapshot, "
                     + "table partly.installation, table partly.shard_partition, table partly.job_outbox, "
                     + "table partly.job_relayed, ");
 
@@ -112,7 +121,7 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 13 (missing: function partly.complete_jobs(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: function partly.complete_jobs(bigint[], "
                     + "integer[], boolean), table partly.stats_snapshot, ");
 
         // V1-V4 only.
@@ -121,7 +130,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 13 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 14 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

@@ -41,7 +41,8 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
                     + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
                     + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
-                    + "table upgraded.balancer_decision)");
+                    + "table upgraded.balancer_decision, table upgraded.message_queue, table upgraded.message, "
+                    + "table upgraded.message_group, table upgraded.message_dedup)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -50,7 +51,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V13 and the repeatable migrations").isEqualTo(7);
+        assertThat(result.migrationsExecuted).as("V10 to V14 and the repeatable migrations").isEqualTo(8);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "

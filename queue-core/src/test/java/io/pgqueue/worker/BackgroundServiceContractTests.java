@@ -11,7 +11,7 @@ import java.util.stream.Stream;
 
 import io.pgqueue.AttemptOutcomes;
 import io.pgqueue.BackgroundService;
-import io.pgqueue.GroupCommitters;
+import io.pgqueue.GroupCommitter;
 import io.pgqueue.Rescuer;
 import io.pgqueue.Retention;
 import io.pgqueue.TaskContext;
@@ -94,7 +94,7 @@ class BackgroundServiceContractTests {
                 Arguments.of("lease keeper", (Supplier<BackgroundService>) () -> new LeaseKeeper(store, held, settings,
                         completer.get(), List.of(), job -> true, "")),
                 Arguments.of("notification listener", (Supplier<BackgroundService>) () -> new NotificationListener(
-                        queue.dataSource(), List.of(store.channel("contract")), channel -> {
+                        queue.dataSource(), List.of(store.channel("contract")), (channel, payload) -> {
                         }, () -> {
                         }, "")),
                 Arguments.of("maintenance", (Supplier<BackgroundService>) () -> new Maintenance(store,
@@ -103,7 +103,7 @@ class BackgroundServiceContractTests {
                         }), "")),
                 Arguments.of("statistics poller", (Supplier<BackgroundService>) () -> new QueueStatsPoller(
                         queue.stores().stats(), Duration.ofMillis(200))),
-                Arguments.of("group committer", (Supplier<BackgroundService>) () -> GroupCommitters.create(store)));
+                Arguments.of("group committer", (Supplier<BackgroundService>) () -> new GroupCommitter<>("group-commit", store::insert, 2, 100)));
     }
 
     @ParameterizedTest(name = "{0}")

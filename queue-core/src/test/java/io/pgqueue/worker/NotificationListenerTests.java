@@ -38,7 +38,7 @@ class NotificationListenerTests {
         Map<String, AtomicInteger> received = new ConcurrentHashMap<>();
         AtomicInteger reconnects = new AtomicInteger();
         NotificationListener listener = new NotificationListener(db.dataSource(), List.of("pgqueue_test_probe",
-                "pgqueue_test_a", "pgqueue_test_b"), channel -> received.computeIfAbsent(channel, key -> new AtomicInteger())
+                "pgqueue_test_a", "pgqueue_test_b"), (channel, payload) -> received.computeIfAbsent(channel, key -> new AtomicInteger())
                     .incrementAndGet(), reconnects::incrementAndGet, "");
         listener.start();
         try {
