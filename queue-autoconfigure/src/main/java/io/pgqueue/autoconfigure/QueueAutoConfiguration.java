@@ -9,6 +9,7 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.balance.BalancerService;
+import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.QueueTelemetry;
@@ -156,6 +157,16 @@ public final class QueueAutoConfiguration {
     @ConditionalOnMissingBean
     QueueAdmin queueAdmin(PgQueue queue) {
         return queue.admin();
+    }
+
+    /**
+     * The message queues (the pull model of Amazon SQS) on the queue's database; they listen for
+     * sends once first used.
+     */
+    @Bean(destroyMethod = "stop")
+    @ConditionalOnMissingBean
+    MessageQueues queueMessages(PgQueue queue) {
+        return queue.messages();
     }
 
     /**

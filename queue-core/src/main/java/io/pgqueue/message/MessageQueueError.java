@@ -38,8 +38,12 @@ public enum MessageQueueError {
     BATCH_REQUEST_TOO_LONG("BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong", 400),
     /** The request is not one the API knows. */
     INVALID_ACTION("InvalidAction", "InvalidAction", 400),
-    /** The request lacks credentials, or they are not accepted. */
+    /** The request's credentials are not allowed to do this. */
     ACCESS_DENIED("AccessDenied", "AccessDenied", 403),
+    /** The request is not signed. */
+    MISSING_AUTHENTICATION_TOKEN("MissingAuthenticationToken", "MissingAuthenticationToken", 403),
+    /** The request's signature is malformed or lacks a required part. */
+    INCOMPLETE_SIGNATURE("IncompleteSignature", "IncompleteSignature", 403),
     /** The request's signature does not match its credentials. */
     SIGNATURE_DOES_NOT_MATCH("SignatureDoesNotMatch", "SignatureDoesNotMatch", 403),
     /** The request's access key is not configured. */

@@ -349,14 +349,26 @@ public final class MessageQueues implements AutoCloseable {
         Map<Long, QueueCounts> byId = new java.util.HashMap<>();
         this.store.counts().forEach(count -> byId.put(count.queueId(), count));
         Map<String, MessageQueueCounts> counts = new LinkedHashMap<>();
-        Instant now = Instant.now();
         for (MessageQueueInfo queue : this.store.listQueues("", "", Integer.MAX_VALUE)) {
-            QueueCounts count = byId.get(queue.id());
-            counts.put(queue.name(), count == null ? new MessageQueueCounts(queue.name(), 0, 0, 0, Duration.ZERO)
-                    : new MessageQueueCounts(queue.name(), count.visible(), count.inFlight(), count.delayed(),
-                            count.oldest() == null ? Duration.ZERO : Duration.between(count.oldest(), now).abs()));
+            counts.put(queue.name(), counts(queue.name(), byId.get(queue.id())));
         }
         return counts;
+    }
+
+    /**
+     * @param name a queue's name
+     * @return its messages, counted by the database now
+     */
+    public MessageQueueCounts counts(String name) {
+        return counts(name, this.store.counts(queue(name).id()));
+    }
+
+    private static MessageQueueCounts counts(String name, QueueCounts count) {
+        if (count == null) {
+            return new MessageQueueCounts(name, 0, 0, 0, Duration.ZERO);
+        }
+        return new MessageQueueCounts(name, count.visible(), count.inFlight(), count.delayed(),
+                count.oldest() == null ? Duration.ZERO : Duration.between(count.oldest(), Instant.now()).abs());
     }
 
     /**

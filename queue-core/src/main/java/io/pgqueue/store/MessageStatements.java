@@ -344,6 +344,17 @@ final class MessageStatements {
             DELETE FROM ${schema}.message_dedup WHERE expires_at <= statement_timestamp()
             """;
 
+    /** Counts of one queue: visible, in flight, delayed, and the oldest message's send time. */
+    static final String COUNTS_OF_QUEUE = """
+            SELECT CAST(:queue AS bigint) AS queue_id,
+                   count(*) FILTER (WHERE m.visible_at <= statement_timestamp()) AS visible,
+                   count(*) FILTER (WHERE m.visible_at > statement_timestamp() AND m.receive_count > 0) AS in_flight,
+                   count(*) FILTER (WHERE m.visible_at > statement_timestamp() AND m.receive_count = 0) AS delayed,
+                   min(m.sent_at) AS oldest
+            FROM ${schema}.message AS m
+            WHERE m.queue_id = :queue
+            """;
+
     /** Counts per queue: visible, in flight, delayed, and the oldest message's send time. */
     static final String COUNTS = """
             SELECT m.queue_id,

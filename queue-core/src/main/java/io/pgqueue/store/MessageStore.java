@@ -51,6 +51,9 @@ public final class MessageStore {
 
     private final RowMapper<StoredMessage> messageMapper = (rs, row) -> message(rs);
 
+    private final RowMapper<QueueCounts> countsMapper = (rs, row) -> new QueueCounts(rs.getLong("queue_id"),
+            rs.getLong("visible"), rs.getLong("in_flight"), rs.getLong("delayed"), instant(rs, "oldest"));
+
     /**
      * A message to write.
      *
@@ -545,8 +548,16 @@ public final class MessageStore {
 
     /** @return the messages of every queue that holds some, counted */
     public List<QueueCounts> counts() {
-        return this.jdbc.query(sql(MessageStatements.COUNTS), (rs, row) -> new QueueCounts(rs.getLong("queue_id"),
-                rs.getLong("visible"), rs.getLong("in_flight"), rs.getLong("delayed"), instant(rs, "oldest")));
+        return this.jdbc.query(sql(MessageStatements.COUNTS), this.countsMapper);
+    }
+
+    /**
+     * @param queueId a queue's id
+     * @return its messages, counted
+     */
+    public QueueCounts counts(long queueId) {
+        return this.jdbc.queryForObject(sql(MessageStatements.COUNTS_OF_QUEUE), new MapSqlParameterSource("queue", queueId),
+                this.countsMapper);
     }
 
     private static MapSqlParameterSource attributes(MessageQueueAttributes attributes) {
