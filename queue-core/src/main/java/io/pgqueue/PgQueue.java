@@ -107,7 +107,7 @@ public final class PgQueue {
                 : "client-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
         this.balancer = new BalancerService(this.shards, this.stats, this.client.partitionLoad().orElse(null),
                 builder.balancerSettings, builder.balancerLoadWindow, node, builder.balancerEnabled);
-        this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents);
+        this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents, builder.statsInterval);
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
                 this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards);
     }
@@ -194,12 +194,14 @@ public final class PgQueue {
     }
 
     /**
-     * Starts the statistics poller and, on a node with workers, the workers.
+     * Starts the statistics poller, the message queues if any exists, and, on a node with workers,
+     * the workers.
      * @throws QueueSchemaException if the schema is not migrated to this version
      */
     public synchronized void start() {
         open();
         this.stats.start();
+        this.messages.startIfUsed();
         this.balancer.start();
         startWorkers();
     }

@@ -9,6 +9,7 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.balance.BalancerService;
+import io.pgqueue.message.MessageQueueEvents;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueStatsPoller;
@@ -105,7 +106,8 @@ public final class QueueAutoConfiguration {
     @ConditionalOnMissingBean
     PgQueue pgQueue(QueueDatabase database, QueueConfig config, QueueProperties properties, TaskRegistry tasks,
             QueueShards shards, QueueTaskBindings bindings, ListableBeanFactory beans, ObjectProvider<JsonMapper> jsonMapper,
-            QueueTelemetry telemetry, ObjectProvider<WorkerSettings> workerSettings,
+            QueueTelemetry telemetry, ObjectProvider<MessageQueueEvents> messageEvents,
+            ObjectProvider<WorkerSettings> workerSettings,
             ObjectProvider<WorkerExecutors> executors, ObjectProvider<PgQueueCustomizer> customizers,
             ObjectProvider<QueueSchemaInitializer> schema) {
         // A sharded queue reads its schema as it is built: the migrations come first, whichever bean
@@ -116,6 +118,7 @@ public final class QueueAutoConfiguration {
             .tasks(tasks)
             .mapper(jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()))
             .telemetry(telemetry);
+        messageEvents.ifAvailable(builder::messageEvents);
         shards.dataSources().forEach(builder::shard);
         QueueSettingsMapper.configure(builder, properties);
         workerSettings.ifAvailable(settings -> builder.workers(settings, bindings::workerTasks));
@@ -161,9 +164,9 @@ public final class QueueAutoConfiguration {
 
     /**
      * The message queues (the pull model of Amazon SQS) on the queue's database; they listen for
-     * sends once first used.
+     * sends and count messages from the start if any queue exists, else once first used.
      */
-    @Bean(destroyMethod = "stop")
+    @Bean(initMethod = "startIfUsed", destroyMethod = "stop")
     @ConditionalOnMissingBean
     MessageQueues queueMessages(PgQueue queue) {
         return queue.messages();

@@ -10,6 +10,7 @@ import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.balance.BalancerService;
+import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.shard.PartitionMap;
@@ -57,9 +58,13 @@ public class QueueEndpoint {
 
     private final BalancerService balancer;
 
+    private final MessageQueues messages;
+
     QueueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
-            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, BalancerService balancer) {
+            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, BalancerService balancer,
+            MessageQueues messages) {
         this.balancer = balancer;
+        this.messages = messages;
         this.admin = admin;
         this.stats = stats;
         this.tasks = tasks;
@@ -89,6 +94,14 @@ public class QueueEndpoint {
         body.put("shards", shards());
         if (this.balancer.sharded()) {
             body.put("balancer", balancer());
+        }
+        if (this.messages != null) {
+            this.messages.latestCounts().filter(counted -> !counted.counts().isEmpty()).ifPresent(counted -> {
+                Map<String, Object> section = new LinkedHashMap<>();
+                section.put("countedAt", counted.takenAt());
+                section.put("queues", QueueHealthIndicator.messageQueues(counted));
+                body.put("messageQueues", section);
+            });
         }
         return body;
     }

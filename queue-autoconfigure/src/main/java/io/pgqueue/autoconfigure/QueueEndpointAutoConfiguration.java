@@ -35,7 +35,7 @@ public final class QueueEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
             ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, PgQueue queue) {
-        return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer());
+        return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages());
     }
 
     @Bean

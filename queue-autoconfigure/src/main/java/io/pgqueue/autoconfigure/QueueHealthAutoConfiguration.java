@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 
+import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueStatsPoller;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -26,7 +27,7 @@ public final class QueueHealthAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "queueHealthIndicator")
     QueueHealthIndicator queueHealthIndicator(QueueStatsPoller stats, QueueProperties properties,
-            ObjectProvider<QueueWorkersLifecycle> workers) {
+            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<MessageQueues> messages) {
         QueueProperties.Health health = properties.getHealth();
         QueueSettingsMapper.require(health.getMaxStuckLeases() >= 0, "pgqueue.health.max-stuck-leases",
                 health.getMaxStuckLeases(), "must not be negative");
@@ -41,6 +42,9 @@ public final class QueueHealthAutoConfiguration {
                     Duration lag = override == null ? null : override.getMaxLag();
                     return lag != null ? lag : health.getMaxLag();
                 }, health.getMaxTransactionAge(), new Status(health.getStatus().trim().toUpperCase(java.util.Locale.ROOT)),
-                lifecycle == null ? List::of : lifecycle::pools);
+                lifecycle == null ? List::of : lifecycle::pools, () -> {
+                    MessageQueues queues = messages.getIfAvailable();
+                    return queues == null ? java.util.Optional.empty() : queues.latestCounts();
+                });
     }
 }

@@ -5,9 +5,11 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
@@ -44,6 +46,8 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 
     private final Supplier<List<PoolState>> pools;
 
+    private final Supplier<Optional<MessageQueues.Counted>> messageCounts;
+
     private Instant stuckSince;
 
     /**
@@ -59,7 +63,25 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
     public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
             Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
             Supplier<List<PoolState>> pools) {
+        this(stats, maxStuckLeases, rescueInterval, maxLag, maxTransactionAge, problem, pools, Optional::empty);
+    }
+
+    /**
+     * Creates the indicator, with the message queues' latest counts among its details.
+     * @param stats the statistics cache
+     * @param maxStuckLeases stuck leases tolerated
+     * @param rescueInterval how long stuck leases may exceed the limit before it counts
+     * @param maxLag the maximum lag of each task
+     * @param maxTransactionAge the oldest age of a transaction holding back cleanup tolerated
+     * @param problem the status to report when limits are exceeded
+     * @param pools the state of this node's pools (empty without workers)
+     * @param messageCounts the latest count of the message queues' messages, if taken
+     */
+    public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
+            Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
+            Supplier<List<PoolState>> pools, Supplier<Optional<MessageQueues.Counted>> messageCounts) {
         super("Queue health check failed");
+        this.messageCounts = messageCounts;
         this.stats = stats;
         this.maxStuckLeases = maxStuckLeases;
         this.rescueInterval = rescueInterval;
@@ -129,7 +151,23 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
                 .withDetail("oldestTransaction", "A transaction open for " + oldest.toSeconds() + " s holds back "
                         + "VACUUM of the job table: find it in pg_stat_activity (xact_start, backend_xmin) and end it");
         }
+        this.messageCounts.get().filter(counted -> !counted.counts().isEmpty())
+            .ifPresent(counted -> builder.withDetail("messageQueues", messageQueues(counted)));
         builder.status(stuckTooLong || !lagging.isEmpty() || holdingBack ? this.problem : Status.UP);
+    }
+
+    /** Per message queue, its counts: shown, never a reason to be unhealthy (a backlog is the consumers' matter). */
+    static Map<String, Object> messageQueues(MessageQueues.Counted counted) {
+        Map<String, Object> queues = new LinkedHashMap<>();
+        counted.counts().forEach((name, counts) -> {
+            Map<String, Object> each = new LinkedHashMap<>();
+            each.put("visible", counts.visible());
+            each.put("inFlight", counts.inFlight());
+            each.put("delayed", counts.delayed());
+            each.put("oldestAgeSeconds", counts.oldestAge().toMillis() / 1000.0);
+            queues.put(name, each);
+        });
+        return queues;
     }
 
     /** @return per task, the handlers of this node still running past their timeout, where there are any */

@@ -6,6 +6,7 @@ import io.pgqueue.balance.BalancerMeterBinder;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.MicrometerQueueEvents;
+import io.pgqueue.observe.MessageQueueMeters;
 import io.pgqueue.observe.QueueMeterBinder;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.shard.Shards;
@@ -60,6 +61,13 @@ public final class QueueMetricsAutoConfiguration {
             binder = binder.withPools(lifecycle.poolTasks(), lifecycle::pools);
         }
         return binder;
+    }
+
+    /** The meters of message queues: this node's sends, receives and deletes, every queue's counts. */
+    @Bean
+    @ConditionalOnMissingBean
+    MessageQueueMeters queueMessageMeters(MeterRegistry registry) {
+        return new MessageQueueMeters(registry);
     }
 
     /** The partition balancer's meters, on a sharded queue. */

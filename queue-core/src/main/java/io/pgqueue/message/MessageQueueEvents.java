@@ -42,4 +42,11 @@ public interface MessageQueueEvents {
      */
     default void deleted(String queue, int count) {
     }
+
+    /**
+     * The periodic count of every queue's messages was taken.
+     * @param counts by queue name, every queue that exists
+     */
+    default void counted(java.util.Map<String, MessageQueueCounts> counts) {
+    }
 }

@@ -88,6 +88,10 @@ public final class MessageQueues implements AutoCloseable {
 
     private final MessageQueueEvents events;
 
+    private final Duration countInterval;
+
+    private volatile Counted counted;
+
     private LongPolls longPolls;
 
     private NotificationListener listener;
@@ -100,13 +104,24 @@ public final class MessageQueues implements AutoCloseable {
     }
 
     /**
+     * The latest periodic count of every queue's messages.
+     *
+     * @param counts by queue name
+     * @param takenAt when it was taken
+     */
+    public record Counted(Map<String, MessageQueueCounts> counts, Instant takenAt) {
+    }
+
+    /**
      * Creates the message queues of a queue database; call {@link #start()} before receiving with a wait.
      * @param dataSource the queue's database (the main shard)
      * @param config the queue's settings (schema, statement timeout)
      * @param events where sends, receives and deletes are counted
+     * @param countInterval how often every queue's messages are counted (for metrics, health, the endpoint)
      */
-    public MessageQueues(DataSource dataSource, QueueConfig config, MessageQueueEvents events) {
+    public MessageQueues(DataSource dataSource, QueueConfig config, MessageQueueEvents events, Duration countInterval) {
         this.dataSource = dataSource;
+        this.countInterval = countInterval;
         this.store = new MessageStore(dataSource, config);
         this.events = events;
         this.sends = new GroupCommitter<>("message-send", this.store::send, 1, GROUP_MAX);
@@ -134,6 +149,42 @@ public final class MessageQueues implements AutoCloseable {
         });
         this.sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL.toMillis(), SWEEP_INTERVAL.toMillis(),
                 TimeUnit.MILLISECONDS);
+        this.sweeper.scheduleWithFixedDelay(this::count, 0, this.countInterval.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Starts listening and counting if any message queue exists: a node of an installation that
+     * uses message queues reports them from its start, before its first call.
+     */
+    public void startIfUsed() {
+        boolean used;
+        try {
+            used = !this.store.listQueues("", "", 1).isEmpty();
+        }
+        catch (RuntimeException ex) {
+            // E.g. a schema not migrated yet: the first call starts them, or reports the problem.
+            log.debug("Could not tell whether message queues exist: {}", ex.toString());
+            return;
+        }
+        if (used) {
+            start();
+        }
+    }
+
+    /** @return the latest periodic count of every queue's messages, empty before the first */
+    public java.util.Optional<Counted> latestCounts() {
+        return java.util.Optional.ofNullable(this.counted);
+    }
+
+    private void count() {
+        try {
+            Map<String, MessageQueueCounts> counts = counts();
+            this.counted = new Counted(counts, Instant.now());
+            this.events.counted(counts);
+        }
+        catch (RuntimeException ex) {
+            log.debug("Counting the messages of message queues failed: {}", ex.toString());
+        }
     }
 
     /** Ends waiting receives with no messages, stops listening, the sweep and the group commits; idempotent. */

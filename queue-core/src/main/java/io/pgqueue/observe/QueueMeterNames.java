@@ -129,6 +129,36 @@ public final class QueueMeterNames {
     /** Tag name of the outcome. */
     public static final String TAG_OUTCOME = "outcome";
 
+    /** Tag name of a message queue. */
+    public static final String TAG_QUEUE = "queue";
+
+    /** Gauge: messages of a message queue that can be received now. */
+    public static final String MESSAGES_VISIBLE = "pgqueue.messages.visible";
+
+    /** Gauge: messages of a message queue received and not yet deleted or visible again. */
+    public static final String MESSAGES_IN_FLIGHT = "pgqueue.messages.in.flight";
+
+    /** Gauge: messages of a message queue whose delay has not passed. */
+    public static final String MESSAGES_DELAYED = "pgqueue.messages.delayed";
+
+    /** Gauge: age of a message queue's oldest message, seconds. */
+    public static final String MESSAGES_OLDEST_AGE = "pgqueue.messages.oldest.age";
+
+    /** Counter: messages sent to a message queue by this node. */
+    public static final String MESSAGES_SENT = "pgqueue.messages.sent";
+
+    /** Counter: messages received from a message queue by this node. */
+    public static final String MESSAGES_RECEIVED = "pgqueue.messages.received";
+
+    /** Counter: messages deleted from a message queue by this node. */
+    public static final String MESSAGES_DELETED = "pgqueue.messages.deleted";
+
+    /** Counter: receive calls on a message queue by this node, by outcome (messages, empty). */
+    public static final String MESSAGES_RECEIVES = "pgqueue.messages.receives";
+
+    /** Timer: from a message's send to its first receive (write→read delay). */
+    public static final String MESSAGES_DELIVERY_DELAY = "pgqueue.messages.delivery.delay";
+
     private QueueMeterNames() {
     }
 }

@@ -32,7 +32,7 @@ class MessageQueuesTests {
 
     @BeforeAll
     static void start() {
-        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE);
+        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(1));
         messages.start();
     }
 
@@ -391,6 +391,39 @@ class MessageQueuesTests {
         queue.jdbc().update("UPDATE pgqueue.message SET sent_at = now() - interval '2 minutes' WHERE body = 'old'");
         messages.deleteExpired();
         assertThat(receive("short", 10)).extracting(ReceivedMessage::body).containsExactly("new");
+    }
+
+    @Test
+    void metersCountSendsReceivesDeletesAndGaugeTheQueues() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        MessageQueues metered = new MessageQueues(queue.dataSource(), queue.config(),
+                new io.pgqueue.observe.MessageQueueMeters(registry), Duration.ofMillis(200));
+        try {
+            metered.createQueue("metered", MessageQueueAttributes.defaults(), Map.of());
+            metered.sendBatch("metered", List.of(new BatchEntry<>("a", OutgoingMessage.of("1")),
+                    new BatchEntry<>("b", OutgoingMessage.of("2"))));
+            ReceivedMessage received = metered.receive("metered", ReceiveRequest.of(1).withWaitTime(Duration.ZERO)).get(0);
+            metered.delete("metered", received.receiptHandle());
+            metered.receive("metered", ReceiveRequest.of(10).withVisibilityTimeout(Duration.ofMinutes(1))
+                .withWaitTime(Duration.ZERO));
+            metered.receive("metered", ReceiveRequest.of(10).withWaitTime(Duration.ZERO));
+            assertThat(registry.get("pgqueue.messages.sent").tag("queue", "metered").counter().count()).isEqualTo(2);
+            assertThat(registry.get("pgqueue.messages.received").tag("queue", "metered").counter().count()).isEqualTo(2);
+            assertThat(registry.get("pgqueue.messages.deleted").tag("queue", "metered").counter().count()).isEqualTo(1);
+            assertThat(registry.get("pgqueue.messages.receives").tag("outcome", "empty").counter().count()).isEqualTo(1);
+            assertThat(registry.get("pgqueue.messages.delivery.delay").timer().count()).isEqualTo(2);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+                assertThat(registry.get("pgqueue.messages.in.flight").tag("queue", "metered").gauge().value()).isEqualTo(1);
+                assertThat(registry.get("pgqueue.messages.visible").tag("queue", "metered").gauge().value()).isZero();
+            });
+            metered.deleteQueue("metered");
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> registry.find("pgqueue.messages.visible").tag("queue", "metered").gauge() == null);
+        }
+        finally {
+            metered.stop();
+        }
     }
 
     @Test

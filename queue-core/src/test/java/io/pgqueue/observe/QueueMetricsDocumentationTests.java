@@ -33,6 +33,7 @@ import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.balance.Balancer;
 import io.pgqueue.balance.BalancerMeterBinder;
+import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.balance.BalancerStatus;
 import io.pgqueue.store.Outcome;
 import io.pgqueue.worker.PoolState;
@@ -104,6 +105,13 @@ class QueueMetricsDocumentationTests {
             }
         }).bindTo(registry);
         fireEveryEvent(new MicrometerQueueEvents(registry));
+        MessageQueueMeters messages = new MessageQueueMeters(registry);
+        messages.sent("q", 1);
+        messages.received("q", 1);
+        messages.received("q", 0);
+        messages.firstReceived("q", Duration.ofMillis(3));
+        messages.deleted("q", 1);
+        messages.counted(Map.of("q", new MessageQueueCounts("q", 1, 1, 1, Duration.ofSeconds(1))));
         registeredTagNames = new TreeMap<>();
         registeredTagValues = new TreeMap<>();
         registeredTypes = new TreeMap<>();

@@ -12,6 +12,7 @@ import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -134,7 +135,7 @@ class QueueNodesTests {
             all.add("spring.datasource.password=" + this.database.password());
         }
         all.addAll(List.of(properties));
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(E2eApplication.class)
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(E2eApplication.class).web(WebApplicationType.NONE)
             .properties(all.toArray(String[]::new))
             .run();
         this.nodes.add(context);

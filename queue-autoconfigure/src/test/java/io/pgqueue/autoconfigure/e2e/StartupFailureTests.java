@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure.e2e;
 import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -20,7 +21,7 @@ class StartupFailureTests {
     @Test
     void printsWhatToFix(CapturedOutput output) {
         try (TestDatabase database = TestDatabase.create("pgqueue_fail")) {
-            assertThatThrownBy(() -> new SpringApplicationBuilder(E2eApplication.class)
+            assertThatThrownBy(() -> new SpringApplicationBuilder(E2eApplication.class).web(WebApplicationType.NONE)
                 .properties("spring.datasource.url=" + database.jdbcUrl(), "pgqueue.lease.duration=30s",
                         "pgqueue.lease.heartbeat-interval=1m")
                 .run()).isNotNull();

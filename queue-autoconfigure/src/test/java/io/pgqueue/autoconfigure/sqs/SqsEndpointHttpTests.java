@@ -1,0 +1,145 @@
+package io.pgqueue.autoconfigure.sqs;
+
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.ContextConfiguration;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The SQS endpoint over real HTTP on a real server, both wire protocols, without signatures
+ * (anonymous access): request and response shapes, error shapes, and a waiting receive answered
+ * asynchronously when a message comes.
+ */
+@SpringBootTest(classes = SqsEndpointHttpTests.SqsApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = { "pgqueue.sqs.enabled=true", "pgqueue.sqs.allow-anonymous=true", "pgqueue.workers.enabled=false" })
+@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+class SqsEndpointHttpTests {
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class SqsApplication {
+    }
+
+    private static final HttpClient http = HttpClient.newHttpClient();
+
+    @LocalServerPort
+    int port;
+
+    private HttpResponse<String> json(String action, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + "/sqs/"))
+            .header("X-Amz-Target", "AmazonSQS." + action)
+            .header("Content-Type", "application/x-amz-json-1.0")
+            .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private CompletableFuture<HttpResponse<String>> query(String path, String... pairs) {
+        StringBuilder form = new StringBuilder();
+        for (int i = 0; i < pairs.length; i += 2) {
+            form.append(form.isEmpty() ? "" : "&").append(URLEncoder.encode(pairs[i], StandardCharsets.UTF_8)).append('=')
+                .append(URLEncoder.encode(pairs[i + 1], StandardCharsets.UTF_8));
+        }
+        return http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path))
+            .header("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+            .POST(HttpRequest.BodyPublishers.ofString(form.toString())).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static JsonNode tree(HttpResponse<String> response) {
+        return JsonMapper.builder().build().readTree(response.body());
+    }
+
+    @Test
+    void theJsonProtocolSendsReceivesAndDeletes() throws Exception {
+        HttpResponse<String> created = json("CreateQueue", "{\"QueueName\":\"json-q\",\"Attributes\":{\"VisibilityTimeout\":\"10\"}}");
+        assertThat(created.statusCode()).isEqualTo(200);
+        assertThat(created.headers().firstValue("Content-Type")).hasValueSatisfying(
+                type -> assertThat(type).startsWith("application/x-amz-json-1.0"));
+        String url = tree(created).get("QueueUrl").asString();
+        assertThat(url).isEqualTo("http://127.0.0.1:" + this.port + "/sqs/000000000000/json-q");
+
+        JsonNode sent = tree(json("SendMessage", "{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"hello\","
+                + "\"MessageAttributes\":{\"attribName1\":{\"DataType\":\"String\",\"StringValue\":\"attribValue 1\"}}}"));
+        assertThat(sent.get("MD5OfMessageBody").asString()).isEqualTo("5d41402abc4b2a76b9719d911017c592");
+        assertThat(sent.get("MD5OfMessageAttributes").asString()).isEqualTo("19e27d4e946b072f3f58da80d94fd778");
+
+        JsonNode received = tree(json("ReceiveMessage", "{\"QueueUrl\":\"" + url + "\",\"MaxNumberOfMessages\":10,"
+                + "\"MessageAttributeNames\":[\"All\"],\"MessageSystemAttributeNames\":[\"ApproximateReceiveCount\"]}"));
+        JsonNode message = received.get("Messages").get(0);
+        assertThat(message.get("Body").asString()).isEqualTo("hello");
+        assertThat(message.get("Attributes").get("ApproximateReceiveCount").asString()).isEqualTo("1");
+        assertThat(message.get("Attributes").has("SentTimestamp")).isFalse();
+        assertThat(message.get("MD5OfMessageAttributes").asString()).isEqualTo("19e27d4e946b072f3f58da80d94fd778");
+
+        assertThat(json("DeleteMessage", "{\"QueueUrl\":\"" + url + "\",\"ReceiptHandle\":\""
+                + message.get("ReceiptHandle").asString() + "\"}").statusCode()).isEqualTo(200);
+        JsonNode attributes = tree(json("GetQueueAttributes", "{\"QueueUrl\":\"" + url + "\",\"AttributeNames\":[\"All\"]}"))
+            .get("Attributes");
+        assertThat(attributes.get("ApproximateNumberOfMessages").asString()).isEqualTo("0");
+        assertThat(attributes.get("VisibilityTimeout").asString()).isEqualTo("10");
+        assertThat(attributes.get("QueueArn").asString()).isEqualTo("arn:aws:sqs:us-east-1:000000000000:json-q");
+    }
+
+    @Test
+    void jsonErrorsCarryTypeAndQueryCode() throws Exception {
+        HttpResponse<String> missing = json("GetQueueUrl", "{\"QueueName\":\"nope\"}");
+        assertThat(missing.statusCode()).isEqualTo(400);
+        assertThat(tree(missing).get("__type").asString()).isEqualTo("com.amazonaws.sqs#QueueDoesNotExist");
+        assertThat(missing.headers().firstValue("x-amzn-query-error"))
+            .hasValue("AWS.SimpleQueueService.NonExistentQueue;Sender");
+        HttpResponse<String> unknown = json("Frobnicate", "{}");
+        assertThat(tree(unknown).get("__type").asString()).isEqualTo("com.amazonaws.sqs#InvalidAction");
+        HttpResponse<String> malformed = json("ListQueues", "not json");
+        assertThat(malformed.statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void theQueryProtocolSpeaksXmlAndTakesTheQueueFromThePath() throws Exception {
+        HttpResponse<String> created = query("/sqs", "Action", "CreateQueue", "QueueName", "xml-q", "Attribute.1.Name",
+                "DelaySeconds", "Attribute.1.Value", "0").get();
+        assertThat(created.statusCode()).isEqualTo(200);
+        assertThat(created.body()).contains("<CreateQueueResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\">")
+            .contains("<QueueUrl>http://127.0.0.1:" + this.port + "/sqs/000000000000/xml-q</QueueUrl>");
+        HttpResponse<String> sent = query("/sqs/000000000000/xml-q", "Action", "SendMessage", "MessageBody",
+                "a < b & c\r\n").get();
+        assertThat(sent.body()).contains("<SendMessageResult><MessageId>");
+        HttpResponse<String> received = query("/sqs/000000000000/xml-q", "Action", "ReceiveMessage",
+                "AttributeName.1", "All").get();
+        assertThat(received.body()).contains("<Body>a &lt; b &amp; c&#xD;\n</Body>")
+            .contains("<Attribute><Name>ApproximateReceiveCount</Name><Value>1</Value></Attribute>");
+        HttpResponse<String> missing = query("/sqs", "Action", "GetQueueUrl", "QueueName", "nope").get();
+        assertThat(missing.statusCode()).isEqualTo(400);
+        assertThat(missing.body()).contains("<Code>AWS.SimpleQueueService.NonExistentQueue</Code>");
+    }
+
+    @Test
+    void aWaitingReceiveIsAnsweredWhenAMessageComes() throws Exception {
+        json("CreateQueue", "{\"QueueName\":\"wait-q\"}");
+        String url = "http://127.0.0.1:" + this.port + "/sqs/000000000000/wait-q";
+        long started = System.nanoTime();
+        CompletableFuture<HttpResponse<String>> waiting = query("/sqs/000000000000/wait-q", "Action", "ReceiveMessage",
+                "WaitTimeSeconds", "20");
+        assertThatThrownBy(() -> waiting.get(500, TimeUnit.MILLISECONDS)).as("still waiting")
+            .isInstanceOf(java.util.concurrent.TimeoutException.class);
+        json("SendMessage", "{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"late\"}");
+        HttpResponse<String> received = waiting.get(10, TimeUnit.SECONDS);
+        assertThat(received.body()).contains("<Body>late</Body>");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+    }
+}
