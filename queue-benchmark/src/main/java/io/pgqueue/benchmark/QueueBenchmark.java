@@ -137,6 +137,11 @@ public final class QueueBenchmark {
                 args.put(arg.substring(0, eq).replaceFirst("^--", ""), arg.substring(eq + 1));
             }
         }
+        if ("sqs".equals(args.get("workload"))) {
+            // A client of running SQS servers: no database of its own.
+            SqsBenchmark.main(args);
+            System.exit(0);
+        }
         if ("balancer".equals(args.get("workload"))) {
             // A simulation: no database.
             BalancerSimulation.main(new String[] { "out=" + args.getOrDefault("out", "target/balancer") });

@@ -401,7 +401,11 @@ public final class MessageQueues implements AutoCloseable {
         this.store.counts().forEach(count -> byId.put(count.queueId(), count));
         Map<String, MessageQueueCounts> counts = new LinkedHashMap<>();
         for (MessageQueueInfo queue : this.store.listQueues("", "", Integer.MAX_VALUE)) {
-            counts.put(queue.name(), counts(queue.name(), byId.get(queue.id())));
+            counts.put(queue.name(), counts(queue.name(), byId.remove(queue.id())));
+        }
+        if (!byId.isEmpty()) {
+            // Messages of queues deleted while a send to them was in flight.
+            this.store.deleteContentsOfGoneQueues(byId.keySet());
         }
         return counts;
     }
@@ -423,10 +427,13 @@ public final class MessageQueues implements AutoCloseable {
     }
 
     /**
-     * The queue's settings as this node last read them, at most {@link #QUEUE_CACHE_TIME} ago.
+     * Returns a queue as this node last read it, at most a second ago (settings changed on another
+     * node are followed within that second); {@link #getQueue} reads it now.
+     * @param name the queue's name
+     * @return the queue
      * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST}
      */
-    MessageQueueInfo queue(String name) {
+    public MessageQueueInfo queue(String name) {
         ensureStarted();
         Cached cached = this.queues.get(name);
         if (cached != null && System.nanoTime() - cached.readAt() < QUEUE_CACHE_TIME.toNanos()) {
@@ -456,8 +463,14 @@ public final class MessageQueues implements AutoCloseable {
     public SentMessage send(String queueName, OutgoingMessage message) {
         MessageQueueInfo queue = queue(queueName);
         NewMessage row = row(queue, message);
-        Sent sent = TransactionSynchronizationManager.isActualTransactionActive() ? this.store.send(List.of(row)).get(0)
-                : this.sends.write(row);
+        Sent sent;
+        try {
+            sent = TransactionSynchronizationManager.isActualTransactionActive() ? this.store.send(List.of(row)).get(0)
+                    : this.sends.write(row);
+        }
+        catch (MessageQueueException ex) {
+            throw ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST ? forget(queue.name()) : ex;
+        }
         this.events.sent(queue.name(), 1);
         return sentMessage(queue, message, sent);
     }
@@ -494,7 +507,13 @@ public final class MessageQueues implements AutoCloseable {
         }
         Map<String, SentMessage> successful = new LinkedHashMap<>();
         if (!rows.isEmpty()) {
-            List<Sent> sent = this.store.send(rows);
+            List<Sent> sent;
+            try {
+                sent = this.store.send(rows);
+            }
+            catch (MessageQueueException ex) {
+                throw ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST ? forget(queue.name()) : ex;
+            }
             for (int i = 0; i < valid.size(); i++) {
                 successful.put(valid.get(i).id(), sentMessage(queue, valid.get(i).value(), sent.get(i)));
             }

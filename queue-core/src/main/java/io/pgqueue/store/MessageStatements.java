@@ -62,23 +62,29 @@ final class MessageStatements {
             UPDATE ${schema}.message_queue SET tags = CAST(:tags AS jsonb) WHERE id = :id
             """;
 
-    /** Deletes a queue with its messages, groups and deduplication ids. */
+    /**
+     * Deletes a queue. Its messages go in a second statement of the same transaction, whose
+     * snapshot sees every send that committed before the queue row was gone (a send writes only
+     * to a queue whose row it sees).
+     */
     static final String DELETE_QUEUE = """
-            WITH queue AS (
-                DELETE FROM ${schema}.message_queue WHERE id = :id RETURNING id
-            ), messages AS (
+            DELETE FROM ${schema}.message_queue WHERE id = :id
+            """;
+
+    /** Deletes the messages, groups and deduplication ids of a deleted queue. */
+    static final String DELETE_QUEUE_CONTENTS = """
+            WITH messages AS (
                 DELETE FROM ${schema}.message WHERE queue_id = :id
             ), groups AS (
                 DELETE FROM ${schema}.message_group WHERE queue_id = :id
-            ), dedup AS (
-                DELETE FROM ${schema}.message_dedup WHERE queue_id = :id
             )
-            SELECT count(*) FROM queue
+            DELETE FROM ${schema}.message_dedup WHERE queue_id = :id
             """;
 
     /**
      * Sends messages, in the order given, and wakes the receivers waiting on their queues (one
-     * NOTIFY per queue and transaction, delivered on commit).
+     * NOTIFY per queue and transaction, delivered on commit). A message whose queue is gone (deleted
+     * since the sender read it) is not written.
      */
     static final String SEND = """
             WITH inserted AS (
@@ -89,6 +95,7 @@ final class MessageStatements {
                             CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
                             CAST(:dedups AS text[]))
                      WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, ord)
+                JOIN ${schema}.message_queue AS q ON q.id = t.queue_id
                 ORDER BY t.ord
                 RETURNING id, queue_id, message_id
             ), notified AS (

@@ -19,6 +19,8 @@ import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
 import io.pgqueue.message.MessageQueueAttributes;
+import io.pgqueue.message.MessageQueueError;
+import io.pgqueue.message.MessageQueueException;
 import io.pgqueue.message.MessageQueueInfo;
 import io.pgqueue.message.RedrivePolicy;
 import org.springframework.jdbc.core.RowMapper;
@@ -244,9 +246,24 @@ public final class MessageStore {
      * @return whether it existed
      */
     public boolean deleteQueue(long id) {
-        Long deleted = this.jdbc.queryForObject(sql(MessageStatements.DELETE_QUEUE), new MapSqlParameterSource("id", id),
-                Long.class);
-        return deleted != null && deleted > 0;
+        return inTransaction(() -> {
+            MapSqlParameterSource params = new MapSqlParameterSource("id", id);
+            boolean deleted = this.jdbc.update(sql(MessageStatements.DELETE_QUEUE), params) > 0;
+            this.jdbc.update(sql(MessageStatements.DELETE_QUEUE_CONTENTS), params);
+            return deleted;
+        });
+    }
+
+    /**
+     * Deletes the messages of queues that no longer exist (a send that raced the queue's deletion).
+     * @param queueIds ids of queues that are gone
+     */
+    public void deleteContentsOfGoneQueues(java.util.Collection<Long> queueIds) {
+        for (Long id : queueIds) {
+            if (findQueue(id).isEmpty()) {
+                this.jdbc.update(sql(MessageStatements.DELETE_QUEUE_CONTENTS), new MapSqlParameterSource("id", id));
+            }
+        }
     }
 
     /**
@@ -255,6 +272,8 @@ public final class MessageStore {
      * deduplication id sent within five minutes returns the earlier message instead of writing it.
      * @param messages the messages
      * @return per message, in order, what was written
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when a message's
+     * queue is gone; nothing is written
      */
     public List<Sent> send(List<NewMessage> messages) {
         return inTransaction(() -> {
@@ -293,8 +312,13 @@ public final class MessageStore {
                             sequences.put(rs.getString("message_id"), rs.getLong("id"));
                         });
                 for (int i = 0; i < messages.size(); i++) {
+                    String id = messages.get(i).messageId();
                     if (result.get(i) == null) {
-                        String id = messages.get(i).messageId();
+                        if (!sequences.containsKey(id)) {
+                            // Its queue was deleted: nothing of this transaction stays.
+                            throw new MessageQueueException(MessageQueueError.QUEUE_DOES_NOT_EXIST,
+                                    "The specified queue does not exist (it was deleted).");
+                        }
                         result.set(i, new Sent(id, sequences.get(id)));
                     }
                 }

@@ -362,6 +362,17 @@ class MessageQueuesTests {
     }
 
     @Test
+    void aSendToAQueueDeletedMeanwhileWritesNothing() {
+        create("short-lived");
+        messages.queue("short-lived");
+        queue.jdbc().update("DELETE FROM pgqueue.message_queue WHERE name = 'short-lived'");
+        assertThatThrownBy(() -> messages.send("short-lived", OutgoingMessage.of("x")))
+            .isInstanceOfSatisfying(MessageQueueException.class,
+                    ex -> assertThat(ex.error()).isEqualTo(MessageQueueError.QUEUE_DOES_NOT_EXIST));
+        assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.message", Long.class)).isZero();
+    }
+
+    @Test
     void badNamesAndAttributesAreRefused() {
         assertThatThrownBy(() -> create("has space")).isInstanceOf(MessageQueueException.class);
         assertThatThrownBy(() -> create("x".repeat(81))).isInstanceOf(MessageQueueException.class);

@@ -428,7 +428,7 @@ final class SqsActions {
 
     private CompletableFuture<ObjectNode> receiveMessage(ObjectNode request, Caller caller) {
         String queueName = queueName(request, caller);
-        MessageQueueInfo queue = this.queues.getQueue(queueName);
+        MessageQueueInfo queue = this.queues.queue(queueName);
         Integer max = integer(request, "MaxNumberOfMessages");
         Integer visibility = integer(request, "VisibilityTimeout");
         Integer wait = integer(request, "WaitTimeSeconds");

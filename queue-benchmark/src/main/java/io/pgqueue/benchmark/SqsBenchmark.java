@@ -1,0 +1,185 @@
+package io.pgqueue.benchmark;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Workload {@code sqs}: SQS servers measured through their HTTP API by one client, side by side.
+ * For each endpoint ({@code endpoints=pgqueue=http://127.0.0.1:8080/sqs,elasticmq=http://127.0.0.1:9324}),
+ * a fresh standard queue, {@code producers} threads sending ({@code batch} messages per call:
+ * 1 = SendMessage, up to 10 = SendMessageBatch) and {@code consumers} threads receiving up to ten
+ * with a 1 s long poll and deleting what they got with DeleteMessageBatch, for {@code seconds}.
+ * Reports messages sent and received per second and the send→receive latency (the send call's
+ * start to the receive call's return, both in this JVM). Requests use the JSON protocol and are not
+ * signed (run pgqueue with {@code pgqueue.sqs.allow-anonymous=true}).
+ */
+final class SqsBenchmark {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final String endpoint;
+
+    private SqsBenchmark(String endpoint) {
+        this.endpoint = endpoint;
+    }
+
+    static void main(Map<String, String> args) throws Exception {
+        String endpoints = args.getOrDefault("endpoints", "pgqueue=http://127.0.0.1:8080/sqs");
+        int producers = Integer.parseInt(args.getOrDefault("producers", "4"));
+        int consumers = Integer.parseInt(args.getOrDefault("consumers", "4"));
+        int seconds = Integer.parseInt(args.getOrDefault("seconds", "20"));
+        int batch = Integer.parseInt(args.getOrDefault("batch", "1"));
+        int repeat = Integer.parseInt(args.getOrDefault("repeat", "1"));
+        System.out.println("# sqs benchmark, " + Runtime.getRuntime().availableProcessors() + " cores, Java "
+                + Runtime.version() + ", producers=" + producers + " consumers=" + consumers + " batch=" + batch
+                + " seconds=" + seconds);
+        for (int round = 0; round < repeat; round++) {
+            for (String pair : endpoints.split(",")) {
+                String[] named = pair.split("=", 2);
+                SqsBenchmark benchmark = new SqsBenchmark(named[1].replaceAll("/+$", ""));
+                // A short unreported run first: JIT and connections on both sides.
+                if (round == 0) {
+                    benchmark.run(named[0], producers, consumers, 3, batch, false);
+                }
+                benchmark.run(named[0], producers, consumers, seconds, batch, true);
+            }
+        }
+    }
+
+    private void run(String name, int producers, int consumers, int seconds, int batch, boolean report)
+            throws Exception {
+        String queueName = "bench-" + System.nanoTime();
+        String queueUrl = call("CreateQueue", NODES.objectNode().put("QueueName", queueName)).get("QueueUrl").asString();
+        LongAdder sent = new LongAdder();
+        LongAdder received = new LongAdder();
+        LongAdder errors = new LongAdder();
+        ConcurrentLinkedQueue<long[]> latencies = new ConcurrentLinkedQueue<>();
+        AtomicBoolean sending = new AtomicBoolean(true);
+        AtomicBoolean receiving = new AtomicBoolean(true);
+        ExecutorService threads = Executors.newFixedThreadPool(producers + consumers);
+        List<Future<?>> work = new ArrayList<>();
+        long started = System.nanoTime();
+        for (int p = 0; p < producers; p++) {
+            work.add(threads.submit(() -> {
+                while (sending.get()) {
+                    try {
+                        long at = System.nanoTime();
+                        if (batch == 1) {
+                            call("SendMessage", NODES.objectNode().put("QueueUrl", queueUrl).put("MessageBody",
+                                    Long.toString(at)));
+                        }
+                        else {
+                            ObjectNode request = NODES.objectNode().put("QueueUrl", queueUrl);
+                            ArrayNode entries = request.putArray("Entries");
+                            for (int i = 0; i < batch; i++) {
+                                entries.add(NODES.objectNode().put("Id", "e" + i).put("MessageBody", Long.toString(at)));
+                            }
+                            call("SendMessageBatch", request);
+                        }
+                        sent.add(batch);
+                    }
+                    catch (Exception ex) {
+                        errors.increment();
+                    }
+                }
+            }));
+        }
+        for (int c = 0; c < consumers; c++) {
+            work.add(threads.submit(() -> {
+                List<long[]> mine = new ArrayList<>();
+                while (receiving.get()) {
+                    try {
+                        JsonNode messages = call("ReceiveMessage", NODES.objectNode().put("QueueUrl", queueUrl)
+                            .put("MaxNumberOfMessages", 10).put("WaitTimeSeconds", 1)).get("Messages");
+                        long now = System.nanoTime();
+                        if (messages == null || messages.isEmpty()) {
+                            continue;
+                        }
+                        ObjectNode delete = NODES.objectNode().put("QueueUrl", queueUrl);
+                        ArrayNode entries = delete.putArray("Entries");
+                        int i = 0;
+                        for (JsonNode message : messages) {
+                            mine.add(new long[] { now - Long.parseLong(message.get("Body").asString()) });
+                            entries.add(NODES.objectNode().put("Id", "d" + i++)
+                                .put("ReceiptHandle", message.get("ReceiptHandle").asString()));
+                        }
+                        call("DeleteMessageBatch", delete);
+                        received.add(messages.size());
+                    }
+                    catch (Exception ex) {
+                        errors.increment();
+                    }
+                }
+                latencies.addAll(mine);
+            }));
+        }
+        Thread.sleep(seconds * 1000L);
+        sending.set(false);
+        long sendSeconds = System.nanoTime() - started;
+        long receivedWhileSending = received.sum();
+        // Let the consumers take what is left, at most a while.
+        long drainDeadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (received.sum() < sent.sum() && System.nanoTime() < drainDeadline) {
+            Thread.sleep(50);
+        }
+        receiving.set(false);
+        for (Future<?> future : work) {
+            future.get();
+        }
+        threads.shutdown();
+        call("DeleteQueue", NODES.objectNode().put("QueueUrl", queueUrl));
+        if (!report) {
+            return;
+        }
+        long[] sorted = latencies.stream().mapToLong(l -> l[0]).sorted().toArray();
+        double elapsed = sendSeconds / 1e9;
+        System.out.println(String.format(Locale.ROOT, "workload=sqs server=%s producers=%d consumers=%d batch=%d "
+                + "seconds=%d sent_per_s=%.0f received_per_s=%.0f sent=%d received=%d errors=%d latency_p50_ms=%.2f "
+                + "latency_p99_ms=%.2f latency_max_ms=%.2f", name, producers, consumers, batch, seconds,
+                sent.sum() / elapsed, receivedWhileSending / elapsed, sent.sum(), received.sum(), errors.sum(),
+                percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1e6));
+    }
+
+    private static double percentile(long[] sorted, double p) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
+    }
+
+    private JsonNode call(String action, ObjectNode body) throws Exception {
+        HttpResponse<String> response = this.http.send(HttpRequest.newBuilder(URI.create(this.endpoint + "/"))
+            .header("X-Amz-Target", "AmazonSQS." + action)
+            .header("Content-Type", "application/x-amz-json-1.0")
+            .timeout(Duration.ofSeconds(30))
+            .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException(action + " failed with " + response.statusCode() + ": " + response.body());
+        }
+        return response.body().isEmpty() ? NODES.objectNode() : JSON.readTree(response.body());
+    }
+}
