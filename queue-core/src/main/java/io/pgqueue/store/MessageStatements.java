@@ -171,7 +171,15 @@ final class MessageStatements {
             ON CONFLICT (queue_id, dedup_id) DO UPDATE
                 SET message_id = CASE WHEN d.expires_at <= statement_timestamp() THEN excluded.message_id ELSE d.message_id END,
                     expires_at = CASE WHEN d.expires_at <= statement_timestamp() THEN excluded.expires_at ELSE d.expires_at END
-            RETURNING d.queue_id, d.dedup_id, CAST(d.message_id AS text) AS message_id
+            RETURNING d.queue_id, d.dedup_id, CAST(d.message_id AS text) AS message_id, d.sequence
+            """;
+
+    /** FIFO: records the sequence number of the messages that took deduplication ids, for later duplicates. */
+    static final String SET_DEDUP_SEQUENCES = """
+            UPDATE ${schema}.message_dedup AS d SET sequence = t.sequence
+            FROM unnest(CAST(:queues AS bigint[]), CAST(:dedups AS text[]), CAST(:sequences AS bigint[]))
+                 AS t(queue_id, dedup_id, sequence)
+            WHERE d.queue_id = t.queue_id AND d.dedup_id = t.dedup_id
             """;
 
     private static final String RECEIVED_COLUMNS = """

@@ -75,7 +75,7 @@ public final class MessageStore {
      * A message written.
      *
      * @param messageId its id, or the id of the message a FIFO deduplication id sent before
-     * @param sequence its position, or {@code null} for a deduplicated message
+     * @param sequence its position (of a deduplicated message, the one sent before)
      */
     public record Sent(String messageId, Long sequence) {
     }
@@ -278,7 +278,7 @@ public final class MessageStore {
     public List<Sent> send(List<NewMessage> messages) {
         return inTransaction(() -> {
             List<NewMessage> fifo = messages.stream().filter(m -> m.groupId() != null).toList();
-            Map<List<Object>, String> earlier = new HashMap<>();
+            Map<List<Object>, Sent> earlier = new HashMap<>();
             if (!fifo.isEmpty()) {
                 this.jdbc.update(sql(MessageStatements.TAKE_GROUPS), new MapSqlParameterSource()
                     .addValue("queues", SqlArrays.bigints(fifo.stream().map(NewMessage::queueId).toList()))
@@ -287,18 +287,17 @@ public final class MessageStore {
                 earlier = claimDedupIds(fifo);
             }
             List<NewMessage> fresh = new ArrayList<>(messages.size());
-            List<Sent> result = new ArrayList<>(messages.size());
+            List<String> holders = new ArrayList<>(messages.size());
             for (NewMessage message : messages) {
-                String first = message.dedupId() == null ? null
-                        : earlier.get(List.of(message.queueId(), message.dedupId()));
-                boolean duplicate = first != null && !first.equals(message.messageId());
-                result.add(duplicate ? new Sent(first, null) : null);
+                Sent first = message.dedupId() == null ? null : earlier.get(List.of(message.queueId(), message.dedupId()));
+                boolean duplicate = first != null && !first.messageId().equals(message.messageId());
+                holders.add(duplicate ? first.messageId() : message.messageId());
                 if (!duplicate) {
                     fresh.add(message);
                 }
             }
+            Map<String, Long> sequences = new HashMap<>();
             if (!fresh.isEmpty()) {
-                Map<String, Long> sequences = new HashMap<>();
                 this.jdbc.query(sql(MessageStatements.SEND), new MapSqlParameterSource()
                     .addValue("queues", SqlArrays.bigints(fresh.stream().map(NewMessage::queueId).toList()))
                     .addValue("messageIds", SqlArrays.of("uuid", fresh.stream().map(NewMessage::messageId).toArray()))
@@ -311,29 +310,43 @@ public final class MessageStore {
                         rs -> {
                             sequences.put(rs.getString("message_id"), rs.getLong("id"));
                         });
-                for (int i = 0; i < messages.size(); i++) {
-                    String id = messages.get(i).messageId();
-                    if (result.get(i) == null) {
-                        if (!sequences.containsKey(id)) {
-                            // Its queue was deleted: nothing of this transaction stays.
-                            throw new MessageQueueException(MessageQueueError.QUEUE_DOES_NOT_EXIST,
-                                    "The specified queue does not exist (it was deleted).");
-                        }
-                        result.set(i, new Sent(id, sequences.get(id)));
+                for (NewMessage message : fresh) {
+                    if (!sequences.containsKey(message.messageId())) {
+                        // Its queue was deleted: nothing of this transaction stays.
+                        throw new MessageQueueException(MessageQueueError.QUEUE_DOES_NOT_EXIST,
+                                "The specified queue does not exist (it was deleted).");
                     }
                 }
+                List<NewMessage> deduplicated = fresh.stream().filter(m -> m.dedupId() != null).toList();
+                if (!deduplicated.isEmpty()) {
+                    this.jdbc.update(sql(MessageStatements.SET_DEDUP_SEQUENCES), new MapSqlParameterSource()
+                        .addValue("queues", SqlArrays.bigints(deduplicated.stream().map(NewMessage::queueId).toList()))
+                        .addValue("dedups", SqlArrays.texts(deduplicated.stream().map(NewMessage::dedupId).toList()))
+                        .addValue("sequences", SqlArrays.bigints(deduplicated.stream()
+                            .map(m -> sequences.get(m.messageId())).toList())));
+                }
+            }
+            List<Sent> result = new ArrayList<>(messages.size());
+            for (int i = 0; i < messages.size(); i++) {
+                NewMessage message = messages.get(i);
+                String holder = holders.get(i);
+                Long sequence = sequences.get(holder);
+                if (sequence == null && message.dedupId() != null) {
+                    sequence = earlier.get(List.of(message.queueId(), message.dedupId())).sequence();
+                }
+                result.add(new Sent(holder, sequence));
             }
             return result;
         });
     }
 
-    /** @return per (queue id, deduplication id), the message id that holds it now */
-    private Map<List<Object>, String> claimDedupIds(List<NewMessage> fifo) {
+    /** @return per (queue id, deduplication id), the message that holds it now (its sequence, if known) */
+    private Map<List<Object>, Sent> claimDedupIds(List<NewMessage> fifo) {
         // One row per id: the second message of a batch with an id is a duplicate of the first.
         Map<List<Object>, NewMessage> firsts = new LinkedHashMap<>();
         fifo.stream().filter(m -> m.dedupId() != null)
             .forEach(m -> firsts.putIfAbsent(List.of(m.queueId(), m.dedupId()), m));
-        Map<List<Object>, String> holders = new HashMap<>();
+        Map<List<Object>, Sent> holders = new HashMap<>();
         if (firsts.isEmpty()) {
             return holders;
         }
@@ -343,7 +356,8 @@ public final class MessageStore {
             .addValue("dedups", SqlArrays.texts(claims.stream().map(NewMessage::dedupId).toList()))
             .addValue("messageIds", SqlArrays.of("uuid", claims.stream().map(NewMessage::messageId).toArray())),
                 rs -> {
-                    holders.put(List.of(rs.getLong("queue_id"), rs.getString("dedup_id")), rs.getString("message_id"));
+                    holders.put(List.of(rs.getLong("queue_id"), rs.getString("dedup_id")),
+                            new Sent(rs.getString("message_id"), rs.getObject("sequence", Long.class)));
                 });
         return holders;
     }

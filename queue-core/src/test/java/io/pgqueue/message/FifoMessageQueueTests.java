@@ -101,10 +101,12 @@ class FifoMessageQueueTests {
         SentMessage first = messages.send("dedup.fifo", OutgoingMessage.fifo("x", "g", "id-1"));
         SentMessage again = messages.send("dedup.fifo", OutgoingMessage.fifo("other body", "g", "id-1"));
         assertThat(again.messageId()).isEqualTo(first.messageId());
+        assertThat(again.sequenceNumber()).isEqualTo(first.sequenceNumber()).isNotNull();
         BatchResult<SentMessage> batch = messages.sendBatch("dedup.fifo",
                 List.of(new BatchEntry<>("a", OutgoingMessage.fifo("y", "g", "id-2")),
                         new BatchEntry<>("b", OutgoingMessage.fifo("y", "g", "id-2"))));
         assertThat(batch.successful().get("b").messageId()).isEqualTo(batch.successful().get("a").messageId());
+        assertThat(batch.successful().get("b").sequenceNumber()).isEqualTo(batch.successful().get("a").sequenceNumber());
         assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.message", Long.class)).isEqualTo(2);
 
         queue.jdbc().update("UPDATE pgqueue.message_dedup SET expires_at = now() WHERE dedup_id = 'id-1'");

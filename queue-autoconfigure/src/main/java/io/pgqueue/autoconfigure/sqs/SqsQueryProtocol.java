@@ -36,6 +36,10 @@ final class SqsQueryProtocol {
             "SendMessageBatchRequestEntry", "Entries", "DeleteMessageBatchRequestEntry", "Entries",
             "ChangeMessageVisibilityBatchRequestEntry", "Entries", "QueueUrl", "QueueUrls");
 
+    /** Actions whose response has no result element; every other has one, empty or not (clients expect it). */
+    private static final java.util.Set<String> NO_RESULT = java.util.Set.of("DeleteMessage", "DeleteQueue",
+            "ChangeMessageVisibility", "PurgeQueue", "SetQueueAttributes", "TagQueue", "UntagQueue");
+
     private SqsQueryProtocol() {
     }
 
@@ -116,7 +120,7 @@ final class SqsQueryProtocol {
     static String response(String action, ObjectNode response, String requestId) {
         StringBuilder xml = new StringBuilder("<?xml version=\"1.0\"?>");
         xml.append('<').append(action).append("Response xmlns=\"").append(NAMESPACE).append("\">");
-        if (!response.isEmpty()) {
+        if (!NO_RESULT.contains(action)) {
             xml.append('<').append(action).append("Result>");
             members(xml, action, response);
             xml.append("</").append(action).append("Result>");

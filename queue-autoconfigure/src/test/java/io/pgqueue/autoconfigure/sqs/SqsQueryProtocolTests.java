@@ -75,6 +75,8 @@ class SqsQueryProtocolTests {
         assertThat(SqsQueryProtocol.response("DeleteMessage", JsonMapper.builder().build().createObjectNode(), "r"))
             .isEqualTo("<?xml version=\"1.0\"?><DeleteMessageResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\">"
                     + "<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DeleteMessageResponse>");
+        assertThat(SqsQueryProtocol.response("ReceiveMessage", JsonMapper.builder().build().createObjectNode(), "r"))
+            .as("an empty receive still has its result element").contains("<ReceiveMessageResult></ReceiveMessageResult>");
     }
 
     @Test

@@ -70,6 +70,8 @@ CREATE TABLE message_dedup (
     queue_id   bigint      NOT NULL,
     dedup_id   text        NOT NULL,
     message_id uuid        NOT NULL,
+    -- The sequence number of that message, returned to a duplicate send.
+    sequence   bigint,
     expires_at timestamptz NOT NULL,
     PRIMARY KEY (queue_id, dedup_id)
 );
