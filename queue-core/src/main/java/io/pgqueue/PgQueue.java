@@ -107,7 +107,8 @@ public final class PgQueue {
                 : "client-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
         this.balancer = new BalancerService(this.shards, this.stats, this.client.partitionLoad().orElse(null),
                 builder.balancerSettings, builder.balancerLoadWindow, node, builder.balancerEnabled);
-        this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents, builder.statsInterval);
+        this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents, builder.statsInterval,
+                this.workerSettings != null ? this.workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
                 this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards);
     }

@@ -28,8 +28,9 @@ import tools.jackson.databind.node.ObjectNode;
  * a fresh standard queue, {@code producers} threads sending ({@code batch} messages per call:
  * 1 = SendMessage, up to 10 = SendMessageBatch) and {@code consumers} threads receiving up to ten
  * with a 1 s long poll and deleting what they got with DeleteMessageBatch, for {@code seconds}.
- * Reports messages sent and received per second and the send→receive latency (the send call's
- * start to the receive call's return, both in this JVM). Requests use the JSON protocol and are not
+ * With {@code rate} (messages per second, all producers together) the producers pace themselves
+ * instead of sending as fast as they can. Reports messages sent and received per second and the
+ * send→receive latency (the send call's start to the receive call's return, both in this JVM). Requests use the JSON protocol and are not
  * signed (run pgqueue with {@code pgqueue.sqs.allow-anonymous=true}).
  */
 final class SqsBenchmark {
@@ -54,23 +55,24 @@ final class SqsBenchmark {
         int seconds = Integer.parseInt(args.getOrDefault("seconds", "20"));
         int batch = Integer.parseInt(args.getOrDefault("batch", "1"));
         int repeat = Integer.parseInt(args.getOrDefault("repeat", "1"));
+        int rate = Integer.parseInt(args.getOrDefault("rate", "0"));
         System.out.println("# sqs benchmark, " + Runtime.getRuntime().availableProcessors() + " cores, Java "
                 + Runtime.version() + ", producers=" + producers + " consumers=" + consumers + " batch=" + batch
-                + " seconds=" + seconds);
+                + " seconds=" + seconds + " rate=" + (rate == 0 ? "unthrottled" : rate));
         for (int round = 0; round < repeat; round++) {
             for (String pair : endpoints.split(",")) {
                 String[] named = pair.split("=", 2);
                 SqsBenchmark benchmark = new SqsBenchmark(named[1].replaceAll("/+$", ""));
                 // A short unreported run first: JIT and connections on both sides.
                 if (round == 0) {
-                    benchmark.run(named[0], producers, consumers, 3, batch, false);
+                    benchmark.run(named[0], producers, consumers, 3, batch, rate, false);
                 }
-                benchmark.run(named[0], producers, consumers, seconds, batch, true);
+                benchmark.run(named[0], producers, consumers, seconds, batch, rate, true);
             }
         }
     }
 
-    private void run(String name, int producers, int consumers, int seconds, int batch, boolean report)
+    private void run(String name, int producers, int consumers, int seconds, int batch, int rate, boolean report)
             throws Exception {
         String queueName = "bench-" + System.nanoTime();
         String queueUrl = call("CreateQueue", NODES.objectNode().put("QueueName", queueName)).get("QueueUrl").asString();
@@ -85,8 +87,18 @@ final class SqsBenchmark {
         long started = System.nanoTime();
         for (int p = 0; p < producers; p++) {
             work.add(threads.submit(() -> {
+                // Paced: this producer's share of the rate, in calls of `batch` messages.
+                long interval = rate == 0 ? 0 : (long) (1e9 * batch * producers / rate);
+                long next = System.nanoTime();
                 while (sending.get()) {
                     try {
+                        if (interval > 0) {
+                            next += interval;
+                            long wait = next - System.nanoTime();
+                            if (wait > 0) {
+                                java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                            }
+                        }
                         long at = System.nanoTime();
                         if (batch == 1) {
                             call("SendMessage", NODES.objectNode().put("QueueUrl", queueUrl).put("MessageBody",
@@ -158,8 +170,9 @@ final class SqsBenchmark {
         long[] sorted = latencies.stream().mapToLong(l -> l[0]).sorted().toArray();
         double elapsed = sendSeconds / 1e9;
         System.out.println(String.format(Locale.ROOT, "workload=sqs server=%s producers=%d consumers=%d batch=%d "
-                + "seconds=%d sent_per_s=%.0f received_per_s=%.0f sent=%d received=%d errors=%d latency_p50_ms=%.2f "
-                + "latency_p99_ms=%.2f latency_max_ms=%.2f", name, producers, consumers, batch, seconds,
+                + "rate=%s seconds=%d sent_per_s=%.0f received_per_s=%.0f sent=%d received=%d errors=%d latency_p50_ms=%.2f "
+                + "latency_p99_ms=%.2f latency_max_ms=%.2f", name, producers, consumers, batch,
+                rate == 0 ? "max" : Integer.toString(rate), seconds,
                 sent.sum() / elapsed, receivedWhileSending / elapsed, sent.sum(), received.sum(), errors.sum(),
                 percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1e6));
     }

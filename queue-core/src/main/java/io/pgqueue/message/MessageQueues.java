@@ -90,6 +90,8 @@ public final class MessageQueues implements AutoCloseable {
 
     private final Duration countInterval;
 
+    private final Duration vacuumInterval;
+
     private volatile Counted counted;
 
     private LongPolls longPolls;
@@ -118,10 +120,13 @@ public final class MessageQueues implements AutoCloseable {
      * @param config the queue's settings (schema, statement timeout)
      * @param events where sends, receives and deletes are counted
      * @param countInterval how often every queue's messages are counted (for metrics, health, the endpoint)
+     * @param vacuumInterval how often the message table is VACUUMed while in use; zero leaves it to autovacuum
      */
-    public MessageQueues(DataSource dataSource, QueueConfig config, MessageQueueEvents events, Duration countInterval) {
+    public MessageQueues(DataSource dataSource, QueueConfig config, MessageQueueEvents events, Duration countInterval,
+            Duration vacuumInterval) {
         this.dataSource = dataSource;
         this.countInterval = countInterval;
+        this.vacuumInterval = vacuumInterval;
         this.store = new MessageStore(dataSource, config);
         this.events = events;
         this.sends = new GroupCommitter<>("message-send", this.store::send, 1, GROUP_MAX);
@@ -150,6 +155,19 @@ public final class MessageQueues implements AutoCloseable {
         this.sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL.toMillis(), SWEEP_INTERVAL.toMillis(),
                 TimeUnit.MILLISECONDS);
         this.sweeper.scheduleWithFixedDelay(this::count, 0, this.countInterval.toMillis(), TimeUnit.MILLISECONDS);
+        if (!this.vacuumInterval.isZero()) {
+            this.sweeper.scheduleWithFixedDelay(this::vacuum, this.vacuumInterval.toMillis(),
+                    this.vacuumInterval.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void vacuum() {
+        try {
+            this.store.vacuum();
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not vacuum the message table: {}", ex.toString());
+        }
     }
 
     /**

@@ -2,7 +2,6 @@ package io.pgqueue.store;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,7 +25,6 @@ import io.pgqueue.CancelResult;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
-import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
@@ -569,18 +567,7 @@ public final class JobStore {
     }
 
     private void outsideTransaction(String statementText) {
-        this.jdbc.getJdbcTemplate().execute((ConnectionCallback<Void>) connection -> {
-            boolean autoCommit = connection.getAutoCommit();
-            // VACUUM cannot run inside a transaction block.
-            connection.setAutoCommit(true);
-            try (Statement statement = connection.createStatement()) {
-                statement.execute(statementText);
-            }
-            finally {
-                connection.setAutoCommit(autoCommit);
-            }
-            return null;
-        });
+        StoreSupport.outsideTransaction(this.jdbc, statementText);
     }
 
     /**

@@ -10,6 +10,15 @@ final class MessageStatements {
     private MessageStatements() {
     }
 
+    /**
+     * A condition that switches the transaction's commit to asynchronous when :relaxed: a receive,
+     * delete or visibility change lost in a crash leaves the message to be delivered again
+     * (at-least-once holds), so it need not wait for the WAL flush. Never for sends, and never in
+     * the caller's own transaction.
+     */
+    private static final String RELAXED_COMMIT = """
+            (SELECT CASE WHEN :relaxed THEN set_config('synchronous_commit', 'off', true) ELSE 'on' END) IS NOT NULL""";
+
     private static final String QUEUE_COLUMNS = """
             id, name, fifo, visibility_timeout_s, retention_s, delay_s, max_message_size, receive_wait_s,
             content_dedup, dead_letter_queue, max_receive_count, CAST(tags AS text) AS tags, created_at, updated_at
@@ -203,7 +212,7 @@ final class MessageStatements {
     static final String RECEIVE = """
             WITH picked AS (
                 SELECT m.id, m.receive_count >= :maxReceives AS dead FROM ${schema}.message AS m
-                WHERE m.queue_id = :queue AND m.visible_at <= statement_timestamp()
+                WHERE m.queue_id = :queue AND m.visible_at <= statement_timestamp() AND %s
                 ORDER BY m.visible_at, m.id
                 LIMIT :max
                 FOR UPDATE SKIP LOCKED
@@ -222,7 +231,7 @@ final class MessageStatements {
                 receipt = %s
             WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE NOT dead))
             RETURNING %s
-            """.formatted(NEW_RECEIPT, RECEIVED_COLUMNS);
+            """.formatted(RELAXED_COMMIT, NEW_RECEIPT, RECEIVED_COLUMNS);
 
     /**
      * FIFO: locks the groups available now (oldest available first; SKIP LOCKED: a group being
@@ -232,7 +241,7 @@ final class MessageStatements {
     static final String PICK_FIFO = """
             WITH groups AS (
                 SELECT g.group_id, g.available_at FROM ${schema}.message_group AS g
-                WHERE g.queue_id = :queue AND g.available_at <= statement_timestamp()
+                WHERE g.queue_id = :queue AND g.available_at <= statement_timestamp() AND %s
                 ORDER BY g.available_at
                 LIMIT :max
                 FOR UPDATE SKIP LOCKED
@@ -250,7 +259,7 @@ final class MessageStatements {
             WHERE c.visible_so_far
             ORDER BY g.available_at, c.id
             LIMIT :max
-            """;
+            """.formatted(RELAXED_COMMIT);
 
     /** FIFO: hides picked messages under a new receipt (their groups are locked by the picker). */
     static final String MARK_RECEIVED = """
@@ -284,9 +293,9 @@ final class MessageStatements {
             DELETE FROM ${schema}.message AS m
             USING unnest(CAST(:queues AS bigint[]), CAST(:ids AS bigint[]), CAST(:receipts AS bigint[]))
                   AS r(queue_id, id, receipt)
-            WHERE m.id = r.id AND m.queue_id = r.queue_id AND m.receipt = r.receipt
+            WHERE m.id = r.id AND m.queue_id = r.queue_id AND m.receipt = r.receipt AND %s
             RETURNING m.id
-            """;
+            """.formatted(RELAXED_COMMIT);
 
     /**
      * Changes the visibility timeout of messages in flight whose receipt is the latest one, counted
@@ -298,9 +307,9 @@ final class MessageStatements {
             FROM unnest(CAST(:queues AS bigint[]), CAST(:ids AS bigint[]), CAST(:receipts AS bigint[]),
                         CAST(:seconds AS integer[])) AS r(queue_id, id, receipt, seconds)
             WHERE m.id = r.id AND m.queue_id = r.queue_id AND m.receipt = r.receipt
-              AND m.visible_at > statement_timestamp()
+              AND m.visible_at > statement_timestamp() AND %s
             RETURNING m.id
-            """;
+            """.formatted(RELAXED_COMMIT);
 
     /** Why a receipt did not match: the message's latest receipt and whether it is in flight, for those that exist. */
     static final String RECEIPT_STATES = """
@@ -352,6 +361,15 @@ final class MessageStatements {
             DELETE FROM ${schema}.message
             WHERE queue_id = :queue AND group_id = ANY(CAST(:groups AS text[]))
               AND sent_at < statement_timestamp() - :retention * interval '1 second'
+            """;
+
+    /**
+     * VACUUMs the message table, skipping it when another VACUUM holds it: every receive and delete
+     * leaves a dead row, and until they are cleaned receives step over them in message_visible_idx
+     * (measured: 178,000 dead rows after 30 s of 2,000 messages/s, before autovacuum had woken).
+     */
+    static final String VACUUM = """
+            VACUUM (SKIP_LOCKED) ${schema}.message
             """;
 
     /** Forgets deduplication ids past their five minutes. */

@@ -27,6 +27,7 @@ import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.ObjectMapper;
@@ -161,6 +162,11 @@ public final class MessageStore {
      */
     public <T> T inTransaction(Supplier<T> work) {
         return this.transactions.execute(status -> work.get());
+    }
+
+    /** @return whether the statement about to run opens its own transaction, which may commit asynchronously */
+    private static boolean relaxed() {
+        return !TransactionSynchronizationManager.isActualTransactionActive();
     }
 
     /**
@@ -378,7 +384,8 @@ public final class MessageStore {
         MapSqlParameterSource params = new MapSqlParameterSource("queue", queueId).addValue("max", max)
             .addValue("visibility", visibilitySeconds)
             .addValue("deadLetter", deadLetterQueueId, Types.BIGINT)
-            .addValue("maxReceives", deadLetterQueueId == null ? Integer.MAX_VALUE : maxReceives);
+            .addValue("maxReceives", deadLetterQueueId == null ? Integer.MAX_VALUE : maxReceives)
+            .addValue("relaxed", relaxed());
         return inTransaction(() -> this.jdbc.query(sql(MessageStatements.RECEIVE), params, this.messageMapper));
     }
 
@@ -396,6 +403,7 @@ public final class MessageStore {
      */
     public List<StoredMessage> receiveFifo(long queueId, int max, int visibilitySeconds, Long deadLetterQueueId,
             int maxReceives) {
+        boolean relaxed = relaxed();
         return inTransaction(() -> {
             List<StoredMessage> received = new ArrayList<>();
             // A group whose first message moved to the dead-letter queue may deliver its next: pick again.
@@ -404,7 +412,7 @@ public final class MessageStore {
                 List<Long> dead = new ArrayList<>();
                 List<String> groups = new ArrayList<>();
                 this.jdbc.query(sql(MessageStatements.PICK_FIFO), new MapSqlParameterSource("queue", queueId)
-                    .addValue("max", max - received.size()), rs -> {
+                    .addValue("max", max - received.size()).addValue("relaxed", relaxed), rs -> {
                         boolean exhausted = deadLetterQueueId != null && rs.getInt("receive_count") >= maxReceives;
                         (exhausted ? dead : deliver).add(rs.getLong("id"));
                         String group = rs.getString("group_id");
@@ -482,6 +490,7 @@ public final class MessageStore {
     }
 
     private List<ReceiptOutcome> byReceipt(List<Receipt> receipts, String statement, List<Integer> seconds) {
+        boolean relaxed = relaxed();
         return inTransaction(() -> {
             List<Receipt> grouped = receipts.stream().filter(r -> r.groupId() != null).toList();
             List<Long> groupQueues = grouped.stream().map(Receipt::queueId).toList();
@@ -493,7 +502,8 @@ public final class MessageStore {
             MapSqlParameterSource params = new MapSqlParameterSource()
                 .addValue("queues", SqlArrays.bigints(receipts.stream().map(Receipt::queueId).toList()))
                 .addValue("ids", SqlArrays.bigints(receipts.stream().map(Receipt::id).toList()))
-                .addValue("receipts", SqlArrays.bigints(receipts.stream().map(Receipt::receipt).toList()));
+                .addValue("receipts", SqlArrays.bigints(receipts.stream().map(Receipt::receipt).toList()))
+                .addValue("relaxed", relaxed);
             if (seconds != null) {
                 params.addValue("seconds", SqlArrays.ints(seconds));
             }
@@ -577,6 +587,11 @@ public final class MessageStore {
             settleGroups(queues, groups);
             return deleted;
         });
+    }
+
+    /** VACUUMs the message table (skipped while another VACUUM holds it). */
+    public void vacuum() {
+        StoreSupport.outsideTransaction(this.jdbc, sql(MessageStatements.VACUUM));
     }
 
     /** @return the FIFO deduplication ids forgotten because their five minutes passed */

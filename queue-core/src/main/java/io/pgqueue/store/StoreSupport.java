@@ -2,7 +2,10 @@ package io.pgqueue.store;
 
 import javax.sql.DataSource;
 
+import java.sql.Statement;
+
 import io.pgqueue.QueueConfig;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
 /**
@@ -16,6 +19,21 @@ final class StoreSupport {
 
     static NamedParameterJdbcTemplate jdbc(DataSource dataSource, QueueConfig config) {
         return new NamedParameterJdbcTemplate(StatementTimeouts.jdbcTemplate(dataSource, config.statementTimeout()));
+    }
+
+    /** Runs a statement in autocommit mode, e.g. VACUUM, which cannot run inside a transaction block. */
+    static void outsideTransaction(NamedParameterJdbcTemplate jdbc, String statementText) {
+        jdbc.getJdbcTemplate().execute((ConnectionCallback<Void>) connection -> {
+            boolean autoCommit = connection.getAutoCommit();
+            connection.setAutoCommit(true);
+            try (Statement statement = connection.createStatement()) {
+                statement.execute(statementText);
+            }
+            finally {
+                connection.setAutoCommit(autoCommit);
+            }
+            return null;
+        });
     }
 
     static String sql(String statement, QueueConfig config) {

@@ -34,7 +34,7 @@ class FifoMessageQueueTests {
 
     @BeforeAll
     static void start() {
-        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(1));
+        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
         messages.start();
     }
 

@@ -32,7 +32,7 @@ class MessageQueuesTests {
 
     @BeforeAll
     static void start() {
-        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(1));
+        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
         messages.start();
     }
 
@@ -409,7 +409,7 @@ class MessageQueuesTests {
         io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
         MessageQueues metered = new MessageQueues(queue.dataSource(), queue.config(),
-                new io.pgqueue.observe.MessageQueueMeters(registry), Duration.ofMillis(200));
+                new io.pgqueue.observe.MessageQueueMeters(registry), Duration.ofMillis(200), Duration.ZERO);
         try {
             metered.createQueue("metered", MessageQueueAttributes.defaults(), Map.of());
             metered.sendBatch("metered", List.of(new BatchEntry<>("a", OutgoingMessage.of("1")),
