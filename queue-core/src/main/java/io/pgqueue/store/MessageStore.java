@@ -282,68 +282,72 @@ public final class MessageStore {
      * queue is gone; nothing is written
      */
     public List<Sent> send(List<NewMessage> messages) {
-        return inTransaction(() -> {
-            List<NewMessage> fifo = messages.stream().filter(m -> m.groupId() != null).toList();
-            Map<List<Object>, Sent> earlier = new HashMap<>();
-            if (!fifo.isEmpty()) {
-                this.jdbc.update(sql(MessageStatements.TAKE_GROUPS), new MapSqlParameterSource()
-                    .addValue("queues", SqlArrays.bigints(fifo.stream().map(NewMessage::queueId).toList()))
-                    .addValue("groups", SqlArrays.texts(fifo.stream().map(NewMessage::groupId).toList()))
-                    .addValue("delays", SqlArrays.ints(fifo.stream().map(NewMessage::delaySeconds).toList())));
-                earlier = claimDedupIds(fifo);
+        boolean fifoAny = messages.stream().anyMatch(m -> m.groupId() != null);
+        // One statement without FIFO messages: it is its own transaction (no COMMIT round trip) unless the caller has one.
+        return fifoAny ? inTransaction(() -> sendNow(messages)) : sendNow(messages);
+    }
+
+    private List<Sent> sendNow(List<NewMessage> messages) {
+        List<NewMessage> fifo = messages.stream().filter(m -> m.groupId() != null).toList();
+        Map<List<Object>, Sent> earlier = new HashMap<>();
+        if (!fifo.isEmpty()) {
+            this.jdbc.update(sql(MessageStatements.TAKE_GROUPS), new MapSqlParameterSource()
+                .addValue("queues", SqlArrays.bigints(fifo.stream().map(NewMessage::queueId).toList()))
+                .addValue("groups", SqlArrays.texts(fifo.stream().map(NewMessage::groupId).toList()))
+                .addValue("delays", SqlArrays.ints(fifo.stream().map(NewMessage::delaySeconds).toList())));
+            earlier = claimDedupIds(fifo);
+        }
+        List<NewMessage> fresh = new ArrayList<>(messages.size());
+        List<String> holders = new ArrayList<>(messages.size());
+        for (NewMessage message : messages) {
+            Sent first = message.dedupId() == null ? null : earlier.get(List.of(message.queueId(), message.dedupId()));
+            boolean duplicate = first != null && !first.messageId().equals(message.messageId());
+            holders.add(duplicate ? first.messageId() : message.messageId());
+            if (!duplicate) {
+                fresh.add(message);
             }
-            List<NewMessage> fresh = new ArrayList<>(messages.size());
-            List<String> holders = new ArrayList<>(messages.size());
-            for (NewMessage message : messages) {
-                Sent first = message.dedupId() == null ? null : earlier.get(List.of(message.queueId(), message.dedupId()));
-                boolean duplicate = first != null && !first.messageId().equals(message.messageId());
-                holders.add(duplicate ? first.messageId() : message.messageId());
-                if (!duplicate) {
-                    fresh.add(message);
+        }
+        Map<String, Long> sequences = new HashMap<>();
+        if (!fresh.isEmpty()) {
+            this.jdbc.query(sql(MessageStatements.SEND), new MapSqlParameterSource()
+                .addValue("queues", SqlArrays.bigints(fresh.stream().map(NewMessage::queueId).toList()))
+                .addValue("messageIds", SqlArrays.of("uuid", fresh.stream().map(NewMessage::messageId).toArray()))
+                .addValue("bodies", SqlArrays.texts(fresh.stream().map(NewMessage::body).toList()))
+                .addValue("attributes", SqlArrays.texts(fresh.stream().map(NewMessage::attributes).toList()))
+                .addValue("delays", SqlArrays.ints(fresh.stream().map(NewMessage::delaySeconds).toList()))
+                .addValue("groups", SqlArrays.texts(fresh.stream().map(NewMessage::groupId).toList()))
+                .addValue("dedups", SqlArrays.texts(fresh.stream().map(NewMessage::dedupId).toList()))
+                .addValue("channel", channel()),
+                    rs -> {
+                        sequences.put(rs.getString("message_id"), rs.getLong("id"));
+                    });
+            for (NewMessage message : fresh) {
+                if (!sequences.containsKey(message.messageId())) {
+                    // Its queue was deleted: nothing of this transaction stays.
+                    throw new MessageQueueException(MessageQueueError.QUEUE_DOES_NOT_EXIST,
+                            "The specified queue does not exist (it was deleted).");
                 }
             }
-            Map<String, Long> sequences = new HashMap<>();
-            if (!fresh.isEmpty()) {
-                this.jdbc.query(sql(MessageStatements.SEND), new MapSqlParameterSource()
-                    .addValue("queues", SqlArrays.bigints(fresh.stream().map(NewMessage::queueId).toList()))
-                    .addValue("messageIds", SqlArrays.of("uuid", fresh.stream().map(NewMessage::messageId).toArray()))
-                    .addValue("bodies", SqlArrays.texts(fresh.stream().map(NewMessage::body).toList()))
-                    .addValue("attributes", SqlArrays.texts(fresh.stream().map(NewMessage::attributes).toList()))
-                    .addValue("delays", SqlArrays.ints(fresh.stream().map(NewMessage::delaySeconds).toList()))
-                    .addValue("groups", SqlArrays.texts(fresh.stream().map(NewMessage::groupId).toList()))
-                    .addValue("dedups", SqlArrays.texts(fresh.stream().map(NewMessage::dedupId).toList()))
-                    .addValue("channel", channel()),
-                        rs -> {
-                            sequences.put(rs.getString("message_id"), rs.getLong("id"));
-                        });
-                for (NewMessage message : fresh) {
-                    if (!sequences.containsKey(message.messageId())) {
-                        // Its queue was deleted: nothing of this transaction stays.
-                        throw new MessageQueueException(MessageQueueError.QUEUE_DOES_NOT_EXIST,
-                                "The specified queue does not exist (it was deleted).");
-                    }
-                }
-                List<NewMessage> deduplicated = fresh.stream().filter(m -> m.dedupId() != null).toList();
-                if (!deduplicated.isEmpty()) {
-                    this.jdbc.update(sql(MessageStatements.SET_DEDUP_SEQUENCES), new MapSqlParameterSource()
-                        .addValue("queues", SqlArrays.bigints(deduplicated.stream().map(NewMessage::queueId).toList()))
-                        .addValue("dedups", SqlArrays.texts(deduplicated.stream().map(NewMessage::dedupId).toList()))
-                        .addValue("sequences", SqlArrays.bigints(deduplicated.stream()
-                            .map(m -> sequences.get(m.messageId())).toList())));
-                }
+            List<NewMessage> deduplicated = fresh.stream().filter(m -> m.dedupId() != null).toList();
+            if (!deduplicated.isEmpty()) {
+                this.jdbc.update(sql(MessageStatements.SET_DEDUP_SEQUENCES), new MapSqlParameterSource()
+                    .addValue("queues", SqlArrays.bigints(deduplicated.stream().map(NewMessage::queueId).toList()))
+                    .addValue("dedups", SqlArrays.texts(deduplicated.stream().map(NewMessage::dedupId).toList()))
+                    .addValue("sequences", SqlArrays.bigints(deduplicated.stream()
+                        .map(m -> sequences.get(m.messageId())).toList())));
             }
-            List<Sent> result = new ArrayList<>(messages.size());
-            for (int i = 0; i < messages.size(); i++) {
-                NewMessage message = messages.get(i);
-                String holder = holders.get(i);
-                Long sequence = sequences.get(holder);
-                if (sequence == null && message.dedupId() != null) {
-                    sequence = earlier.get(List.of(message.queueId(), message.dedupId())).sequence();
-                }
-                result.add(new Sent(holder, sequence));
+        }
+        List<Sent> result = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            NewMessage message = messages.get(i);
+            String holder = holders.get(i);
+            Long sequence = sequences.get(holder);
+            if (sequence == null && message.dedupId() != null) {
+                sequence = earlier.get(List.of(message.queueId(), message.dedupId())).sequence();
             }
-            return result;
-        });
+            result.add(new Sent(holder, sequence));
+        }
+        return result;
     }
 
     /** @return per (queue id, deduplication id), the message that holds it now (its sequence, if known) */
@@ -386,7 +390,8 @@ public final class MessageStore {
             .addValue("deadLetter", deadLetterQueueId, Types.BIGINT)
             .addValue("maxReceives", deadLetterQueueId == null ? Integer.MAX_VALUE : maxReceives)
             .addValue("relaxed", relaxed());
-        return inTransaction(() -> this.jdbc.query(sql(MessageStatements.RECEIVE), params, this.messageMapper));
+        // One statement: its own transaction unless the caller has one.
+        return this.jdbc.query(sql(MessageStatements.RECEIVE), params, this.messageMapper);
     }
 
     /**
@@ -491,48 +496,55 @@ public final class MessageStore {
 
     private List<ReceiptOutcome> byReceipt(List<Receipt> receipts, String statement, List<Integer> seconds) {
         boolean relaxed = relaxed();
-        return inTransaction(() -> {
-            List<Receipt> grouped = receipts.stream().filter(r -> r.groupId() != null).toList();
-            List<Long> groupQueues = grouped.stream().map(Receipt::queueId).toList();
-            List<String> groups = grouped.stream().map(Receipt::groupId).toList();
-            if (!grouped.isEmpty()) {
-                // Before the change, in its own statement: the change and the settling read what the lock holder committed.
-                lockGroups(groupQueues, groups);
-            }
-            MapSqlParameterSource params = new MapSqlParameterSource()
-                .addValue("queues", SqlArrays.bigints(receipts.stream().map(Receipt::queueId).toList()))
-                .addValue("ids", SqlArrays.bigints(receipts.stream().map(Receipt::id).toList()))
-                .addValue("receipts", SqlArrays.bigints(receipts.stream().map(Receipt::receipt).toList()))
-                .addValue("relaxed", relaxed);
-            if (seconds != null) {
-                params.addValue("seconds", SqlArrays.ints(seconds));
-            }
-            List<Long> done = this.jdbc.queryForList(sql(statement), params, Long.class);
-            if (!grouped.isEmpty()) {
-                settleGroups(groupQueues, groups);
-            }
-            List<Long> missed = receipts.stream().map(Receipt::id).filter(id -> !done.contains(id)).toList();
-            Map<Long, ReceiptOutcome> misses = new HashMap<>();
-            if (!missed.isEmpty()) {
-                Map<Long, Long> latest = new HashMap<>();
-                Map<Long, Boolean> inFlight = new HashMap<>();
-                this.jdbc.query(sql(MessageStatements.RECEIPT_STATES),
-                        new MapSqlParameterSource("ids", SqlArrays.bigints(missed)), rs -> {
-                            latest.put(rs.getLong("id"), rs.getObject("receipt", Long.class));
-                            inFlight.put(rs.getLong("id"), rs.getBoolean("in_flight"));
-                        });
-                for (Receipt receipt : receipts) {
-                    if (!done.contains(receipt.id())) {
-                        Long current = latest.get(receipt.id());
-                        misses.put(receipt.id(), !latest.containsKey(receipt.id()) ? ReceiptOutcome.GONE
-                                : current == null || current != receipt.receipt() ? ReceiptOutcome.STALE
-                                        : Boolean.TRUE.equals(inFlight.get(receipt.id())) ? ReceiptOutcome.STALE
-                                                : ReceiptOutcome.NOT_IN_FLIGHT);
-                    }
+        boolean grouped = receipts.stream().anyMatch(r -> r.groupId() != null);
+        // Without FIFO groups to lock, the change is one statement and its own transaction; the
+        // outcomes of receipts that missed are read after it.
+        return grouped ? inTransaction(() -> byReceiptNow(receipts, statement, seconds, relaxed))
+                : byReceiptNow(receipts, statement, seconds, relaxed);
+    }
+
+    private List<ReceiptOutcome> byReceiptNow(List<Receipt> receipts, String statement, List<Integer> seconds,
+            boolean relaxed) {
+        List<Receipt> grouped = receipts.stream().filter(r -> r.groupId() != null).toList();
+        List<Long> groupQueues = grouped.stream().map(Receipt::queueId).toList();
+        List<String> groups = grouped.stream().map(Receipt::groupId).toList();
+        if (!grouped.isEmpty()) {
+            // Before the change, in its own statement: the change and the settling read what the lock holder committed.
+            lockGroups(groupQueues, groups);
+        }
+        MapSqlParameterSource params = new MapSqlParameterSource()
+            .addValue("queues", SqlArrays.bigints(receipts.stream().map(Receipt::queueId).toList()))
+            .addValue("ids", SqlArrays.bigints(receipts.stream().map(Receipt::id).toList()))
+            .addValue("receipts", SqlArrays.bigints(receipts.stream().map(Receipt::receipt).toList()))
+            .addValue("relaxed", relaxed);
+        if (seconds != null) {
+            params.addValue("seconds", SqlArrays.ints(seconds));
+        }
+        List<Long> done = this.jdbc.queryForList(sql(statement), params, Long.class);
+        if (!grouped.isEmpty()) {
+            settleGroups(groupQueues, groups);
+        }
+        List<Long> missed = receipts.stream().map(Receipt::id).filter(id -> !done.contains(id)).toList();
+        Map<Long, ReceiptOutcome> misses = new HashMap<>();
+        if (!missed.isEmpty()) {
+            Map<Long, Long> latest = new HashMap<>();
+            Map<Long, Boolean> inFlight = new HashMap<>();
+            this.jdbc.query(sql(MessageStatements.RECEIPT_STATES),
+                    new MapSqlParameterSource("ids", SqlArrays.bigints(missed)), rs -> {
+                        latest.put(rs.getLong("id"), rs.getObject("receipt", Long.class));
+                        inFlight.put(rs.getLong("id"), rs.getBoolean("in_flight"));
+                    });
+            for (Receipt receipt : receipts) {
+                if (!done.contains(receipt.id())) {
+                    Long current = latest.get(receipt.id());
+                    misses.put(receipt.id(), !latest.containsKey(receipt.id()) ? ReceiptOutcome.GONE
+                            : current == null || current != receipt.receipt() ? ReceiptOutcome.STALE
+                                    : Boolean.TRUE.equals(inFlight.get(receipt.id())) ? ReceiptOutcome.STALE
+                                            : ReceiptOutcome.NOT_IN_FLIGHT);
                 }
             }
-            return receipts.stream().map(r -> misses.getOrDefault(r.id(), ReceiptOutcome.DONE)).toList();
-        });
+        }
+        return receipts.stream().map(r -> misses.getOrDefault(r.id(), ReceiptOutcome.DONE)).toList();
     }
 
     /**

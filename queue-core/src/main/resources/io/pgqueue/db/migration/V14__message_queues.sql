@@ -44,6 +44,10 @@ CREATE TABLE message (
     CHECK ((receive_count = 0) = (receipt IS NULL))
 );
 
+-- As the job table (V6): VACUUM keeps the empty tail pages for the next messages instead of
+-- truncating them under an ACCESS EXCLUSIVE lock that stalls every send, receive and delete.
+ALTER TABLE message SET (vacuum_truncate = false);
+
 -- Receive: the visible messages of a queue, oldest first; its first entry is also the next to become visible.
 CREATE INDEX message_visible_idx ON message (queue_id, visible_at, id);
 
