@@ -306,4 +306,27 @@ class QueueMonitoringTests {
     private static Map<String, Object> map(Object value) {
         return (Map<String, Object>) value;
     }
+
+    @Test
+    void messageQueuesAppearInTheEndpointTheHealthAndTheGauges() {
+        this.runner.withPropertyValues("pgqueue.stats.interval=200ms").run(context -> {
+            io.pgqueue.message.MessageQueues messages = context.getBean(io.pgqueue.message.MessageQueues.class);
+            messages.createQueue("inbox", io.pgqueue.message.MessageQueueAttributes.defaults(), Map.of());
+            messages.send("inbox", io.pgqueue.message.OutgoingMessage.of("one"));
+            messages.send("inbox", io.pgqueue.message.OutgoingMessage.of("two"));
+            messages.receive("inbox", io.pgqueue.message.ReceiveRequest.of(1).withWaitTime(Duration.ZERO));
+            QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+            // The periodic count (every 200 ms here) catches up with the sends and the receive.
+            await().atMost(Duration.ofSeconds(10)).ignoreExceptions().untilAsserted(() -> assertThat(
+                    map(map(map(endpoint.queues().get("messageQueues")).get("queues")).get("inbox")))
+                .containsEntry("visible", 1L).containsEntry("inFlight", 1L).containsEntry("delayed", 0L));
+            Health health = context.getBean(QueueHealthIndicator.class).health();
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(map(map(health.getDetails().get("messageQueues")).get("inbox"))).containsEntry("inFlight", 1L);
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get("pgqueue.messages.visible").tag("queue", "inbox").gauge().value()).isEqualTo(1);
+            assertThat(registry.get("pgqueue.messages.sent").tag("queue", "inbox").counter().count()).isEqualTo(2);
+        });
+    }
+
 }

@@ -3,7 +3,6 @@ package io.pgqueue.message;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,9 +12,6 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
 import javax.sql.DataSource;
@@ -33,9 +29,6 @@ import io.pgqueue.worker.NotificationListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
-import tools.jackson.core.type.TypeReference;
-import tools.jackson.databind.ObjectMapper;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Message queues with the model of Amazon SQS, on the queue's database: consumers pull messages,
@@ -60,21 +53,11 @@ public final class MessageQueues implements AutoCloseable {
     /** How long a node trusts the settings of a queue it read, for changes made on other nodes. */
     static final Duration QUEUE_CACHE_TIME = Duration.ofSeconds(1);
 
-    /** How often expired messages and deduplication ids are deleted. */
-    static final Duration SWEEP_INTERVAL = Duration.ofSeconds(60);
-
-    private static final int SWEEP_BATCH = 10_000;
-
     /** Threads that run woken long-poll receives. */
     private static final int RECEIVER_THREADS = 4;
 
     /** Sends and deletes in one grouped transaction at most. */
     private static final int GROUP_MAX = 500;
-
-    private static final ObjectMapper JSON = JsonMapper.builder().build();
-
-    private static final TypeReference<Map<String, Map<String, String>>> ATTRIBUTES = new TypeReference<>() {
-    };
 
     private final MessageStore store;
 
@@ -88,17 +71,12 @@ public final class MessageQueues implements AutoCloseable {
 
     private final MessageQueueEvents events;
 
-    private final Duration countInterval;
-
-    private final Duration vacuumInterval;
-
-    private volatile Counted counted;
+    private final MessageHousekeeping housekeeping;
 
     private LongPolls longPolls;
 
     private NotificationListener listener;
 
-    private ScheduledExecutorService sweeper;
 
     private volatile boolean started;
 
@@ -125,9 +103,8 @@ public final class MessageQueues implements AutoCloseable {
     public MessageQueues(DataSource dataSource, QueueConfig config, MessageQueueEvents events, Duration countInterval,
             Duration vacuumInterval) {
         this.dataSource = dataSource;
-        this.countInterval = countInterval;
-        this.vacuumInterval = vacuumInterval;
         this.store = new MessageStore(dataSource, config);
+        this.housekeeping = new MessageHousekeeping(this.store, this::counts, events, countInterval, vacuumInterval);
         this.events = events;
         this.sends = new GroupCommitter<>("message-send", this.store::send, 1, GROUP_MAX);
         this.deletes = new GroupCommitter<>("message-delete", this.store::delete, 1, GROUP_MAX);
@@ -147,27 +124,7 @@ public final class MessageQueues implements AutoCloseable {
         this.listener = new NotificationListener(this.dataSource, List.of(this.store.channel()),
                 (channel, payload) -> polls.announce(Long.parseLong(payload)), polls::announceAll, "-messages");
         this.listener.start();
-        this.sweeper = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "pgqueue-message-sweeper");
-            thread.setDaemon(true);
-            return thread;
-        });
-        this.sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL.toMillis(), SWEEP_INTERVAL.toMillis(),
-                TimeUnit.MILLISECONDS);
-        this.sweeper.scheduleWithFixedDelay(this::count, 0, this.countInterval.toMillis(), TimeUnit.MILLISECONDS);
-        if (!this.vacuumInterval.isZero()) {
-            this.sweeper.scheduleWithFixedDelay(this::vacuum, this.vacuumInterval.toMillis(),
-                    this.vacuumInterval.toMillis(), TimeUnit.MILLISECONDS);
-        }
-    }
-
-    private void vacuum() {
-        try {
-            this.store.vacuum();
-        }
-        catch (RuntimeException ex) {
-            log.debug("Could not vacuum the message table: {}", ex.toString());
-        }
+        this.housekeeping.start();
     }
 
     /**
@@ -191,18 +148,7 @@ public final class MessageQueues implements AutoCloseable {
 
     /** @return the latest periodic count of every queue's messages, empty before the first */
     public java.util.Optional<Counted> latestCounts() {
-        return java.util.Optional.ofNullable(this.counted);
-    }
-
-    private void count() {
-        try {
-            Map<String, MessageQueueCounts> counts = counts();
-            this.counted = new Counted(counts, Instant.now());
-            this.events.counted(counts);
-        }
-        catch (RuntimeException ex) {
-            log.debug("Counting the messages of message queues failed: {}", ex.toString());
-        }
+        return this.housekeeping.latestCounts();
     }
 
     /** Ends waiting receives with no messages, stops listening, the sweep and the group commits; idempotent. */
@@ -211,7 +157,7 @@ public final class MessageQueues implements AutoCloseable {
         if (this.listener != null) {
             this.listener.stop();
             this.longPolls.close();
-            this.sweeper.shutdownNow();
+            this.housekeeping.stop();
             this.listener = null;
         }
         this.sends.close();
@@ -550,7 +496,7 @@ public final class MessageQueues implements AutoCloseable {
                     : MessageDigests.sha256OfBody(message.body());
         }
         return new NewMessage(queue.id(), UUID.randomUUID().toString(), message.body(),
-                attributesJson(message.attributes()), (int) delay.toSeconds(), group, dedup);
+                MessageAttributesJson.write(message.attributes()), (int) delay.toSeconds(), group, dedup);
     }
 
     private static SentMessage sentMessage(MessageQueueInfo queue, OutgoingMessage message, Sent sent) {
@@ -633,7 +579,7 @@ public final class MessageQueues implements AutoCloseable {
         List<ReceivedMessage> received = new ArrayList<>(rows.size());
         Instant now = Instant.now();
         for (StoredMessage row : rows) {
-            Map<String, MessageAttributeValue> attributes = attributes(row.attributes());
+            Map<String, MessageAttributeValue> attributes = MessageAttributesJson.read(row.attributes());
             received.add(new ReceivedMessage(row.messageId(),
                     ReceiptHandles.encode(new Receipt(queue.id(), row.id(), row.receipt(), row.groupId())), row.body(),
                     MessageDigests.md5OfBody(row.body()), attributes, MessageDigests.md5OfAttributes(attributes),
@@ -788,54 +734,8 @@ public final class MessageQueues implements AutoCloseable {
         }
     }
 
-    // Attributes as JSON
-
-    private static String attributesJson(Map<String, MessageAttributeValue> attributes) {
-        if (attributes.isEmpty()) {
-            return null;
-        }
-        Map<String, Map<String, String>> json = new TreeMap<>();
-        attributes.forEach((name, value) -> json.put(name, value.binary()
-                ? Map.of("type", value.dataType(), "binary", Base64.getEncoder().encodeToString(value.binaryValue()))
-                : Map.of("type", value.dataType(), "string", value.stringValue())));
-        return JSON.writeValueAsString(json);
-    }
-
-    private static Map<String, MessageAttributeValue> attributes(String json) {
-        if (json == null) {
-            return Map.of();
-        }
-        Map<String, MessageAttributeValue> attributes = new TreeMap<>();
-        JSON.readValue(json, ATTRIBUTES).forEach((name, value) -> attributes.put(name,
-                value.containsKey("binary")
-                        ? new MessageAttributeValue(value.get("type"), null, Base64.getDecoder().decode(value.get("binary")))
-                        : new MessageAttributeValue(value.get("type"), value.get("string"), null)));
-        return attributes;
-    }
-
-    // Retention
-
-    private void sweep() {
-        try {
-            for (MessageQueueInfo queue : this.store.listQueues("", "", Integer.MAX_VALUE)) {
-                int deleted;
-                do {
-                    deleted = this.store.deleteExpired(queue, SWEEP_BATCH);
-                    if (deleted > 0) {
-                        log.debug("Deleted {} messages of queue {} older than its retention", deleted, queue.name());
-                    }
-                }
-                while (deleted == SWEEP_BATCH);
-            }
-            this.store.deleteExpiredDeduplicationIds();
-        }
-        catch (RuntimeException ex) {
-            log.warn("Deleting expired messages failed, retrying in {} s: {}", SWEEP_INTERVAL.toSeconds(), ex.toString());
-        }
-    }
-
     /** Runs the retention sweep now (it also runs every minute once started). */
     public void deleteExpired() {
-        sweep();
+        this.housekeeping.sweep();
     }
 }
