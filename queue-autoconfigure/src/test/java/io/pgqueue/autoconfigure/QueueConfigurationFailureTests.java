@@ -163,10 +163,15 @@ class QueueConfigurationFailureTests {
     private static void assertFailure(ApplicationContextRunner runner, String description, String action) {
         runner.run(context -> {
             assertThat(context).hasFailed();
-            FailureAnalysis analysis = new QueueConfigurationFailureAnalyzer().analyze(context.getStartupFailure());
-            assertThat(analysis).as("failure analysis of %s", context.getStartupFailure()).isNotNull();
-            assertThat(analysis.getDescription()).startsWith("pgqueue could not start: ").contains(description);
-            assertThat(analysis.getAction()).contains(action);
+            assertAnalysis(context.getStartupFailure(), description, action);
         });
+    }
+
+    /** Checks the report the failure analyzer makes of a start-up failure. */
+    static void assertAnalysis(Throwable failure, String description, String action) {
+        FailureAnalysis analysis = new QueueConfigurationFailureAnalyzer().analyze(failure);
+        assertThat(analysis).as("failure analysis of %s", failure).isNotNull();
+        assertThat(analysis.getDescription()).startsWith("pgqueue could not start: ").contains(description);
+        assertThat(analysis.getAction()).contains(action);
     }
 }

@@ -5,7 +5,6 @@ import io.pgqueue.message.MessageQueues;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -83,10 +82,7 @@ class QueueSqsAutoConfigurationTests {
     private static void assertFailure(WebApplicationContextRunner runner, String description, String action) {
         runner.run(context -> {
             assertThat(context).hasFailed();
-            FailureAnalysis analysis = new QueueConfigurationFailureAnalyzer().analyze(context.getStartupFailure());
-            assertThat(analysis).as("failure analysis of %s", context.getStartupFailure()).isNotNull();
-            assertThat(analysis.getDescription()).startsWith("pgqueue could not start: ").contains(description);
-            assertThat(analysis.getAction()).contains(action);
+            QueueConfigurationFailureTests.assertAnalysis(context.getStartupFailure(), description, action);
         });
     }
 }

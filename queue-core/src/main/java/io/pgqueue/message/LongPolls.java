@@ -217,15 +217,6 @@ final class LongPolls implements AutoCloseable {
         waiter.future.complete(List.of());
     }
 
-    /** @return the receives waiting now */
-    int waiting() {
-        return this.waiters.values().stream().mapToInt(line -> {
-            synchronized (line) {
-                return line.size();
-            }
-        }).sum();
-    }
-
     /** Ends every waiting receive with no messages and stops the threads. */
     @Override
     public void close() {

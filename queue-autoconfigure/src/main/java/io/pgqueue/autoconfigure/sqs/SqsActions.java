@@ -18,6 +18,7 @@ import io.pgqueue.message.MessageDigests;
 import io.pgqueue.message.MessageQueueAttributes;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueError;
+import io.pgqueue.message.MessageQueueException;
 import io.pgqueue.message.MessageQueueInfo;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.message.OutgoingMessage;
@@ -106,9 +107,9 @@ final class SqsActions {
             case "ListQueueTags" -> listQueueTags(request, caller);
             case "ListDeadLetterSourceQueues" -> listDeadLetterSourceQueues(request, caller);
             case "AddPermission", "RemovePermission", "StartMessageMoveTask", "CancelMessageMoveTask",
-                    "ListMessageMoveTasks" -> throw new SqsRequestException(MessageQueueError.INVALID_ACTION,
+                    "ListMessageMoveTasks" -> throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                             "The action " + action + " is not supported by pgqueue.");
-            default -> throw new SqsRequestException(MessageQueueError.INVALID_ACTION,
+            default -> throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                     "The action " + action + " is not valid for this endpoint.");
         };
         return CompletableFuture.completedFuture(response);
@@ -152,7 +153,7 @@ final class SqsActions {
             return new String(Base64.getUrlDecoder().decode(token), java.nio.charset.StandardCharsets.UTF_8);
         }
         catch (IllegalArgumentException ex) {
-            throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE, "Invalid NextToken value.");
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Invalid NextToken value.");
         }
     }
 
@@ -170,7 +171,7 @@ final class SqsActions {
         boolean all = names.contains("All");
         for (String name : names) {
             if (!name.equals("All") && !QUEUE_ATTRIBUTES.contains(name)) {
-                throw new SqsRequestException(MessageQueueError.INVALID_ATTRIBUTE_NAME, "Unknown Attribute " + name + ".");
+                throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_NAME, "Unknown Attribute " + name + ".");
             }
         }
         Map<String, String> values = new LinkedHashMap<>();
@@ -216,7 +217,7 @@ final class SqsActions {
         MessageQueueInfo queue = this.queues.getQueue(queueName(request, caller));
         Map<String, String> attributes = stringMap(request.get("Attributes"), "Attributes");
         if (attributes.isEmpty()) {
-            throw new SqsRequestException(MessageQueueError.MISSING_PARAMETER,
+            throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                     "The request must contain the parameter Attributes.");
         }
         this.queues.setAttributes(queue.name(), attributes(attributes, queue.attributes(), queue.name()));
@@ -270,7 +271,7 @@ final class SqsActions {
                 case "RedrivePolicy" -> attributes.withRedrivePolicy(value.isBlank() ? null : redrivePolicy(value));
                 case "FifoQueue" -> {
                     if (bool(entry) != name.endsWith(".fifo")) {
-                        throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE, bool(entry)
+                        throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, bool(entry)
                                 ? "The name of a FIFO queue must end with the .fifo suffix."
                                 : "A queue named .fifo is a FIFO queue: FifoQueue cannot be false.");
                     }
@@ -278,7 +279,7 @@ final class SqsActions {
                 }
                 default -> {
                     if (!IGNORED_ATTRIBUTES.contains(entry.getKey())) {
-                        throw new SqsRequestException(MessageQueueError.INVALID_ATTRIBUTE_NAME,
+                        throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_NAME,
                                 "Unknown Attribute " + entry.getKey() + ".");
                     }
                     yield attributes;
@@ -293,14 +294,14 @@ final class SqsActions {
             return Duration.ofSeconds(Long.parseLong(entry.getValue().strip()));
         }
         catch (NumberFormatException ex) {
-            throw new SqsRequestException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
+            throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
                     "Invalid value for the parameter " + entry.getKey() + ": " + entry.getValue());
         }
     }
 
     private static boolean bool(Map.Entry<String, String> entry) {
         if (!entry.getValue().equalsIgnoreCase("true") && !entry.getValue().equalsIgnoreCase("false")) {
-            throw new SqsRequestException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
+            throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
                     "Invalid value for the parameter " + entry.getKey() + ": " + entry.getValue());
         }
         return Boolean.parseBoolean(entry.getValue());
@@ -316,7 +317,7 @@ final class SqsActions {
         }
         if (policy == null || !policy.isObject() || policy.get("deadLetterTargetArn") == null
                 || policy.get("maxReceiveCount") == null) {
-            throw new SqsRequestException(MessageQueueError.INVALID_ATTRIBUTE_VALUE, "Value " + json + " for parameter "
+            throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_VALUE, "Value " + json + " for parameter "
                     + "RedrivePolicy is invalid. Reason: Redrive policy needs deadLetterTargetArn and maxReceiveCount.");
         }
         String arn = policy.get("deadLetterTargetArn").asString();
@@ -325,7 +326,7 @@ final class SqsActions {
             count = Integer.parseInt(policy.get("maxReceiveCount").asString().strip());
         }
         catch (NumberFormatException ex) {
-            throw new SqsRequestException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
+            throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
                     "Value " + json + " for parameter RedrivePolicy is invalid. Reason: maxReceiveCount is not a number.");
         }
         return new RedrivePolicy(arn.substring(arn.lastIndexOf(':') + 1), count);
@@ -358,7 +359,7 @@ final class SqsActions {
             try {
                 entries.add(new BatchEntry<>(id, outgoing(entry)));
             }
-            catch (io.pgqueue.message.MessageQueueException ex) {
+            catch (MessageQueueException ex) {
                 unreadable.add(new BatchEntryFailure(id, ex.error(), ex.getMessage()));
             }
         }
@@ -385,7 +386,7 @@ final class SqsActions {
     private OutgoingMessage outgoing(JsonNode request) {
         String body = optional(request, "MessageBody");
         if (body == null) {
-            throw new SqsRequestException(MessageQueueError.MISSING_PARAMETER,
+            throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                     "The request must contain the parameter MessageBody.");
         }
         Integer delay = integer(request, "DelaySeconds");
@@ -400,7 +401,7 @@ final class SqsActions {
             return attributes;
         }
         if (!node.isObject()) {
-            throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE, "MessageAttributes must be a map");
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "MessageAttributes must be a map");
         }
         for (String name : node.propertyNames()) {
             JsonNode value = node.get(name);
@@ -408,7 +409,7 @@ final class SqsActions {
             String text = optional(value, "StringValue");
             String binary = optional(value, "BinaryValue");
             if (type == null) {
-                throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE,
+                throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE,
                         "The message attribute '" + name + "' must contain a non-empty attribute type.");
             }
             byte[] bytes = null;
@@ -417,7 +418,7 @@ final class SqsActions {
                     bytes = Base64.getMimeDecoder().decode(binary);
                 }
                 catch (IllegalArgumentException ex) {
-                    throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE,
+                    throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE,
                             "The message attribute '" + name + "' has a BinaryValue that is not base64.");
                 }
             }
@@ -521,7 +522,7 @@ final class SqsActions {
     private ObjectNode changeMessageVisibility(ObjectNode request, Caller caller) {
         Integer timeout = integer(request, "VisibilityTimeout");
         if (timeout == null) {
-            throw new SqsRequestException(MessageQueueError.MISSING_PARAMETER,
+            throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                     "The request must contain the parameter VisibilityTimeout.");
         }
         this.queues.changeVisibility(queueName(request, caller), required(request, "ReceiptHandle"),
@@ -563,7 +564,7 @@ final class SqsActions {
             return List.of();
         }
         if (!entries.isArray()) {
-            throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE, "Entries must be a list");
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Entries must be a list");
         }
         List<JsonNode> list = new ArrayList<>();
         entries.forEach(list::add);
@@ -577,7 +578,7 @@ final class SqsActions {
             if (caller.pathQueue() != null) {
                 return caller.pathQueue();
             }
-            throw new SqsRequestException(MessageQueueError.MISSING_PARAMETER,
+            throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                     "The request must contain the parameter QueueUrl.");
         }
         String path = url.strip();
@@ -598,7 +599,7 @@ final class SqsActions {
     private static String required(JsonNode request, String name) {
         String value = optional(request, name);
         if (value == null || value.isEmpty()) {
-            throw new SqsRequestException(MessageQueueError.MISSING_PARAMETER,
+            throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                     "The request must contain the parameter " + name + ".");
         }
         return value;
@@ -610,7 +611,7 @@ final class SqsActions {
             return null;
         }
         if (!value.isValueNode()) {
-            throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE, name + " must be a single value");
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, name + " must be a single value");
         }
         return value.asString();
     }
@@ -624,7 +625,7 @@ final class SqsActions {
             return Integer.valueOf(value.strip());
         }
         catch (NumberFormatException ex) {
-            throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE,
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE,
                     "Value " + value + " for parameter " + name + " is invalid. Reason: it is not an integer.");
         }
     }
@@ -635,7 +636,7 @@ final class SqsActions {
             return map;
         }
         if (!node.isObject()) {
-            throw new SqsRequestException(MessageQueueError.INVALID_PARAMETER_VALUE, name + " must be a map");
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, name + " must be a map");
         }
         for (String key : node.propertyNames()) {
             JsonNode value = node.get(key);

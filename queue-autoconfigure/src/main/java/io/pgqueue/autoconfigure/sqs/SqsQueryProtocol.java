@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import io.pgqueue.message.MessageQueueError;
+import io.pgqueue.message.MessageQueueException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
@@ -93,7 +94,7 @@ final class SqsQueryProtocol {
                 for (JsonNode entry : entries) {
                     JsonNode key = entry.get(map[2]);
                     if (key == null || !key.isString()) {
-                        throw new SqsRequestException(MessageQueueError.MISSING_PARAMETER,
+                        throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                                 "Every " + name + ".N needs its " + map[2]);
                     }
                     asMap.set(key.asString(), entry.get(map[3]));

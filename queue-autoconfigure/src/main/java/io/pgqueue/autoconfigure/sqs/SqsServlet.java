@@ -79,7 +79,7 @@ final class SqsServlet extends HttpServlet {
         String action = null;
         try {
             if (!request.getMethod().equals("POST") && !(request.getMethod().equals("GET") && !json)) {
-                throw new SqsRequestException(MessageQueueError.INVALID_ACTION,
+                throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                         "The SQS API takes POST requests (or GET with a query protocol Action)");
             }
             byte[] body = body(request);
@@ -87,7 +87,7 @@ final class SqsServlet extends HttpServlet {
             ObjectNode parameters;
             if (json) {
                 if (target == null || !target.startsWith(JSON_TARGET_PREFIX)) {
-                    throw new SqsRequestException(MessageQueueError.INVALID_ACTION,
+                    throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                             "X-Amz-Target must name an AmazonSQS action, not " + target);
                 }
                 action = target.substring(JSON_TARGET_PREFIX.length());
@@ -98,7 +98,7 @@ final class SqsServlet extends HttpServlet {
                 JsonNode named = parameters.remove("Action");
                 parameters.remove("Version");
                 if (named == null || named.asString().isEmpty()) {
-                    throw new SqsRequestException(MessageQueueError.MISSING_PARAMETER,
+                    throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                             "The request must contain the parameter Action.");
                 }
                 action = named.asString();
@@ -207,7 +207,7 @@ final class SqsServlet extends HttpServlet {
             for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
                 bytes.write(buffer, 0, read);
                 if (bytes.size() > MAX_REQUEST_BYTES) {
-                    throw new SqsRequestException(MessageQueueError.BATCH_REQUEST_TOO_LONG,
+                    throw new MessageQueueException(MessageQueueError.BATCH_REQUEST_TOO_LONG,
                             "The request is larger than " + MAX_REQUEST_BYTES + " bytes.");
                 }
             }
@@ -228,7 +228,7 @@ final class SqsServlet extends HttpServlet {
         catch (RuntimeException ex) {
             // reported below
         }
-        throw new SqsRequestException(MessageQueueError.MALFORMED_REQUEST, "The request body is not a JSON object.");
+        throw new MessageQueueException(MessageQueueError.MALFORMED_REQUEST, "The request body is not a JSON object.");
     }
 
     /** The query string's parameters and, for a form post, the body's. */
