@@ -97,6 +97,30 @@ public @interface QueueTask {
     Class<? extends Throwable>[] terminal() default {};
 
     /**
+     * Maximum number of this task's jobs running at once across all nodes; {@code 0} for no such
+     * limit. Claims count the task's running jobs under a lock of the task, so concurrent claims never
+     * overshoot, and a dead node's jobs hold their slots only until their leases expire. Give every
+     * node that runs the task the same limit.
+     * @return the global concurrency, or 0
+     */
+    int globalConcurrency() default 0;
+
+    /**
+     * Maximum number of this task's jobs starting per period across all nodes, as
+     * {@code permits/period} ({@code "100/1s"}, {@code "6000/1m"}); empty for no such limit. Starts
+     * are spaced evenly; after an idle spell up to {@link #rateBurst()} start at once.
+     * @return the rate limit, or empty
+     */
+    String rate() default "";
+
+    /**
+     * How many jobs may start at once after an idle spell under {@link #rate()}; {@code 0} for the
+     * default, a tenth of the permits per period (at least 1).
+     * @return the burst, or 0
+     */
+    int rateBurst() default 0;
+
+    /**
      * Dedup policies that can be named in an annotation or a property.
      */
     enum DedupMode {

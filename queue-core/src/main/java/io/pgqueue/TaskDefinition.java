@@ -22,10 +22,12 @@ import io.pgqueue.retry.RetryPolicy;
  * @param terminalExceptions exception types that fail a job at once, without retries
  * @param dedupKey derives a job's dedup key from its payload when the enqueue gives none, or {@code null}
  * @param handlerType the handler class, for typed enqueues ({@code enqueue(SendPush.class, payload)}), or {@code null}
+ * @param globalConcurrency the most jobs of the task running at once across all nodes, or 0 for no such limit
+ * @param rateLimit the most jobs of the task starting per period across all nodes, or {@code null} for no such limit
  */
 public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPolicy, int priority,
         Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions,
-        Function<Object, String> dedupKey, Class<?> handlerType) {
+        Function<Object, String> dedupKey, Class<?> handlerType, int globalConcurrency, RateLimit rateLimit) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
 
@@ -44,6 +46,8 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
             if (delayTolerance != null) {
                 InvalidSettingException.notNegative(delayTolerance, "delay-tolerance");
             }
+            InvalidSettingException.require(globalConcurrency >= 0, "global-concurrency", globalConcurrency,
+                    "must be at least 1, or 0 for no limit");
         }
         catch (InvalidSettingException ex) {
             throw ex.within("tasks." + name);
@@ -58,6 +62,14 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
      */
     public static Builder builder(String name) {
         return new Builder(name);
+    }
+
+    /**
+     * @return whether the task has a limit across nodes (global concurrency or rate), which its claims
+     * take under a lock of the task
+     */
+    public boolean hasGlobalLimits() {
+        return this.globalConcurrency > 0 || this.rateLimit != null;
     }
 
     /**
@@ -122,6 +134,10 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         private Function<Object, String> dedupKey;
 
         private Class<?> handlerType;
+
+        private int globalConcurrency;
+
+        private RateLimit rateLimit;
 
         private Builder(String name) {
             this.name = name;
@@ -219,12 +235,35 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
 
         /**
+         * Limits how many jobs of the task run at once across all nodes. Every node that runs the
+         * task must be given the same limit: a node enforces the limits it is configured with.
+         * @param globalConcurrency at least 1, or 0 for no limit
+         * @return this builder
+         */
+        public Builder globalConcurrency(int globalConcurrency) {
+            this.globalConcurrency = globalConcurrency;
+            return this;
+        }
+
+        /**
+         * Limits how many jobs of the task start per period across all nodes. Every node that runs
+         * the task must be given the same limit.
+         * @param rateLimit the limit, or {@code null} for none
+         * @return this builder
+         */
+        public Builder rateLimit(RateLimit rateLimit) {
+            this.rateLimit = rateLimit;
+            return this;
+        }
+
+        /**
          * Builds the definition.
          * @return the definition
          */
         public TaskDefinition build() {
             return new TaskDefinition(this.name, this.maxAttempts, this.retryPolicy, this.priority,
-                    this.delayTolerance, this.dedupPolicy, this.terminalExceptions, this.dedupKey, this.handlerType);
+                    this.delayTolerance, this.dedupPolicy, this.terminalExceptions, this.dedupKey, this.handlerType,
+                    this.globalConcurrency, this.rateLimit);
         }
     }
 }

@@ -6,11 +6,15 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
+import io.pgqueue.RateLimit;
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.balance.BalancerService;
 import io.pgqueue.message.MessageQueues;
+import io.pgqueue.observe.LimitStatus;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.shard.PartitionMap;
@@ -314,8 +318,29 @@ public class QueueEndpoint {
         QueueTaskBindings.Binding binding = this.tasks.all().get(task);
         if (binding != null) {
             body.put("settings", settings(binding));
+            if (binding.definition().hasGlobalLimits()) {
+                body.put("limits", limits(binding.definition(), stats));
+            }
         }
         return body;
+    }
+
+    /** A task's limits across nodes, how much of them is in use and what waits on them. */
+    private static Map<String, Object> limits(TaskDefinition definition, TaskStats stats) {
+        Map<String, Object> limits = new LinkedHashMap<>();
+        if (definition.globalConcurrency() > 0) {
+            limits.put("globalConcurrency", definition.globalConcurrency());
+            limits.put("claimed", stats.starting() + stats.running());
+        }
+        RateLimit rate = definition.rateLimit();
+        if (rate != null) {
+            limits.put("rate", rate.permits() + "/" + InvalidSettingException.display(rate.period()));
+            limits.put("rateBurst", rate.burst());
+        }
+        LimitStatus status = LimitStatus.of(definition, stats);
+        limits.put("waitingJobs", status.waitingJobs());
+        limits.put("waitingOn", status.reason());
+        return limits;
     }
 
     private static Map<String, Object> settings(QueueTaskBindings.Binding binding) {

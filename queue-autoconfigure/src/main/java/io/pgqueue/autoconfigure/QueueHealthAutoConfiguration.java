@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 
+import io.pgqueue.TaskRegistry;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueStatsPoller;
 import org.springframework.beans.factory.ObjectProvider;
@@ -27,7 +28,8 @@ public final class QueueHealthAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "queueHealthIndicator")
     QueueHealthIndicator queueHealthIndicator(QueueStatsPoller stats, QueueProperties properties,
-            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<MessageQueues> messages) {
+            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<MessageQueues> messages,
+            ObjectProvider<TaskRegistry> tasks) {
         QueueProperties.Health health = properties.getHealth();
         QueueSettingsMapper.require(health.getMaxStuckLeases() >= 0, "pgqueue.health.max-stuck-leases",
                 health.getMaxStuckLeases(), "must not be negative");
@@ -45,6 +47,9 @@ public final class QueueHealthAutoConfiguration {
                 lifecycle == null ? List::of : lifecycle::pools, () -> {
                     MessageQueues queues = messages.getIfAvailable();
                     return queues == null ? java.util.Optional.empty() : queues.latestCounts();
+                }, task -> {
+                    TaskRegistry registry = tasks.getIfAvailable();
+                    return registry == null ? java.util.Optional.empty() : registry.find(task);
                 });
     }
 }

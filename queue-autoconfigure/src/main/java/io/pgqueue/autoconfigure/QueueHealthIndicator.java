@@ -9,7 +9,9 @@ import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.message.MessageQueues;
+import io.pgqueue.observe.LimitStatus;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
@@ -48,6 +50,8 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 
     private final Supplier<Optional<MessageQueues.Counted>> messageCounts;
 
+    private final Function<String, Optional<TaskDefinition>> definitions;
+
     private Instant stuckSince;
 
     /**
@@ -80,7 +84,30 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
     public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
             Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
             Supplier<List<PoolState>> pools, Supplier<Optional<MessageQueues.Counted>> messageCounts) {
+        this(stats, maxStuckLeases, rescueInterval, maxLag, maxTransactionAge, problem, pools, messageCounts,
+                task -> Optional.empty());
+    }
+
+    /**
+     * Creates the indicator, knowing the tasks' limits across nodes: a task whose due jobs wait on
+     * its own global concurrency or rate is not lagging while the limit explains its lag; it is
+     * listed under {@code waitingOnLimit} with the reason.
+     * @param stats the statistics cache
+     * @param maxStuckLeases stuck leases tolerated
+     * @param rescueInterval how long stuck leases may exceed the limit before it counts
+     * @param maxLag the maximum lag of each task
+     * @param maxTransactionAge the oldest age of a transaction holding back cleanup tolerated
+     * @param problem the status to report when limits are exceeded
+     * @param pools the state of this node's pools (empty without workers)
+     * @param messageCounts the latest count of the message queues' messages, if taken
+     * @param definitions the definition of a task, with its limits, if declared here
+     */
+    public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
+            Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
+            Supplier<List<PoolState>> pools, Supplier<Optional<MessageQueues.Counted>> messageCounts,
+            Function<String, Optional<TaskDefinition>> definitions) {
         super("Queue health check failed");
+        this.definitions = definitions;
         this.messageCounts = messageCounts;
         this.stats = stats;
         this.maxStuckLeases = maxStuckLeases;
@@ -125,6 +152,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
         }
         Map<String, Long> stuck = new LinkedHashMap<>();
         Map<String, Double> lagging = new LinkedHashMap<>();
+        Map<String, String> waiting = new LinkedHashMap<>();
         long totalStuck = 0;
         for (Map.Entry<String, TaskStats> entry : latest.tasks().entrySet()) {
             TaskStats task = entry.getValue();
@@ -132,7 +160,14 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
                 stuck.put(entry.getKey(), task.stuck());
                 totalStuck += task.stuck();
             }
-            if (task.lagSeconds() > this.maxLag.apply(entry.getKey()).toMillis() / 1000.0) {
+            LimitStatus limit = this.definitions.apply(entry.getKey())
+                .map(definition -> LimitStatus.of(definition, task))
+                .orElse(LimitStatus.NONE);
+            double maxLagSeconds = this.maxLag.apply(entry.getKey()).toMillis() / 1000.0;
+            if (limit.waiting()) {
+                waiting.put(entry.getKey(), limit.reason());
+            }
+            if (task.lagSeconds() > maxLagSeconds && !limit.explains(task.lagSeconds(), maxLagSeconds)) {
                 lagging.put(entry.getKey(), task.lagSeconds());
             }
         }
@@ -143,6 +178,9 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
         }
         if (!lagging.isEmpty()) {
             builder.withDetail("lagSeconds", lagging);
+        }
+        if (!waiting.isEmpty()) {
+            builder.withDetail("waitingOnLimit", waiting);
         }
         Duration oldest = latest.oldestTransaction();
         boolean holdingBack = oldest != null && oldest.compareTo(this.maxTransactionAge) > 0;

@@ -50,7 +50,8 @@ public final class QueueMetricsAutoConfiguration {
         }
         QueueStatsPoller poller = stats.getIfAvailable();
         if (poller != null) {
-            binder = binder.withTasks(registered.all().stream().map(TaskDefinition::name).toList(), poller::latest);
+            binder = binder.withTasks(registered.all().stream().map(TaskDefinition::name).toList(), poller::latest)
+                .withLimits(registered.all());
             PgQueue pgQueue = queue.getIfAvailable();
             if (pgQueue != null && pgQueue.shards().sharded()) {
                 binder = binder.withShards(pgQueue.shards().all().stream().map(Shards.Shard::name).toList());

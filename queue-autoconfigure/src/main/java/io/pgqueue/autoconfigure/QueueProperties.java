@@ -881,6 +881,48 @@ public class QueueProperties {
          */
         private Duration maxLag;
 
+        /**
+         * Maximum number of the task's jobs running at once across all nodes (0 for no limit). Give
+         * every node that runs the task the same value.
+         */
+        private Integer globalConcurrency;
+
+        /**
+         * Maximum number of the task's jobs starting per period across all nodes, as permits/period
+         * (e.g. 100/1s, 6000/1m); empty for no limit.
+         */
+        private String rate;
+
+        /**
+         * How many jobs may start at once after an idle spell under the rate limit (default a tenth
+         * of the permits per period, at least 1).
+         */
+        private Integer rateBurst;
+
+        public Integer getGlobalConcurrency() {
+            return this.globalConcurrency;
+        }
+
+        public void setGlobalConcurrency(Integer globalConcurrency) {
+            this.globalConcurrency = globalConcurrency;
+        }
+
+        public String getRate() {
+            return this.rate;
+        }
+
+        public void setRate(String rate) {
+            this.rate = rate;
+        }
+
+        public Integer getRateBurst() {
+            return this.rateBurst;
+        }
+
+        public void setRateBurst(Integer rateBurst) {
+            this.rateBurst = rateBurst;
+        }
+
         public Duration getMaxLag() {
             return this.maxLag;
         }

@@ -13,6 +13,7 @@ import io.pgqueue.InvalidJobException;
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
+import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
@@ -169,8 +170,15 @@ public final class QueueTaskBindings {
         RetryPolicy retry = retryPolicy(beans, annotation.retry(), overrides.getRetry(), prefix + ".retry", where);
         DedupPolicy dedup = dedupPolicy(beans, beanName, type, dedupMode, where);
         Function<Object, String> key = dedupKey(dedupKey, prefix + ".dedup-key", where);
+        int globalConcurrency = overrides.getGlobalConcurrency() != null ? overrides.getGlobalConcurrency()
+                : annotation.globalConcurrency();
+        String rate = overrides.getRate() != null ? overrides.getRate() : annotation.rate();
+        Integer burst = overrides.getRateBurst() != null ? overrides.getRateBurst()
+                : annotation.rateBurst() > 0 ? Integer.valueOf(annotation.rateBurst()) : null;
         return checked(where, () -> {
             TaskDefinition definition = TaskDefinition.builder(annotation.name())
+                .globalConcurrency(globalConcurrency)
+                .rateLimit(rateLimit(annotation.name(), rate, burst))
                 .maxAttempts(maxAttempts)
                 .priority(priority)
                 .delayTolerance(tolerance)
@@ -183,6 +191,21 @@ public final class QueueTaskBindings {
             return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName),
                     payload.getType(), concurrency, timeout, pool));
         });
+    }
+
+    /** @return the task's rate limit, or {@code null} when the rate is empty */
+    private static RateLimit rateLimit(String task, String rate, Integer burst) {
+        if (rate.isBlank()) {
+            InvalidSettingException.require(burst == null, "tasks." + task + ".rate-burst", burst,
+                    "needs a rate ({tasks." + task + ".rate})");
+            return null;
+        }
+        try {
+            return RateLimit.parse(rate, burst);
+        }
+        catch (InvalidSettingException ex) {
+            throw ex.within("tasks." + task);
+        }
     }
 
     /**
@@ -215,6 +238,9 @@ public final class QueueTaskBindings {
         return checked(where, () -> new Binding(TaskDefinition.builder(name)
             .maxAttempts(maxAttempts)
             .priority(priority)
+            // Enforced where handlers run; known here for the health, the endpoint and the gauges.
+            .globalConcurrency(task.getGlobalConcurrency() != null ? task.getGlobalConcurrency() : 0)
+            .rateLimit(rateLimit(name, task.getRate() != null ? task.getRate() : "", task.getRateBurst()))
             .delayTolerance(task.getDelayTolerance())
             // Retries are decided on the nodes that run the handler, with its own settings.
             .retryPolicy(QueueDefaults.RETRY_POLICY)

@@ -10,6 +10,7 @@ import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.QueueStatsPoller;
@@ -130,6 +131,9 @@ class QueueAutoConfigurationTests {
             assertThat(sync.definition().dedupPolicy()).isEqualTo(DedupPolicy.rerun());
             assertThat(sync.definition().dedupKey().apply(new TestHandlers.Sync("photos", 3))).isEqualTo("folder-photos");
             assertThat(sync.definition().isTerminal(new IllegalArgumentException())).isTrue();
+            assertThat(sync.definition().globalConcurrency()).isEqualTo(2);
+            assertThat(sync.definition().rateLimit()).isEqualTo(new RateLimit(600, Duration.ofMinutes(1), 60));
+            assertThat(definition.hasGlobalLimits()).isFalse();
         });
     }
 
@@ -141,7 +145,8 @@ class QueueAutoConfigurationTests {
                     "pgqueue.tasks.send-push.pool=fast", "pgqueue.tasks.send-push.delay-tolerance=100ms",
                     "pgqueue.tasks.send-push.retry.kind=linear", "pgqueue.tasks.send-push.retry.delay=1s",
                     "pgqueue.tasks.send-push.retry.step=2s", "pgqueue.tasks.send-push.dedup-policy=replace-if-ready",
-                    "pgqueue.tasks.send-push.dedup-key=user")
+                    "pgqueue.tasks.send-push.dedup-key=user", "pgqueue.tasks.send-push.global-concurrency=4",
+                    "pgqueue.tasks.send-push.rate=50/s", "pgqueue.tasks.send-push.rate-burst=5")
             .run(context -> {
                 QueueTaskBindings.Binding push = context.getBean(QueueTaskBindings.class).all().get("send-push");
                 assertThat(push.task().concurrency()).isEqualTo(9);
@@ -153,6 +158,8 @@ class QueueAutoConfigurationTests {
                 assertThat(push.definition().retryPolicy().delayAfter(3)).isEqualTo(Duration.ofSeconds(5));
                 assertThat(push.definition().dedupPolicy()).isEqualTo(DedupPolicy.replaceIfReady());
                 assertThat(push.definition().dedupKey().apply(new TestHandlers.Push("u-1", "f"))).isEqualTo("u-1");
+                assertThat(push.definition().globalConcurrency()).isEqualTo(4);
+                assertThat(push.definition().rateLimit()).isEqualTo(new RateLimit(50, Duration.ofSeconds(1), 5));
             });
     }
 

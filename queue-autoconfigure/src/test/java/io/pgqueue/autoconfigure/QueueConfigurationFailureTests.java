@@ -75,6 +75,29 @@ class QueueConfigurationFailureTests {
     }
 
     @Test
+    void anUnreadableRateLimit() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.tasks.send-push.rate=fast"),
+                "invalid value 'fast' for 'pgqueue.tasks.send-push.rate': must be permits/period, e.g. 100/1s",
+                "Fix the value on @QueueTask or under 'pgqueue.tasks.send-push.rate'");
+    }
+
+    @Test
+    void aBurstLargerThanTheRate() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues(
+                "pgqueue.tasks.send-push.rate=10/1s", "pgqueue.tasks.send-push.rate-burst=20"),
+                "invalid value '20' for 'pgqueue.tasks.send-push.rate-burst': must be between 1 and the permits per period (10)",
+                "under 'pgqueue.tasks.send-push.rate-burst'");
+    }
+
+    @Test
+    void aNegativeGlobalConcurrency() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues(
+                "pgqueue.tasks.send-push.global-concurrency=-1"),
+                "invalid value '-1' for 'pgqueue.tasks.send-push.global-concurrency': must be at least 1, or 0 for no limit",
+                "under 'pgqueue.tasks.send-push.global-concurrency'");
+    }
+
+    @Test
     void heartbeatNotShorterThanTheLease() {
         assertFailure(this.runner.withPropertyValues("pgqueue.lease.duration=10s", "pgqueue.lease.heartbeat-interval=10s"),
                 "Invalid value '10s' for 'pgqueue.lease.heartbeat-interval': must be shorter than pgqueue.lease.duration",
@@ -138,7 +161,7 @@ class QueueConfigurationFailureTests {
         // and then fail every claim.
         assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.flyway.enabled=false",
                 "pgqueue.schema=never_migrated"),
-                "The queue schema 'never_migrated' is not migrated to version 14 (missing: function never_migrated.claim_jobs(",
+                "The queue schema 'never_migrated' is not migrated to version 15 (missing: function never_migrated.claim_jobs(",
                 "apply the migrations in classpath:io/pgqueue/db/migration to schema 'never_migrated'");
     }
 

@@ -177,6 +177,55 @@ class QueueMonitoringTests {
     }
 
     @Test
+    void jobsWaitingOnTheirTasksLimitAreShownAndNotCalledLagging() {
+        this.runner.withPropertyValues("pgqueue.tasks.push.global-concurrency=1", "pgqueue.tasks.push.max-lag=1s",
+                "pgqueue.tasks.copy.rate=1/1h", "pgqueue.tasks.copy.max-lag=1s")
+            .run(context -> {
+                QueueClient client = context.getBean(QueueClient.class);
+                JobStore store = context.getBean(JobStore.class);
+                EnqueueOptions late = EnqueueOptions.defaults().withRunAt(java.time.Instant.now().minusSeconds(60));
+                client.enqueueAll(List.of(JobRequest.of("push", 1, late), JobRequest.of("push", 2, late)));
+                client.enqueueAll(List.of(JobRequest.of("copy", 1, late), JobRequest.of("copy", 2, late),
+                        JobRequest.of("copy", 3, late)));
+                // push: its one slot taken by a running job, the other job due for a minute.
+                List<ClaimedJob> slot = store.claim(List.of(new ClaimLimit("push", 5, 1, null)), "worker-1",
+                        JobState.RUNNING, Duration.ofHours(1));
+                assertThat(slot).hasSize(1);
+                context.getBean(QueueStatsPoller.class).refresh();
+
+                Health health = context.getBean(QueueHealthIndicator.class).health();
+                assertThat(health.getStatus()).isEqualTo(Status.UP);
+                assertThat(health.getDetails()).doesNotContainKey("lagSeconds");
+                assertThat(map(health.getDetails().get("waitingOnLimit")))
+                    .containsEntry("push", "global concurrency 1 taken (1 claimed)")
+                    .containsEntry("copy", "rate 1 per 1h: 3 due jobs take 10800.0 s");
+
+                QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+                Map<String, Object> push = map(map(endpoint.queues().get("tasks")).get("push"));
+                assertThat(map(push.get("limits"))).containsEntry("globalConcurrency", 1).containsEntry("claimed", 1L)
+                    .containsEntry("waitingJobs", 1L);
+                Map<String, Object> copy = map(map(endpoint.queues().get("tasks")).get("copy"));
+                assertThat(map(copy.get("limits"))).containsEntry("rate", "1/1h").containsEntry("rateBurst", 1)
+                    .containsEntry("waitingJobs", 3L);
+
+                MeterRegistry meters = context.getBean(MeterRegistry.class);
+                assertThat(meters.get("pgqueue.tasks.limit").tags("task", "push", "limit", "global.concurrency").gauge()
+                    .value()).isEqualTo(1);
+                assertThat(meters.get("pgqueue.tasks.limit").tags("task", "copy", "limit", "rate").gauge().value())
+                    .isEqualTo(1 / 3600.0);
+                assertThat(meters.get("pgqueue.jobs.waiting.limit").tags("task", "push").gauge().value()).isEqualTo(1);
+
+                // The slot frees and nothing claims the due job: the limit no longer explains its lag.
+                store.record(List.of(Outcome.completed(slot.get(0).lease())));
+                context.getBean(QueueStatsPoller.class).refresh();
+                Health lagging = context.getBean(QueueHealthIndicator.class).health();
+                assertThat(lagging.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(map(lagging.getDetails().get("lagSeconds"))).containsOnlyKeys("push");
+                assertThat(map(lagging.getDetails().get("waitingOnLimit"))).containsOnlyKeys("copy");
+            });
+    }
+
+    @Test
     void poolGaugesAndClaimCountersFollowTheWorkers() {
         this.runner.withBean(TestHandlers.SendPush.class)
             .withBean(TestHandlers.SyncFolder.class)

@@ -32,7 +32,8 @@ final class TestHandlers {
     }
 
     @QueueTask(name = "sync-folder", dedupKey = "'folder-' + folder", dedupPolicy = QueueTask.DedupMode.RERUN,
-            terminal = IllegalArgumentException.class, pool = "slow", timeout = "10m")
+            terminal = IllegalArgumentException.class, pool = "slow", timeout = "10m", globalConcurrency = 2,
+            rate = "600/1m")
     static class SyncFolder implements TaskHandler<Sync> {
 
         @Override

@@ -26,6 +26,7 @@ import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskContext;
+import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
@@ -77,7 +78,9 @@ import tools.jackson.databind.json.JsonMapper;
  * commit does; {@code distinct} gives every job its own, as enqueues in separate transactions do),
  * {@code shards} (0, the default: the unsharded engine; N: a sharded installation of N shards, the
  * benchmark's database and N - 1 more databases on the same server, each enqueue routed by
- * partition and fenced by its shard, and one node claiming from every shard).
+ * partition and fenced by its shard, and one node claiming from every shard), {@code global_concurrency}
+ * and {@code task_rate} (flow control of every task: its global concurrency, and its rate as
+ * permits/period; none by default).
  */
 public final class QueueBenchmark {
 
@@ -719,9 +722,14 @@ public final class QueueBenchmark {
         return QueueClient.create(pool, config, registry, MAPPER);
     }
 
-    private static <P> WorkerTask task(String name, TaskHandler<P> handler, Class<P> payloadType, int concurrency) {
-        return WorkerTask.of(TaskDefinition.builder(name).build(), handler, payloadType, concurrency, Duration.ofMinutes(1),
-                "default");
+    /** A task of the benchmark, with the limits across nodes {@code global_concurrency} and {@code task_rate} give. */
+    private <P> WorkerTask task(String name, TaskHandler<P> handler, Class<P> payloadType, int concurrency) {
+        String rate = this.args.get("task_rate");
+        TaskDefinition definition = TaskDefinition.builder(name)
+            .globalConcurrency(intArg("global_concurrency", 0))
+            .rateLimit(rate == null ? null : RateLimit.parse(rate, null))
+            .build();
+        return WorkerTask.of(definition, handler, payloadType, concurrency, Duration.ofMinutes(1), "default");
     }
 
     /** @return whether every job gets its own claim-order key ({@code keys=distinct}) */

@@ -14,6 +14,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.JobState;
+import io.pgqueue.RateLimit;
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.worker.PoolState;
 
 import static io.pgqueue.observe.QueueMeterNames.TAG_OUTCOME;
@@ -40,7 +42,8 @@ import static io.pgqueue.observe.QueueMeterNames.TAG_TASK;
 public final class QueueMeterBinder implements MeterBinder {
 
     /** Binds nothing; {@link #withTasks} and {@link #withPools} add what to measure. */
-    public static final QueueMeterBinder NONE = new QueueMeterBinder(List.of(), null, Map.of(), List::of, List.of());
+    public static final QueueMeterBinder NONE = new QueueMeterBinder(List.of(), null, Map.of(), List::of, List.of(),
+            List.of());
 
     /** The job states that {@link QueueMeterNames#RESCUED} counts, in the order they are registered. */
     private static final List<JobState> RESCUED_STATES = List.of(JobState.READY, JobState.FAILED, JobState.CANCELLED);
@@ -64,9 +67,13 @@ public final class QueueMeterBinder implements MeterBinder {
     /** The shards of a sharded queue, whose own gauges are bound; empty unsharded. */
     private final List<String> shards;
 
+    /** The tasks with limits across nodes, whose limits and waiting jobs are bound. */
+    private final List<TaskDefinition> limited;
+
     private QueueMeterBinder(List<String> tasks, Supplier<QueueStats> stats, Map<String, List<String>> pools,
-            Supplier<List<PoolState>> poolStates, List<String> shards) {
+            Supplier<List<PoolState>> poolStates, List<String> shards, List<TaskDefinition> limited) {
         this.shards = shards;
+        this.limited = limited;
         this.tasks = tasks;
         this.stats = stats != null ? stats : () -> QueueStats.NONE;
         this.statistics = stats != null;
@@ -84,7 +91,7 @@ public final class QueueMeterBinder implements MeterBinder {
      * @return a new binder with these tasks and this statistics source in place of any earlier ones
      */
     public QueueMeterBinder withTasks(Collection<String> tasks, Supplier<QueueStats> stats) {
-        return new QueueMeterBinder(List.copyOf(tasks), stats, this.pools, this.poolStates, this.shards);
+        return new QueueMeterBinder(List.copyOf(tasks), stats, this.pools, this.poolStates, this.shards, this.limited);
     }
 
     /**
@@ -98,7 +105,20 @@ public final class QueueMeterBinder implements MeterBinder {
     public QueueMeterBinder withPools(Map<String, ? extends Collection<String>> pools, Supplier<List<PoolState>> states) {
         Map<String, List<String>> copy = new LinkedHashMap<>();
         pools.forEach((pool, tasks) -> copy.put(pool, List.copyOf(tasks)));
-        return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, copy, states, this.shards);
+        return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, copy, states, this.shards,
+                this.limited);
+    }
+
+    /**
+     * Returns a binder that also binds, per task with limits across nodes (global concurrency, rate),
+     * the gauges of its limits and of its due jobs waiting on them, from the statistics given to
+     * {@link #withTasks}.
+     * @param definitions the declared tasks; those without limits across nodes are left out
+     * @return a new binder with these tasks' limits in place of any earlier ones
+     */
+    public QueueMeterBinder withLimits(Collection<TaskDefinition> definitions) {
+        return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, this.pools, this.poolStates,
+                this.shards, definitions.stream().filter(TaskDefinition::hasGlobalLimits).toList());
     }
 
     /**
@@ -121,6 +141,9 @@ public final class QueueMeterBinder implements MeterBinder {
         }
         this.pools.forEach((pool, tasks) -> bindPool(registry, pool, tasks));
         if (this.statistics) {
+            this.limited.forEach(definition -> bindLimits(registry, definition));
+        }
+        if (this.statistics) {
             for (String shard : this.shards) {
                 bindShard(registry, shard);
             }
@@ -135,7 +158,7 @@ public final class QueueMeterBinder implements MeterBinder {
      */
     public QueueMeterBinder withShards(Collection<String> shards) {
         return new QueueMeterBinder(this.tasks, this.statistics ? this.stats : null, this.pools, this.poolStates,
-                List.copyOf(shards));
+                List.copyOf(shards), this.limited);
     }
 
     private void bindShard(MeterRegistry registry, String shard) {
@@ -173,6 +196,28 @@ public final class QueueMeterBinder implements MeterBinder {
             .register(registry);
         Gauge.builder(QueueMeterNames.STUCK, this, binder -> binder.task(task).stuck())
             .description("Claimed jobs past their lease deadline, not yet rescued")
+            .tag(TAG_TASK, task)
+            .register(registry);
+    }
+
+    private void bindLimits(MeterRegistry registry, TaskDefinition definition) {
+        String task = definition.name();
+        if (definition.globalConcurrency() > 0) {
+            Gauge.builder(QueueMeterNames.TASK_LIMIT, this, binder -> definition.globalConcurrency())
+                .description("A task's limit across nodes: jobs running at once, or starts per second")
+                .tags(TAG_TASK, task, QueueMeterNames.TAG_LIMIT, "global.concurrency")
+                .register(registry);
+        }
+        RateLimit rate = definition.rateLimit();
+        if (rate != null) {
+            Gauge.builder(QueueMeterNames.TASK_LIMIT, this, binder -> rate.permits() * 1000.0 / rate.period().toMillis())
+                .description("A task's limit across nodes: jobs running at once, or starts per second")
+                .tags(TAG_TASK, task, QueueMeterNames.TAG_LIMIT, "rate")
+                .register(registry);
+        }
+        Gauge.builder(QueueMeterNames.WAITING_ON_LIMIT, this,
+                binder -> LimitStatus.of(definition, binder.task(task)).waitingJobs())
+            .description("Due READY jobs waiting on their task's limit across nodes")
             .tag(TAG_TASK, task)
             .register(registry);
     }

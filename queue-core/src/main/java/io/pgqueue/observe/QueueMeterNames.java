@@ -19,6 +19,18 @@ public final class QueueMeterNames {
     public static final String STUCK = "pgqueue.jobs.stuck";
 
     /**
+     * Gauge: a task's limit across nodes: its global concurrency (limit {@code global.concurrency}),
+     * or its rate in starts per second (limit {@code rate}). Tags: task, limit. Only tasks with such limits.
+     */
+    public static final String TASK_LIMIT = "pgqueue.tasks.limit";
+
+    /**
+     * Gauge: a task's due READY jobs waiting on its own limit (see {@link LimitStatus}); 0 when the
+     * limit is not what holds them. Tag: task. Only tasks with limits across nodes.
+     */
+    public static final String WAITING_ON_LIMIT = "pgqueue.jobs.waiting.limit";
+
+    /**
      * Gauge: seconds the database's oldest transaction that holds back cleanup (VACUUM of the job
      * table) has been open; a long one makes claims slow down.
      */
@@ -128,6 +140,9 @@ public final class QueueMeterNames {
 
     /** Tag name of the outcome. */
     public static final String TAG_OUTCOME = "outcome";
+
+    /** Tag name of a task's limit: {@code global.concurrency} or {@code rate}. */
+    public static final String TAG_LIMIT = "limit";
 
     /** Tag name of a message queue. */
     public static final String TAG_QUEUE = "queue";

@@ -190,13 +190,15 @@ final class JobStatements {
      * the jobs found to the claimed state with a new lease epoch. The function keeps one plan per
      * connection, made so that it cannot turn into a table scan or a sort, where the same statement
      * sent with bound arrays is planned anew on every call (0.15-0.25 ms); see the function for why, and
-     * why it keeps the {@code id = ANY(ARRAY(...))} shape.
+     * why it keeps the {@code id = ANY(ARRAY(...))} shape. Tasks with limits across nodes come in
+     * {@code :limited} (JSON) and are claimed first, one at a time under a lock of the task; a row
+     * without an id names a task whose limit cut the claim short.
      */
     static final String CLAIM = """
             SELECT id, lease_epoch, task, payload, headers, priority, attempt, max_attempts, schedule_time,
-                   delay_tolerance_deadline, created_at, started_at, expected_status_change_time
+                   delay_tolerance_deadline, created_at, started_at, expected_status_change_time, limit_wait_millis
             FROM ${schema}.claim_jobs(CAST(:tasks AS text[]), CAST(:limits AS integer[]), :state, :owner,
-                                      CAST(:leaseMillis AS bigint))
+                                      CAST(:leaseMillis AS bigint), CAST(:limited AS jsonb))
             """;
 
     /**

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.StringJoiner;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
@@ -26,6 +28,7 @@ import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -117,6 +120,9 @@ public final class JobStore {
         return StoreSupport.sql(statement, this.config);
     }
 
+    /** The payload of a task's notification that its jobs finished, rather than that new jobs are due. */
+    public static final String SLOT_FREED = "slot";
+
     /**
      * Returns the NOTIFY channel of a task: the schema, a dot and the task name.
      * @param task the task name
@@ -124,6 +130,18 @@ public final class JobStore {
      */
     public String channel(String task) {
         return this.config.schema() + "." + task;
+    }
+
+    /**
+     * Tells every node that jobs of these tasks finished, so that claims waiting for a slot of the
+     * tasks' global concurrency look again: a NOTIFY on each task's channel with the payload
+     * {@link #SLOT_FREED}.
+     * @param tasks the task names
+     */
+    public void notifySlotsFreed(Collection<String> tasks) {
+        this.jdbc.query("SELECT pg_notify(:channelPrefix || task, '" + SLOT_FREED + "') FROM unnest(CAST(:tasks AS text[])) AS task",
+                new MapSqlParameterSource("channelPrefix", channel("")).addValue("tasks", SqlArrays.texts(List.copyOf(tasks))),
+                (RowCallbackHandler) rs -> { });
     }
 
     /**
@@ -291,23 +309,69 @@ public final class JobStore {
      * @return the claimed jobs, in no particular order
      */
     public List<ClaimedJob> claim(List<ClaimLimit> limits, String owner, JobState state, Duration lease) {
+        return claimJobs(limits, owner, state, lease).jobs();
+    }
+
+    /**
+     * Claims due jobs of several tasks in one statement, enforcing the tasks' limits across nodes:
+     * a task with a global concurrency or a rate limit is claimed under a transaction-scoped lock of
+     * the task, so concurrent claims on any node never take more than its limits allow.
+     * @param limits the maximum number of jobs per task, and the task's limits across nodes
+     * @param owner the claiming worker, recorded as the lease owner
+     * @param state {@link JobState#STARTING} (into a local buffer) or {@link JobState#RUNNING}
+     * @param lease the lease duration
+     * @return the claimed jobs, and the tasks whose limits cut the claim short
+     */
+    public ClaimResult claimJobs(List<ClaimLimit> limits, String owner, JobState state, Duration lease) {
         if (state != JobState.STARTING && state != JobState.RUNNING) {
             throw new IllegalArgumentException("Claimed jobs are STARTING or RUNNING, not " + state);
         }
         if (limits.isEmpty()) {
-            return List.of();
+            return new ClaimResult(List.of(), List.of());
         }
+        List<ClaimLimit> plain = limits.stream().filter(limit -> !limit.global()).toList();
+        List<ClaimLimit> global = limits.stream().filter(ClaimLimit::global).toList();
         MapSqlParameterSource params = new MapSqlParameterSource()
-            .addValue("tasks", SqlArrays.texts(limits.stream().map(ClaimLimit::task).toList()))
-            .addValue("limits", SqlArrays.ints(limits.stream().map(ClaimLimit::limit).toList()))
+            .addValue("tasks", SqlArrays.texts(plain.stream().map(ClaimLimit::task).toList()))
+            .addValue("limits", SqlArrays.ints(plain.stream().map(ClaimLimit::limit).toList()))
             .addValue("state", state.name())
             .addValue("owner", owner)
-            .addValue("leaseMillis", lease.toMillis());
-        return this.jdbc.query(this.claim, params, (rs, row) -> new ClaimedJob(
-                new Lease(rs.getLong("id"), rs.getInt("lease_epoch")), rs.getString("task"), rs.getString("payload"),
-                rs.getString("headers"), rs.getInt("priority"), rs.getInt("attempt"), rs.getInt("max_attempts"),
-                instant(rs, "schedule_time"), instant(rs, "delay_tolerance_deadline"), instant(rs, "created_at"),
-                instant(rs, "started_at"), instant(rs, "expected_status_change_time")));
+            .addValue("leaseMillis", lease.toMillis())
+            .addValue("limited", global.isEmpty() ? null : limitedJson(global), Types.VARCHAR);
+        List<ClaimedJob> jobs = new ArrayList<>();
+        List<ClaimResult.LimitWait> limited = new ArrayList<>();
+        this.jdbc.query(this.claim, params, (RowCallbackHandler) rs -> {
+            long id = rs.getLong("id");
+            if (rs.wasNull()) {
+                long wait = rs.getLong("limit_wait_millis");
+                limited.add(new ClaimResult.LimitWait(rs.getString("task"), wait < 0 ? null : Duration.ofMillis(wait)));
+                return;
+            }
+            jobs.add(new ClaimedJob(new Lease(id, rs.getInt("lease_epoch")), rs.getString("task"),
+                    rs.getString("payload"), rs.getString("headers"), rs.getInt("priority"), rs.getInt("attempt"),
+                    rs.getInt("max_attempts"), instant(rs, "schedule_time"), instant(rs, "delay_tolerance_deadline"),
+                    instant(rs, "created_at"), instant(rs, "started_at"), instant(rs, "expected_status_change_time")));
+        });
+        return new ClaimResult(jobs, limited);
+    }
+
+    /** The claim function's description of the tasks with limits across nodes (task names need no escaping). */
+    private static String limitedJson(List<ClaimLimit> global) {
+        StringJoiner json = new StringJoiner(",", "[", "]");
+        for (ClaimLimit limit : global) {
+            StringBuilder rule = new StringBuilder("{\"task\":\"").append(limit.task()).append("\",\"want\":")
+                .append(limit.limit());
+            if (limit.globalConcurrency() > 0) {
+                rule.append(",\"concurrency\":").append(limit.globalConcurrency());
+            }
+            if (limit.rate() != null) {
+                rule.append(",\"permits\":").append(limit.rate().permits())
+                    .append(",\"millis\":").append(limit.rate().period().toMillis())
+                    .append(",\"burst\":").append(limit.rate().burst());
+            }
+            json.add(rule.append('}'));
+        }
+        return json.toString();
     }
 
     /**

@@ -15,6 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import io.pgqueue.store.ClaimLimit;
+import io.pgqueue.store.ClaimResult;
 import io.pgqueue.store.ClaimedJob;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,7 +108,8 @@ final class PoolSlots {
                 if (free > 0 && !paused.contains(slot.name())) {
                     int limit = Math.min(free, maxClaim);
                     slot.claiming += limit;
-                    limits.add(new ClaimLimit(slot.name(), limit));
+                    limits.add(new ClaimLimit(slot.name(), limit, slot.task.definition().globalConcurrency(),
+                            slot.task.definition().rateLimit()));
                 }
             }
         }
@@ -137,9 +139,11 @@ final class PoolSlots {
      * @param claims the claiming producer's claims
      * @param counts the jobs claimed per task
      * @param limits what the claim asked for ({@link #demand})
+     * @param limited the tasks whose limits across nodes cut the claim short
      * @return whether some task got all it asked for: more may be waiting, claim again at once
      */
-    boolean buffer(ShardClaims claims, List<RunningJob> jobs, Map<String, Integer> counts, List<ClaimLimit> limits) {
+    boolean buffer(ShardClaims claims, List<RunningJob> jobs, Map<String, Integer> counts, List<ClaimLimit> limits,
+            List<ClaimResult.LimitWait> limited) {
         boolean full = false;
         this.lock.lock();
         try {
@@ -149,6 +153,7 @@ final class PoolSlots {
                 this.slots.get(limit.task()).claiming -= limit.limit();
                 full |= claims.task(limit.task()).claimed(counts.getOrDefault(limit.task(), 0), limit.limit(), now);
             }
+            limited.forEach(wait -> claims.task(wait.task()).limited(wait.retryAfter(), now));
             this.slots.values().forEach(this::dispatch);
             return full;
         }
@@ -299,6 +304,51 @@ final class PoolSlots {
         try {
             this.slots.keySet().stream().filter(name -> task == null || name.equals(task))
                 .forEach(name -> claims.task(name).woken());
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * Jobs of a task finished somewhere: a producer whose task waits for a slot of its global
+     * concurrency looks again.
+     * @param claims the producer's claims
+     * @param task the task
+     * @return whether the producer should look again: the task waited for a slot, or a claim of it is in flight
+     */
+    boolean slotFreed(ShardClaims claims, String task) {
+        this.lock.lock();
+        try {
+            ShardClaims.Task claim = claims.task(task);
+            if (claim == null) {
+                return false;
+            }
+            boolean waited = claim.waitingForSlot || this.slots.get(task).claiming > 0;
+            claim.slotFreed();
+            return waited;
+        }
+        finally {
+            this.lock.unlock();
+        }
+    }
+
+    /**
+     * @param claims a producer's claims
+     * @param pollNanos the poll interval
+     * @return how long the producer may wait before a task's rate limit gives the next permit, at most the poll interval
+     */
+    long untilRetry(ShardClaims claims, long pollNanos) {
+        this.lock.lock();
+        try {
+            long now = System.nanoTime();
+            long wait = pollNanos;
+            for (ShardClaims.Task task : claims.all()) {
+                if (task.exhausted && task.retryAt != 0) {
+                    wait = Math.min(wait, Math.max(task.retryAt - now, 0));
+                }
+            }
+            return wait;
         }
         finally {
             this.lock.unlock();

@@ -12,7 +12,7 @@ import io.pgqueue.BackgroundService;
 import io.pgqueue.JobState;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.ClaimLimit;
-import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.store.ClaimResult;
 import io.pgqueue.store.JobStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -123,6 +123,17 @@ final class Producer extends BackgroundService {
         this.wakeups.request(false);
     }
 
+    /**
+     * Jobs of a task with a global concurrency finished on some node: the fetch loop looks again,
+     * also when a claim is in flight (it may have counted the finished jobs as running).
+     * @param task the task name
+     */
+    void slotFreed(String task) {
+        if (this.slots.slotFreed(this.claims, task)) {
+            this.wakeups.request(false);
+        }
+    }
+
     /** Stops claiming and hands buffered jobs back to READY at once. */
     @Override
     protected void stopped() {
@@ -146,9 +157,9 @@ final class Producer extends BackgroundService {
                 try {
                     long start = System.nanoTime();
                     this.lastClaimStartedAt = start;
-                    List<ClaimedJob> claimed = this.store.claim(limits, this.owner, JobState.STARTING,
+                    ClaimResult claimed = this.store.claimJobs(limits, this.owner, JobState.STARTING,
                             this.settings.lease());
-                    this.events.claimRan(this.name, claimed.size(), Duration.ofNanos(System.nanoTime() - start));
+                    this.events.claimRan(this.name, claimed.jobs().size(), Duration.ofNanos(System.nanoTime() - start));
                     more = accept(claimed, limits, start);
                     if (failures > 0) {
                         log.info("Pool '{}' claims jobs{} again after {} failed attempts", this.name, this.shard.describe(), failures);
@@ -176,8 +187,10 @@ final class Producer extends BackgroundService {
             if (!more) {
                 // Wait for a notification (or a freed slot, or the poll), then give the
                 // notifications that follow closely a moment to join the same claim.
-                Wakeups.Wake wake = this.wakeups.await(this.settings.pollInterval(), this::isRunning);
-                if (wake == Wakeups.Wake.TIMED_OUT) {
+                long pollNanos = this.settings.pollInterval().toNanos();
+                long timeout = this.slots.untilRetry(this.claims, pollNanos);
+                Wakeups.Wake wake = this.wakeups.await(Duration.ofNanos(timeout), this::isRunning);
+                if (wake == Wakeups.Wake.TIMED_OUT && timeout == pollNanos) {
                     this.slots.lookAgain(this.claims);
                 }
                 long spacing = this.lastClaimStartedAt + CLAIM_SPACING_NANOS - System.nanoTime();
@@ -192,13 +205,13 @@ final class Producer extends BackgroundService {
      * Holds the claimed jobs and gives them to the slots, unless the pool stopped meanwhile.
      * @return whether some task got all it asked for: more may be waiting, claim again at once
      */
-    private boolean accept(List<ClaimedJob> claimed, List<ClaimLimit> limits, long sentNanos) {
+    private boolean accept(ClaimResult claimed, List<ClaimLimit> limits, long sentNanos) {
         Map<String, Integer> counts = new LinkedHashMap<>();
-        claimed.forEach(job -> counts.merge(job.task(), 1, Integer::sum));
+        claimed.jobs().forEach(job -> counts.merge(job.task(), 1, Integer::sum));
         counts.forEach((task, count) -> this.events.claimed(this.name, task, count));
-        List<RunningJob> jobs = this.slots.hold(claimed, sentNanos, this.settings.lease().toNanos(), this.shard);
+        List<RunningJob> jobs = this.slots.hold(claimed.jobs(), sentNanos, this.settings.lease().toNanos(), this.shard);
         if (isRunning()) {
-            return this.slots.buffer(this.claims, jobs, counts, limits);
+            return this.slots.buffer(this.claims, jobs, counts, limits, claimed.limited());
         }
         // The pool stopped while this claim ran: hand the jobs straight back.
         this.slots.claimFailed(limits);

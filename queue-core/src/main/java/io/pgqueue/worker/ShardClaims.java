@@ -1,5 +1,6 @@
 package io.pgqueue.worker;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,12 +30,34 @@ final class ShardClaims {
 
         long wakesAtClaim;
 
+        /**
+         * A limit across nodes cut the last claim short and its rate gives the next permit at this
+         * time (local clock): look again then, not at notifications of new jobs. 0 when not waiting.
+         */
+        long retryAt;
+
+        /**
+         * A limit across nodes cut the last claim short and the task's global concurrency is taken:
+         * look again when a job of the task finishes anywhere, not at notifications of new jobs.
+         */
+        boolean waitingForSlot;
+
+        /** Slots freed (jobs of the task finished); compared across a claim like {@link #wakes}. */
+        long slotsFreed;
+
+        long slotsFreedAtClaim;
+
         /** A claim is about to ask: an exhausted task is looked at again after the poll interval. */
         void lookedAt(long now, long pollNanos) {
-            if (this.exhausted && now - this.exhaustedAt >= pollNanos) {
+            if (this.exhausted && (now - this.exhaustedAt >= pollNanos || this.retryAt != 0 && now - this.retryAt >= 0)) {
                 this.exhausted = false;
             }
+            if (!this.exhausted) {
+                this.retryAt = 0;
+                this.waitingForSlot = false;
+            }
             this.wakesAtClaim = this.wakes;
+            this.slotsFreedAtClaim = this.slotsFreed;
         }
 
         /**
@@ -52,10 +75,42 @@ final class ShardClaims {
             return this.moreWaiting;
         }
 
-        /** New jobs may be due: look for them at the next claim. */
+        /**
+         * A limit across nodes cut the last claim short: wait for the next permit or a freed slot —
+         * unless a slot was freed during the claim.
+         * @param retryAfter when the rate gives the next permit, or {@code null} to wait for a slot
+         */
+        void limited(Duration retryAfter, long now) {
+            this.moreWaiting = false;
+            if (retryAfter == null && this.slotsFreed != this.slotsFreedAtClaim) {
+                this.exhausted = false;
+                return;
+            }
+            this.exhausted = true;
+            this.exhaustedAt = now;
+            if (retryAfter == null) {
+                this.waitingForSlot = true;
+            }
+            else {
+                this.retryAt = now + Math.max(retryAfter.toNanos(), 1);
+            }
+        }
+
+        /** New jobs may be due: look for them at the next claim, unless the task waits on its limit. */
         void woken() {
-            this.exhausted = false;
+            if (this.retryAt == 0 && !this.waitingForSlot) {
+                this.exhausted = false;
+            }
             this.wakes++;
+        }
+
+        /** A job of the task finished somewhere: a task waiting for a slot looks again. */
+        void slotFreed() {
+            this.slotsFreed++;
+            if (this.waitingForSlot) {
+                this.waitingForSlot = false;
+                this.exhausted = false;
+            }
         }
     }
 

@@ -2,6 +2,7 @@ package io.pgqueue.worker;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -109,7 +110,7 @@ final class ShardWorkers {
             channels.add(shared.mapChannel());
         }
         this.listener = new NotificationListener(stores.dataSource(), List.copyOf(channels),
-                (channel, payload) -> onNotification(channel), () -> wake(null), suffix);
+                this::onNotification, () -> wake(null), suffix);
     }
 
     String name() {
@@ -178,14 +179,40 @@ final class ShardWorkers {
         this.producers.values().forEach(producer -> producer.wake(task));
     }
 
-    private void onNotification(String channel) {
+    private void onNotification(String channel, String payload) {
         if (channel.equals(this.shared.mapChannel())) {
             this.shared.mapChanged().run();
             return;
         }
         Producer producer = this.producersByChannel.get(channel);
-        if (producer != null) {
+        if (producer == null) {
+            return;
+        }
+        if (JobStore.SLOT_FREED.equals(payload)) {
+            producer.slotFreed(this.tasksByChannel.get(channel));
+        }
+        else {
             producer.wake(this.tasksByChannel.get(channel));
+        }
+    }
+
+    /**
+     * Jobs of tasks with a global concurrency finished here: this node's producers and, through a
+     * notification, every other node's look again if they wait for a slot.
+     */
+    private void slotsFreed(Set<String> tasks) {
+        for (String task : tasks) {
+            Producer producer = this.producersByChannel.get(this.store.channel(task));
+            if (producer != null) {
+                producer.slotFreed(task);
+            }
+        }
+        try {
+            this.store.notifySlotsFreed(tasks);
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not announce finished jobs of {}{}; other nodes look again at their next poll: {}", tasks,
+                    describe(), ex.toString());
         }
     }
 
@@ -231,8 +258,18 @@ final class ShardWorkers {
 
         @Override
         public void outcomesWritten(List<Lease> leases, FencedResult result) {
+            Set<String> limited = new HashSet<>();
+            for (Lease lease : leases) {
+                RunningJob job = ShardWorkers.this.shared.held().get(lease.jobId());
+                if (job != null && job.task.definition().globalConcurrency() > 0) {
+                    limited.add(job.task());
+                }
+            }
             ShardWorkers.this.shared.held().written(leases, result.lost());
             ShardWorkers.this.shared.capacityFreed().run();
+            if (!limited.isEmpty()) {
+                slotsFreed(limited);
+            }
         }
 
         /** A job went back to READY here (retry, re-run): look for it when it is due, not at the next poll. */

@@ -65,8 +65,10 @@ final class TaskSlot {
             // only wait behind them, while other nodes could run them.
             return 0;
         }
-        int free = this.task.concurrency() + this.prefetch.depth() - this.running - this.buffer.size() - unwritten
-                - this.claiming;
+        // A task with limits across nodes prefetches nothing: a claimed job holds a slot of its global
+        // concurrency and has spent a permit of its rate, so it is claimed only when it can start.
+        int prefetch = this.task.definition().hasGlobalLimits() ? 0 : this.prefetch.depth();
+        int free = this.task.concurrency() + prefetch - this.running - this.buffer.size() - unwritten - this.claiming;
         return claims.exhausted ? 0 : Math.max(free, 0);
     }
 

@@ -37,12 +37,13 @@ class QueueSchemaUpgradeTests {
         migrateToVersion9("upgraded");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "upgraded"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("missing: function upgraded.finished_job(upgraded.job, text, integer, text, text), "
+            .hasMessageContaining("missing: function upgraded.claim_jobs(text[], integer[], text, text, bigint, jsonb), "
+                    + "function upgraded.finished_job(upgraded.job, text, integer, text, text), "
                     + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
                     + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
                     + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
                     + "table upgraded.balancer_decision, table upgraded.message_queue, table upgraded.message, "
-                    + "table upgraded.message_group, table upgraded.message_dedup)");
+                    + "table upgraded.message_group, table upgraded.message_dedup, table upgraded.task_rate)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -51,7 +52,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V14 and the repeatable migrations").isEqualTo(8);
+        assertThat(result.migrationsExecuted).as("V10 to V15 and the repeatable migrations").isEqualTo(9);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -61,7 +62,8 @@ class QueueSchemaUpgradeTests {
         QueueSchema.migrate(db.dataSource(), "fresh");
         assertThat(functions("upgraded")).as("the functions of a new installation").isEqualTo(functions("fresh"))
             .extracting(function -> function.substring(0, function.indexOf('(')))
-            .containsExactly("CREATE OR REPLACE FUNCTION S.claim_jobs", "CREATE OR REPLACE FUNCTION S.complete_jobs",
+            .containsExactly("CREATE OR REPLACE FUNCTION S.claim_jobs", "CREATE OR REPLACE FUNCTION S.claim_jobs",
+                    "CREATE OR REPLACE FUNCTION S.complete_jobs",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.held_leases",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.mark_running",
                     "CREATE OR REPLACE FUNCTION S.partition_of",
@@ -122,11 +124,10 @@ class QueueSchemaUpgradeTests {
         insertAsVersion9(schema, List.of(new NewJob("report", "{}", "{}", 0, null, 0, null, 3, null),
                 new NewJob("report", "{}", "{}", 0, null, 0, null, 3, "daily"),
                 new NewJob("report", "{}", "{}", 0, null, 3_600_000, 1_000L, 3, null)));
-        List<Lease> leases = new ArrayList<>(store.claim(List.of(new ClaimLimit("mail", 10)), "node-a", JobState.STARTING, LEASE)
-            .stream()
-            .map(ClaimedJob::lease)
-            .sorted(Comparator.comparingLong(Lease::jobId))
-            .toList());
+        // Claimed as a release of version 9 did, through the claim function of its day.
+        List<Lease> leases = new ArrayList<>(jdbc().query("SELECT id, lease_epoch FROM " + schema + ".claim_jobs("
+                + "ARRAY['mail'], ARRAY[10], 'STARTING', 'node-a', 30000) ORDER BY id",
+                (rs, row) -> new Lease(rs.getLong("id"), rs.getInt("lease_epoch"))));
         assertThat(leases).hasSize(10);
         List<Lease> running = leases.subList(0, 7);
         assertThat(store.markRunning(running, LEASE).applied()).hasSize(7);
@@ -165,12 +166,14 @@ class QueueSchemaUpgradeTests {
                 Outcome.retry(leases.get(3), Duration.ZERO, "again").withProgress("half"),
                 Outcome.completed(leases.get(4)).withProgress("done"), Outcome.released(leases.get(5), "stopping"),
                 Outcome.released(leases.get(6), "stopping"), Outcome.failed(leases.get(7), "fatal"))));
-        List<Lease> claimed = store.claim(List.of(new ClaimLimit("mail", 10), new ClaimLimit("report", 10)), "node-b",
-                JobState.RUNNING, LEASE)
-            .stream()
-            .map(ClaimedJob::lease)
-            .sorted(Comparator.comparingLong(Lease::jobId))
-            .toList();
+        List<Lease> claimed = schema.equals("legacy")
+                ? jdbc().query("SELECT id, lease_epoch FROM legacy.claim_jobs(ARRAY['mail', 'report'], ARRAY[10, 10], "
+                        + "'RUNNING', 'node-b', 30000) ORDER BY id", (rs, row) -> new Lease(rs.getLong("id"), rs.getInt("lease_epoch")))
+                : store.claim(List.of(new ClaimLimit("mail", 10), new ClaimLimit("report", 10)), "node-b", JobState.RUNNING, LEASE)
+                    .stream()
+                    .map(ClaimedJob::lease)
+                    .sorted(Comparator.comparingLong(Lease::jobId))
+                    .toList();
         assertThat(claimed).hasSize(6);
         jdbc().update("UPDATE " + schema + ".job SET expected_status_change_time = now() - interval '1 second' WHERE id = ?",
                 claimed.get(0).jobId());
@@ -186,7 +189,7 @@ class QueueSchemaUpgradeTests {
 
     /** Every row of the job tables as stored, but for the partition that version 10 adds. */
     private static List<String> rows(String schema) {
-        return jdbc().queryForList("SELECT CAST(to_jsonb(j) - 'partition' AS text) FROM " + schema + ".job AS j UNION ALL "
+        return jdbc().queryForList("SELECT CAST(to_jsonb(j) - 'partition' - 'limited' AS text) FROM " + schema + ".job AS j UNION ALL "
                 + "SELECT CAST(to_jsonb(f) - 'partition' AS text) FROM " + schema + ".job_finished AS f ORDER BY 1",
                 String.class);
     }
@@ -211,6 +214,6 @@ class QueueSchemaUpgradeTests {
     /** The definitions of the schema's functions, the schema's name replaced by S. */
     private static List<String> functions(String schema) {
         return jdbc().queryForList("SELECT replace(pg_get_functiondef(oid), ? || '.', 'S.') FROM pg_proc "
-                + "WHERE pronamespace = CAST(? AS regnamespace) ORDER BY proname", String.class, schema, schema);
+                + "WHERE pronamespace = CAST(? AS regnamespace) ORDER BY proname, pronargs", String.class, schema, schema);
     }
 }

@@ -55,7 +55,7 @@ class PoolSlotsTests {
         List<RunningJob> jobs = new ArrayList<>(slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE, null));
         jobs.addAll(slots.hold(List.of(claimed(8)), now, LEASE, null));
 
-        slots.buffer(claims, jobs, Map.of("push", 2), limits);
+        slots.buffer(claims, jobs, Map.of("push", 2), limits, List.of());
 
         assertThat(this.ran).containsExactly(8L);
         assertThat(this.outcomes).extracting(outcome -> outcome.lease().jobId()).containsExactly(8L);
@@ -70,7 +70,7 @@ class PoolSlotsTests {
         List<RunningJob> jobs = slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE, null);
         jobs.get(0).leaseConfirmed(now, LEASE);
 
-        slots.buffer(claims, jobs, Map.of("push", 1), slots.demand(claims, Set.of(), 1, LEASE));
+        slots.buffer(claims, jobs, Map.of("push", 1), slots.demand(claims, Set.of(), 1, LEASE), List.of());
 
         assertThat(this.ran).containsExactly(7L);
     }
@@ -90,7 +90,7 @@ class PoolSlotsTests {
         assertThat(second).as("nothing left while the first claim is in flight").isEmpty();
 
         // The first shard had one job: the capacity it did not get is free for the other shard again.
-        slots.buffer(a, slots.hold(List.of(claimed(7)), now, LEASE, null), Map.of("push", 1), first);
+        slots.buffer(a, slots.hold(List.of(claimed(7)), now, LEASE, null), Map.of("push", 1), first, List.of());
         List<ClaimLimit> after = slots.demand(b, Set.of(), 1_000, LEASE);
         assertThat(after).hasSize(1);
         assertThat(after.get(0).limit()).isPositive().isLessThanOrEqualTo(capacity - 1);

@@ -291,6 +291,63 @@ class FaultScenariosIT {
 
     @Test
     @Order(8)
+    void globalConcurrencyAcrossThreeNodesAndAKill() throws Exception {
+        int limit = 3;
+        try (FaultRun run = new FaultRun(server, "faults_limit")) {
+            run.startNodes(List.of("node-a", "node-b", "node-c"), "--pgqueue.tasks.record.concurrency=4",
+                    "--pgqueue.tasks.record.global-concurrency=" + limit);
+            run.enqueueBacklog(FULL ? 2_000 : 200, new Work(50, 0));
+            sleep(FULL ? 5000 : 1000);
+            // Killed while it holds slots.
+            long until = now() + 10_000;
+            while (run.heldBy("node-a").isEmpty() && now() < until) {
+                sleep(2);
+            }
+            Set<Long> held = run.heldBy("node-a");
+            long killedAt = now();
+            run.node("node-a").kill();
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("global concurrency 3 on three nodes, kill -9 of one", run,
+                    Findings.cut("node-a", killedAt, Long.MAX_VALUE), List.of("node-a"));
+            List<Execution> executions = run.executions();
+            // The killed node's handlers ran until the kill; the slots they held stay taken until
+            // their leases expire and the rescue takes the jobs back.
+            int most = mostAtOnce(executions, killedAt);
+            long firstAfterRescue = executions.stream().filter(e -> held.contains(e.jobId()) && e.started() > killedAt)
+                .mapToLong(Execution::started).max().orElse(killedAt);
+            findings.note("at most %d handlers at once across the nodes (limit %d); %d jobs held by the killed node, "
+                    + "run again within %s of the kill (bound %s)", most, limit, held.size(),
+                    seconds(killedAt, firstAfterRescue), seconds(0, RESCUE_BOUND));
+            findings.report();
+
+            findings.assertNothingLostOrOverlapping();
+            assertThat(most).as("handlers running at once across the nodes").isEqualTo(limit);
+            assertThat(held).as("jobs the killed node held").isNotEmpty();
+            assertThat(firstAfterRescue - killedAt).isLessThan(RESCUE_BOUND + SLACK);
+        }
+    }
+
+    /** The most executions running at once: each from its start to its end, or to the kill if it never ended. */
+    private static int mostAtOnce(List<Execution> executions, long killedAt) {
+        List<long[]> events = new ArrayList<>();
+        for (Execution execution : executions) {
+            events.add(new long[] { execution.started(), 1 });
+            events.add(new long[] { execution.ended() != null ? execution.ended() : killedAt, -1 });
+        }
+        // An end and a start in the same millisecond: the end first (the slot was freed before it was taken).
+        events.sort(Comparator.<long[]>comparingLong(event -> event[0]).thenComparingLong(event -> event[1]));
+        int running = 0;
+        int most = 0;
+        for (long[] event : events) {
+            running += (int) event[1];
+            most = Math.max(most, running);
+        }
+        return most;
+    }
+
+    @Test
+    @Order(9)
     void soak() throws Exception {
         Duration length = FULL ? Duration.ofMinutes(10) : Duration.ofSeconds(40);
         Duration every = FULL ? Duration.ofSeconds(30) : Duration.ofSeconds(5);

@@ -18,12 +18,21 @@
 -- Names are qualified with the queue's schema: the body is resolved with the caller's search_path.
 -- The claimed ids are collected as id = ANY(ARRAY(...)), not id IN (SELECT ...): with a generic
 -- plan the IN form scanned the whole table, 314 ms per claim at 1 M rows.
+-- A task with limits (p_limited: a JSON array of {"task", "want", and "concurrency" and/or
+-- "permits", "millis", "burst"}) is claimed on its own first, under a transaction-scoped advisory
+-- lock of the task held until this claim commits, so concurrent claims of it on any node see each
+-- other's jobs: the claim counts the task's claimed jobs flagged "limited" (job_limited_idx) and
+-- takes at most the concurrency left, and takes at most the whole permits of the task's token
+-- bucket (task_rate, refilled at permits/millis up to burst, paid for what was claimed). When a
+-- limit, not the backlog, cut such a claim, a row without an id tells the caller: limit_wait_millis
+-- is the time until the next permit, or -1 for "until a slot frees". Then the tasks without limits
+-- are claimed together, as before.
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.claim_jobs(p_tasks text[], p_limits integer[], p_state text,
-                                                            p_owner text, p_lease_millis bigint)
+                                                            p_owner text, p_lease_millis bigint, p_limited jsonb)
 RETURNS TABLE (id bigint, lease_epoch integer, task text, payload text, headers text, priority smallint,
                attempt integer, max_attempts integer, schedule_time timestamptz,
                delay_tolerance_deadline timestamptz, created_at timestamptz, started_at timestamptz,
-               expected_status_change_time timestamptz)
+               expected_status_change_time timestamptz, limit_wait_millis bigint)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
@@ -31,30 +40,122 @@ SET enable_bitmapscan = off
 SET enable_sort = off
 SET jit = off
 AS $claim$
+DECLARE
+    v_rules integer := coalesce(jsonb_array_length(p_limited), 0);
+    v_rule jsonb;
+    v_next integer := 0;
+    v_tasks text[];
+    v_limits integer[];
+    v_counted boolean;
+    v_final boolean := false;
+    v_want integer;
+    v_free integer;
+    v_permits double precision;
+    v_per_milli double precision;
+    v_now timestamptz;
+    v_claimed integer;
 BEGIN
     -- Losing this commit in a crash leaves the jobs claimable again (at-least-once holds): the
     -- worker need not wait for the WAL flush. Lasts until the end of the claim's transaction.
     PERFORM set_config('synchronous_commit', 'off', true);
-    RETURN QUERY
-        UPDATE ${flyway:defaultSchema}.job AS claimed
-        SET state = p_state, lease_owner = p_owner, lease_epoch = claimed.lease_epoch + 1,
-            attempt = claimed.attempt + 1, started_at = now(),
-            expected_status_change_time = now() + p_lease_millis * interval '1 millisecond'
-        WHERE claimed.id = ANY(ARRAY(
-            SELECT due.id
-            FROM unnest(p_tasks, p_limits) AS wanted(task, lim)
-            CROSS JOIN LATERAL (
-                SELECT ready.id FROM ${flyway:defaultSchema}.job AS ready
-                WHERE ready.task = wanted.task AND ready.state = 'READY' AND ready.schedule_time <= now()
-                  AND ready.attempt < ready.max_attempts
-                ORDER BY ready.priority DESC, coalesce(ready.delay_tolerance_deadline, ready.schedule_time)
-                LIMIT wanted.lim
-                FOR UPDATE SKIP LOCKED
-            ) due
-        ))
-        RETURNING claimed.id, claimed.lease_epoch, claimed.task, CAST(claimed.payload AS text),
-                  CAST(claimed.headers AS text), claimed.priority, claimed.attempt, claimed.max_attempts,
-                  claimed.schedule_time, claimed.delay_tolerance_deadline, claimed.created_at,
-                  claimed.started_at, claimed.expected_status_change_time;
+    LOOP
+        IF v_next < v_rules THEN
+            v_rule := p_limited -> v_next;
+            v_next := v_next + 1;
+            v_tasks := ARRAY[v_rule ->> 'task'];
+            v_want := CAST(v_rule ->> 'want' AS integer);
+            v_free := v_want;
+            v_permits := NULL;
+            v_counted := v_rule ? 'concurrency';
+            PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}.claim:' || v_tasks[1], 0));
+            IF v_counted THEN
+                v_free := least(v_free, CAST(v_rule ->> 'concurrency' AS integer) - (
+                    SELECT count(*) FROM ${flyway:defaultSchema}.job AS held
+                    WHERE held.task = v_tasks[1] AND held.limited AND held.state IN ('STARTING', 'RUNNING')));
+            END IF;
+            IF v_rule ? 'permits' THEN
+                -- Taken after the lock: the previous claim of the task may have committed a moment ago.
+                v_now := clock_timestamp();
+                v_per_milli := CAST(v_rule ->> 'permits' AS double precision) / CAST(v_rule ->> 'millis' AS double precision);
+                SELECT least(CAST(v_rule ->> 'burst' AS double precision),
+                             bucket.permits + extract(epoch FROM v_now - bucket.refilled_at) * 1000 * v_per_milli)
+                INTO v_permits
+                FROM ${flyway:defaultSchema}.task_rate AS bucket WHERE bucket.task = v_tasks[1];
+                IF NOT FOUND THEN
+                    v_permits := CAST(v_rule ->> 'burst' AS double precision);
+                END IF;
+                v_permits := greatest(v_permits, 0);
+                v_free := least(v_free, CAST(floor(v_permits) AS integer));
+            END IF;
+            v_limits := ARRAY[greatest(v_free, 0)];
+        ELSIF v_next = v_rules THEN
+            v_next := v_next + 1;
+            v_tasks := p_tasks;
+            v_limits := p_limits;
+            v_counted := false;
+            v_final := true;
+        ELSE
+            EXIT;
+        END IF;
+        IF (v_final AND cardinality(v_tasks) > 0) OR (NOT v_final AND v_limits[1] > 0) THEN
+            RETURN QUERY
+                UPDATE ${flyway:defaultSchema}.job AS claimed
+                SET state = p_state, lease_owner = p_owner, lease_epoch = claimed.lease_epoch + 1,
+                    attempt = claimed.attempt + 1, started_at = now(), limited = v_counted,
+                    expected_status_change_time = now() + p_lease_millis * interval '1 millisecond'
+                WHERE claimed.id = ANY(ARRAY(
+                    SELECT due.id
+                    FROM unnest(v_tasks, v_limits) AS wanted(task, lim)
+                    CROSS JOIN LATERAL (
+                        SELECT ready.id FROM ${flyway:defaultSchema}.job AS ready
+                        WHERE ready.task = wanted.task AND ready.state = 'READY' AND ready.schedule_time <= now()
+                          AND ready.attempt < ready.max_attempts
+                        ORDER BY ready.priority DESC, coalesce(ready.delay_tolerance_deadline, ready.schedule_time)
+                        LIMIT wanted.lim
+                        FOR UPDATE SKIP LOCKED
+                    ) due
+                ))
+                RETURNING claimed.id, claimed.lease_epoch, claimed.task, CAST(claimed.payload AS text),
+                          CAST(claimed.headers AS text), claimed.priority, claimed.attempt, claimed.max_attempts,
+                          claimed.schedule_time, claimed.delay_tolerance_deadline, claimed.created_at,
+                          claimed.started_at, claimed.expected_status_change_time, CAST(NULL AS bigint);
+            GET DIAGNOSTICS v_claimed = ROW_COUNT;
+        ELSE
+            v_claimed := 0;
+        END IF;
+        IF NOT v_final THEN
+            IF v_permits IS NOT NULL THEN
+                INSERT INTO ${flyway:defaultSchema}.task_rate AS bucket (task, permits, refilled_at)
+                VALUES (v_tasks[1], v_permits - v_claimed, v_now)
+                ON CONFLICT ON CONSTRAINT task_rate_pkey
+                DO UPDATE SET permits = excluded.permits, refilled_at = excluded.refilled_at;
+            END IF;
+            IF v_claimed = v_limits[1] AND v_claimed < v_want THEN
+                -- A limit cut the claim: the rate if its permits ran out, else the concurrency.
+                RETURN QUERY SELECT CAST(NULL AS bigint), CAST(NULL AS integer), v_tasks[1], CAST(NULL AS text),
+                    CAST(NULL AS text), CAST(NULL AS smallint), CAST(NULL AS integer), CAST(NULL AS integer),
+                    CAST(NULL AS timestamptz), CAST(NULL AS timestamptz), CAST(NULL AS timestamptz),
+                    CAST(NULL AS timestamptz), CAST(NULL AS timestamptz),
+                    CASE WHEN v_permits IS NOT NULL AND v_permits - v_claimed < 1
+                         THEN CAST(ceil((1 - (v_permits - v_claimed)) / v_per_milli) AS bigint)
+                         ELSE -1 END;
+            END IF;
+        END IF;
+    END LOOP;
 END
+$claim$;
+
+-- The claim without limits, for nodes of the previous release during a rolling upgrade.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.claim_jobs(p_tasks text[], p_limits integer[], p_state text,
+                                                            p_owner text, p_lease_millis bigint)
+RETURNS TABLE (id bigint, lease_epoch integer, task text, payload text, headers text, priority smallint,
+               attempt integer, max_attempts integer, schedule_time timestamptz,
+               delay_tolerance_deadline timestamptz, created_at timestamptz, started_at timestamptz,
+               expected_status_change_time timestamptz)
+LANGUAGE sql
+AS $claim$
+    SELECT claimed.id, claimed.lease_epoch, claimed.task, claimed.payload, claimed.headers, claimed.priority,
+           claimed.attempt, claimed.max_attempts, claimed.schedule_time, claimed.delay_tolerance_deadline,
+           claimed.created_at, claimed.started_at, claimed.expected_status_change_time
+    FROM ${flyway:defaultSchema}.claim_jobs(p_tasks, p_limits, p_state, p_owner, p_lease_millis, NULL) AS claimed
 $claim$;
