@@ -209,7 +209,7 @@ class QueueMonitoringTests {
                     .containsEntry("waitingJobs", 3L);
 
                 MeterRegistry meters = context.getBean(MeterRegistry.class);
-                assertThat(meters.get("pgqueue.tasks.limit").tags("task", "push", "limit", "global.concurrency").gauge()
+                assertThat(meters.get("pgqueue.tasks.limit").tags("task", "push", "limit", "concurrency").gauge()
                     .value()).isEqualTo(1);
                 assertThat(meters.get("pgqueue.tasks.limit").tags("task", "copy", "limit", "rate").gauge().value())
                     .isEqualTo(1 / 3600.0);

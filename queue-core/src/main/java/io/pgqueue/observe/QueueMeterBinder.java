@@ -205,7 +205,7 @@ public final class QueueMeterBinder implements MeterBinder {
         if (definition.globalConcurrency() > 0) {
             Gauge.builder(QueueMeterNames.TASK_LIMIT, this, binder -> definition.globalConcurrency())
                 .description("A task's limit across nodes: jobs running at once, or starts per second")
-                .tags(TAG_TASK, task, QueueMeterNames.TAG_LIMIT, "global.concurrency")
+                .tags(TAG_TASK, task, QueueMeterNames.TAG_LIMIT, "concurrency")
                 .register(registry);
         }
         RateLimit rate = definition.rateLimit();

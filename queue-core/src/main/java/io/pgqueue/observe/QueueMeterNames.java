@@ -19,7 +19,7 @@ public final class QueueMeterNames {
     public static final String STUCK = "pgqueue.jobs.stuck";
 
     /**
-     * Gauge: a task's limit across nodes: its global concurrency (limit {@code global.concurrency}),
+     * Gauge: a task's limit across nodes: its global concurrency (limit {@code concurrency}),
      * or its rate in starts per second (limit {@code rate}). Tags: task, limit. Only tasks with such limits.
      */
     public static final String TASK_LIMIT = "pgqueue.tasks.limit";
@@ -141,7 +141,7 @@ public final class QueueMeterNames {
     /** Tag name of the outcome. */
     public static final String TAG_OUTCOME = "outcome";
 
-    /** Tag name of a task's limit: {@code global.concurrency} or {@code rate}. */
+    /** Tag name of a task's limit: {@code concurrency} or {@code rate}. */
     public static final String TAG_LIMIT = "limit";
 
     /** Tag name of a message queue. */

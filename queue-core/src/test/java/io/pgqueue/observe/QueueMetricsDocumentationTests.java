@@ -31,6 +31,8 @@ import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.EnqueueOutcome;
+import io.pgqueue.RateLimit;
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.balance.Balancer;
 import io.pgqueue.balance.BalancerMeterBinder;
 import io.pgqueue.message.MessageQueueCounts;
@@ -76,7 +78,9 @@ class QueueMetricsDocumentationTests {
         MeterRegistry registry = new SimpleMeterRegistry();
         QueueMeterBinder binder = QueueMeterBinder.NONE.withTasks(List.of("t"), () -> QueueStats.NONE)
             .withPools(Map.of("p", List.of("t")), List::<PoolState>of)
-            .withShards(List.of("main", "b"));
+            .withShards(List.of("main", "b"))
+            .withLimits(List.of(TaskDefinition.builder("t").globalConcurrency(2)
+                .rateLimit(RateLimit.of(10, Duration.ofSeconds(1))).build()));
         binder.bindTo(registry);
         new BalancerMeterBinder(new BalancerStatus() {
             @Override
