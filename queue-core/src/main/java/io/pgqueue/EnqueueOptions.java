@@ -124,6 +124,23 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
     }
 
     /**
+     * Puts the job in a group of its task (a tenant, an account, a document): the header
+     * {@value QueueDefaults#GROUP_HEADER}. A task with {@link TaskGroups} claims its groups in fair
+     * rounds, limits how many jobs of a group run at once, or runs each group's jobs one at a time
+     * in order; other tasks ignore the group.
+     * @param group the group key, 1 to {@value QueueDefaults#MAX_GROUP_KEY_LENGTH} characters
+     * @return a copy with the group
+     * @throws InvalidJobException if the key is blank or too long
+     */
+    public EnqueueOptions withGroup(String group) {
+        if (group == null || group.isBlank() || group.length() > QueueDefaults.MAX_GROUP_KEY_LENGTH) {
+            throw new InvalidJobException("Group key must be non-blank and at most " + QueueDefaults.MAX_GROUP_KEY_LENGTH
+                    + " characters, was " + (group == null ? "null" : "'" + group + "'"));
+        }
+        return withHeader(QueueDefaults.GROUP_HEADER, group);
+    }
+
+    /**
      * Adds a header.
      * @param name the header name, not {@code null}
      * @param value the header value, not {@code null}

@@ -661,9 +661,36 @@ public final class QueueClient implements AutoCloseable {
             allHeaders = new LinkedHashMap<>(propagated);
             allHeaders.putAll(options.headers());
         }
+        allHeaders = withGroup(task, request.payload(), allHeaders);
         String headers = allHeaders.isEmpty() ? "{}" : this.mapper.writeValueAsString(allHeaders);
         return new NewJob(name, payload, headers, priority, options.runAt(), delay, toleranceMillis, maxAttempts,
                 dedupKey);
+    }
+
+    /**
+     * Adds the job's group, derived from its payload when the enqueue gave none and the task has a
+     * key function, and the mark of a sequence that blocks on failure.
+     * @throws InvalidJobException if the group key is blank or too long
+     */
+    private static Map<String, String> withGroup(TaskDefinition task, Object payload, Map<String, String> headers) {
+        String group = headers.get(QueueDefaults.GROUP_HEADER);
+        TaskGroups groups = task.groups();
+        if (group == null && groups != null && groups.key() != null) {
+            group = groups.key().apply(payload);
+        }
+        if (group == null) {
+            return headers;
+        }
+        if (group.isBlank() || group.length() > QueueDefaults.MAX_GROUP_KEY_LENGTH) {
+            throw new InvalidJobException("Group key of a '" + task.name() + "' job must be non-blank and at most "
+                    + QueueDefaults.MAX_GROUP_KEY_LENGTH + " characters, was '" + group + "'");
+        }
+        Map<String, String> all = new LinkedHashMap<>(headers);
+        all.put(QueueDefaults.GROUP_HEADER, group);
+        if (groups != null && groups.mode() == TaskGroups.Mode.SEQUENCE && groups.onFailure() == TaskGroups.OnFailure.BLOCK) {
+            all.put(QueueDefaults.SEQUENCE_HEADER, "block");
+        }
+        return all;
     }
 
     /**

@@ -125,6 +125,18 @@ public final class QueueDefaults {
     /** Maximum length of a dedup key. */
     public static final int MAX_DEDUP_KEY_LENGTH = 512;
 
+    /** Maximum length of a job's group key ({@link EnqueueOptions#withGroup}). */
+    public static final int MAX_GROUP_KEY_LENGTH = 256;
+
+    /** The header that holds a job's group key ({@link EnqueueOptions#withGroup}, {@link TaskGroups}). */
+    public static final String GROUP_HEADER = "pgqueue.group";
+
+    /**
+     * The header that marks a job of a sequence that blocks on failure ({@link TaskGroups.OnFailure#BLOCK}),
+     * with the value {@code block}; set at enqueue.
+     */
+    public static final String SEQUENCE_HEADER = "pgqueue.sequence";
+
     /**
      * Number of partitions of an installation, recorded in its schema when it is created. Enough for
      * about a hundred shards with a few percent of imbalance between them; a partition is the unit

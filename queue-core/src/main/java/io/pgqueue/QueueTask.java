@@ -121,6 +121,50 @@ public @interface QueueTask {
     int rateBurst() default 0;
 
     /**
+     * How claims treat the groups of this task's jobs (see {@link TaskGroups}); {@link GroupMode#NONE}
+     * ignores groups unless {@link #groupKey()} or {@link #groupConcurrency()} is set, which makes
+     * the claims {@link GroupMode#FAIR}.
+     * @return the group mode
+     */
+    GroupMode groups() default GroupMode.NONE;
+
+    /**
+     * SpEL expression evaluated against the payload that gives a job's group (e.g. {@code "tenantId"});
+     * empty for none. A group given at enqueue ({@link EnqueueOptions#withGroup}) wins.
+     * @return the expression
+     */
+    String groupKey() default "";
+
+    /**
+     * With {@link GroupMode#FAIR}: the most jobs of one group running at once across all nodes;
+     * {@code 0} for no such limit.
+     * @return the concurrency per group, or 0
+     */
+    int groupConcurrency() default 0;
+
+    /**
+     * With {@link GroupMode#SEQUENCE}: whether a job that fails for good holds its group until it is
+     * re-run ({@link TaskGroups.OnFailure#BLOCK}) or lets the next one run ({@link TaskGroups.OnFailure#SKIP}).
+     * @return the failure policy of sequences
+     */
+    TaskGroups.OnFailure sequenceOnFailure() default TaskGroups.OnFailure.SKIP;
+
+    /**
+     * How claims treat the groups of a task's jobs.
+     */
+    enum GroupMode {
+
+        /** Groups are ignored (unless a group key or a concurrency per group is set: then {@link #FAIR}). */
+        NONE,
+
+        /** Round-robin across groups ({@link TaskGroups.Mode#FAIR}). */
+        FAIR,
+
+        /** One job of a group at a time, in enqueue order ({@link TaskGroups.Mode#SEQUENCE}). */
+        SEQUENCE
+    }
+
+    /**
      * Dedup policies that can be named in an annotation or a property.
      */
     enum DedupMode {

@@ -24,10 +24,13 @@ import io.pgqueue.retry.RetryPolicy;
  * @param handlerType the handler class, for typed enqueues ({@code enqueue(SendPush.class, payload)}), or {@code null}
  * @param globalConcurrency the most jobs of the task running at once across all nodes, or 0 for no such limit
  * @param rateLimit the most jobs of the task starting per period across all nodes, or {@code null} for no such limit
+ * @param groups how claims treat the groups of the task's jobs (fair rounds, limits per group,
+ * sequences), or {@code null}: the task's claims ignore groups
  */
 public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPolicy, int priority,
         Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions,
-        Function<Object, String> dedupKey, Class<?> handlerType, int globalConcurrency, RateLimit rateLimit) {
+        Function<Object, String> dedupKey, Class<?> handlerType, int globalConcurrency, RateLimit rateLimit,
+        TaskGroups groups) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
 
@@ -65,11 +68,11 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
     }
 
     /**
-     * @return whether the task has a limit across nodes (global concurrency or rate), which its claims
-     * take under a lock of the task
+     * @return whether the task has a limit across nodes (global concurrency, rate, groups), which its
+     * claims take under a lock of the task
      */
     public boolean hasGlobalLimits() {
-        return this.globalConcurrency > 0 || this.rateLimit != null;
+        return this.globalConcurrency > 0 || this.rateLimit != null || this.groups != null;
     }
 
     /**
@@ -138,6 +141,8 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         private int globalConcurrency;
 
         private RateLimit rateLimit;
+
+        private TaskGroups groups;
 
         private Builder(String name) {
             this.name = name;
@@ -257,13 +262,24 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
 
         /**
+         * Sets how claims treat the groups of the task's jobs. Every node that runs the task must be
+         * given the same settings.
+         * @param groups fair rounds (with a concurrency per group) or sequences, or {@code null} for none
+         * @return this builder
+         */
+        public Builder groups(TaskGroups groups) {
+            this.groups = groups;
+            return this;
+        }
+
+        /**
          * Builds the definition.
          * @return the definition
          */
         public TaskDefinition build() {
             return new TaskDefinition(this.name, this.maxAttempts, this.retryPolicy, this.priority,
                     this.delayTolerance, this.dedupPolicy, this.terminalExceptions, this.dedupKey, this.handlerType,
-                    this.globalConcurrency, this.rateLimit);
+                    this.globalConcurrency, this.rateLimit, this.groups);
         }
     }
 }

@@ -48,6 +48,15 @@ class EnqueueValidationTests {
     }
 
     @Test
+    void aBlankOrLongGroupKeyWritesNothing() {
+        rejected(() -> EnqueueOptions.defaults().withGroup(" "), "Group key must be non-blank and at most 256 characters");
+        rejected(() -> EnqueueOptions.defaults().withGroup("g".repeat(257)), "at most 256 characters");
+        rejected(() -> queue.client().enqueue("send-push", 1, EnqueueOptions.defaults()
+                .withHeader(QueueDefaults.GROUP_HEADER, "")), "Group key of a 'send-push' job must be non-blank");
+        assertThat(queue.totalJobs()).isZero();
+    }
+
+    @Test
     void aNullDedupPolicy() {
         rejected(() -> EnqueueOptions.defaults().withDedup("k", null), "dedupPolicy of an enqueue must not be null");
     }

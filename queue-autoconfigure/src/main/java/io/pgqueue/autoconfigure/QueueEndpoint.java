@@ -11,6 +11,7 @@ import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskGroups;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.balance.BalancerService;
 import io.pgqueue.message.MessageQueues;
@@ -336,6 +337,17 @@ public class QueueEndpoint {
         if (rate != null) {
             limits.put("rate", rate.permits() + "/" + InvalidSettingException.display(rate.period()));
             limits.put("rateBurst", rate.burst());
+        }
+        TaskGroups groups = definition.groups();
+        if (groups != null) {
+            limits.put("groups", groups.mode().name());
+            if (groups.mode() == TaskGroups.Mode.FAIR && groups.concurrency() > 0) {
+                limits.put("groupConcurrency", groups.concurrency());
+            }
+            if (groups.mode() == TaskGroups.Mode.SEQUENCE) {
+                limits.put("sequenceOnFailure", groups.onFailure().name());
+            }
+            limits.putIfAbsent("claimed", stats.starting() + stats.running());
         }
         LimitStatus status = LimitStatus.of(definition, stats);
         limits.put("waitingJobs", status.waitingJobs());

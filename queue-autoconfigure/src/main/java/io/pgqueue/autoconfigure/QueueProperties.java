@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
+import io.pgqueue.TaskGroups;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
@@ -898,6 +899,62 @@ public class QueueProperties {
          * of the permits per period, at least 1).
          */
         private Integer rateBurst;
+
+        /**
+         * How claims treat the groups of the task's jobs: none, fair (round-robin across groups) or
+         * sequence (one job of a group at a time, in enqueue order).
+         */
+        private QueueTask.GroupMode groups;
+
+        /**
+         * SpEL expression on the payload that gives a job's group (e.g. tenantId); makes the claims
+         * fair unless groups is set.
+         */
+        private String groupKey;
+
+        /**
+         * Maximum number of jobs of one group running at once across all nodes (fair groups; 0 for
+         * no limit); makes the claims fair unless groups is set.
+         */
+        private Integer groupConcurrency;
+
+        /**
+         * Whether a sequence's job that fails for good holds its group until re-run (block) or lets
+         * the next one run (skip).
+         */
+        private TaskGroups.OnFailure sequenceOnFailure;
+
+        public QueueTask.GroupMode getGroups() {
+            return this.groups;
+        }
+
+        public void setGroups(QueueTask.GroupMode groups) {
+            this.groups = groups;
+        }
+
+        public String getGroupKey() {
+            return this.groupKey;
+        }
+
+        public void setGroupKey(String groupKey) {
+            this.groupKey = groupKey;
+        }
+
+        public Integer getGroupConcurrency() {
+            return this.groupConcurrency;
+        }
+
+        public void setGroupConcurrency(Integer groupConcurrency) {
+            this.groupConcurrency = groupConcurrency;
+        }
+
+        public TaskGroups.OnFailure getSequenceOnFailure() {
+            return this.sequenceOnFailure;
+        }
+
+        public void setSequenceOnFailure(TaskGroups.OnFailure sequenceOnFailure) {
+            this.sequenceOnFailure = sequenceOnFailure;
+        }
 
         public Integer getGlobalConcurrency() {
             return this.globalConcurrency;

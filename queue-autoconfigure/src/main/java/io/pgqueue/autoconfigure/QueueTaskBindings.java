@@ -15,6 +15,7 @@ import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskGroups;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.retry.RetryPolicy;
@@ -175,10 +176,16 @@ public final class QueueTaskBindings {
         String rate = overrides.getRate() != null ? overrides.getRate() : annotation.rate();
         Integer burst = overrides.getRateBurst() != null ? overrides.getRateBurst()
                 : annotation.rateBurst() > 0 ? Integer.valueOf(annotation.rateBurst()) : null;
+        TaskGroups groups = groups(overrides.getGroups() != null ? overrides.getGroups() : annotation.groups(),
+                overrides.getGroupKey() != null ? overrides.getGroupKey() : annotation.groupKey(),
+                overrides.getGroupConcurrency() != null ? overrides.getGroupConcurrency() : annotation.groupConcurrency(),
+                overrides.getSequenceOnFailure() != null ? overrides.getSequenceOnFailure() : annotation.sequenceOnFailure(),
+                prefix, where);
         return checked(where, () -> {
             TaskDefinition definition = TaskDefinition.builder(annotation.name())
                 .globalConcurrency(globalConcurrency)
                 .rateLimit(rateLimit(annotation.name(), rate, burst))
+                .groups(groups)
                 .maxAttempts(maxAttempts)
                 .priority(priority)
                 .delayTolerance(tolerance)
@@ -191,6 +198,25 @@ public final class QueueTaskBindings {
             return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName),
                     payload.getType(), concurrency, timeout, pool));
         });
+    }
+
+    /**
+     * @return how the task's claims treat groups, or {@code null} for not at all: a group key or a
+     * concurrency per group without a mode makes them fair
+     */
+    private static TaskGroups groups(QueueTask.GroupMode mode, String key, int concurrency, TaskGroups.OnFailure onFailure,
+            String prefix, String where) {
+        Function<Object, String> keyFunction = payloadKey(key, prefix + ".group-key", where, "groupKey", "tenantId");
+        QueueTask.GroupMode effective = mode == QueueTask.GroupMode.NONE && (keyFunction != null || concurrency != 0)
+                ? QueueTask.GroupMode.FAIR : mode;
+        if (effective == QueueTask.GroupMode.NONE) {
+            return null;
+        }
+        check(effective == QueueTask.GroupMode.FAIR || concurrency == 0, prefix + ".group-concurrency", concurrency, where,
+                "applies to fair groups; a sequence runs one job of a group at a time");
+        TaskGroups groups = effective == QueueTask.GroupMode.SEQUENCE ? TaskGroups.sequence(onFailure)
+                : TaskGroups.fair(concurrency);
+        return groups.withKey(keyFunction);
     }
 
     /** @return the task's rate limit, or {@code null} when the rate is empty */
@@ -241,6 +267,10 @@ public final class QueueTaskBindings {
             // Enforced where handlers run; known here for the health, the endpoint and the gauges.
             .globalConcurrency(task.getGlobalConcurrency() != null ? task.getGlobalConcurrency() : 0)
             .rateLimit(rateLimit(name, task.getRate() != null ? task.getRate() : "", task.getRateBurst()))
+            .groups(groups(task.getGroups() != null ? task.getGroups() : QueueTask.GroupMode.NONE, task.getGroupKey(),
+                    task.getGroupConcurrency() != null ? task.getGroupConcurrency() : 0,
+                    task.getSequenceOnFailure() != null ? task.getSequenceOnFailure() : TaskGroups.OnFailure.SKIP, prefix,
+                    where))
             .delayTolerance(task.getDelayTolerance())
             // Retries are decided on the nodes that run the handler, with its own settings.
             .retryPolicy(QueueDefaults.RETRY_POLICY)
@@ -303,6 +333,15 @@ public final class QueueTaskBindings {
     }
 
     private static Function<Object, String> dedupKey(String expression, String property, String where) {
+        return payloadKey(expression, property, where, "dedupKey", "'folder-' + folderId");
+    }
+
+    /**
+     * Compiles a SpEL expression evaluated against the payload that gives a key (dedup key, group).
+     * @return the function, or {@code null} when the expression is empty
+     */
+    private static Function<Object, String> payloadKey(String expression, String property, String where, String attribute,
+            String example) {
         if (expression == null || expression.isBlank()) {
             return null;
         }
@@ -311,9 +350,9 @@ public final class QueueTaskBindings {
             parsed = PARSER.parseExpression(expression);
         }
         catch (ParseException ex) {
-            throw new QueueConfigurationException(where + ": dedup key expression '" + expression
-                    + "' is not valid SpEL: " + ex.getMessage(), "Fix the expression on @QueueTask(dedupKey = ...) or '"
-                    + property + "'; it is evaluated against the payload, e.g. \"'folder-' + folderId\".");
+            throw new QueueConfigurationException(where + ": " + attribute + " expression '" + expression
+                    + "' is not valid SpEL: " + ex.getMessage(), "Fix the expression on @QueueTask(" + attribute
+                    + " = ...) or '" + property + "'; it is evaluated against the payload, e.g. \"" + example + "\".");
         }
         EvaluationContext context = SimpleEvaluationContext.forReadOnlyDataBinding().withInstanceMethods().build();
         return payload -> {

@@ -12,6 +12,7 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskGroups;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.store.JobStore;
@@ -133,6 +134,9 @@ class QueueAutoConfigurationTests {
             assertThat(sync.definition().isTerminal(new IllegalArgumentException())).isTrue();
             assertThat(sync.definition().globalConcurrency()).isEqualTo(2);
             assertThat(sync.definition().rateLimit()).isEqualTo(new RateLimit(600, Duration.ofMinutes(1), 60));
+            assertThat(sync.definition().groups().mode()).isEqualTo(TaskGroups.Mode.FAIR);
+            assertThat(sync.definition().groups().concurrency()).isEqualTo(1);
+            assertThat(sync.definition().groups().key().apply(new TestHandlers.Sync("photos", 3))).isEqualTo("photos");
             assertThat(definition.hasGlobalLimits()).isFalse();
         });
     }
@@ -146,7 +150,9 @@ class QueueAutoConfigurationTests {
                     "pgqueue.tasks.send-push.retry.kind=linear", "pgqueue.tasks.send-push.retry.delay=1s",
                     "pgqueue.tasks.send-push.retry.step=2s", "pgqueue.tasks.send-push.dedup-policy=replace-if-ready",
                     "pgqueue.tasks.send-push.dedup-key=user", "pgqueue.tasks.send-push.global-concurrency=4",
-                    "pgqueue.tasks.send-push.rate=50/s", "pgqueue.tasks.send-push.rate-burst=5")
+                    "pgqueue.tasks.send-push.rate=50/s", "pgqueue.tasks.send-push.rate-burst=5",
+                    "pgqueue.tasks.send-push.groups=sequence", "pgqueue.tasks.send-push.group-key=user",
+                    "pgqueue.tasks.send-push.sequence-on-failure=block")
             .run(context -> {
                 QueueTaskBindings.Binding push = context.getBean(QueueTaskBindings.class).all().get("send-push");
                 assertThat(push.task().concurrency()).isEqualTo(9);
@@ -160,6 +166,9 @@ class QueueAutoConfigurationTests {
                 assertThat(push.definition().dedupKey().apply(new TestHandlers.Push("u-1", "f"))).isEqualTo("u-1");
                 assertThat(push.definition().globalConcurrency()).isEqualTo(4);
                 assertThat(push.definition().rateLimit()).isEqualTo(new RateLimit(50, Duration.ofSeconds(1), 5));
+                assertThat(push.definition().groups().mode()).isEqualTo(TaskGroups.Mode.SEQUENCE);
+                assertThat(push.definition().groups().onFailure()).isEqualTo(TaskGroups.OnFailure.BLOCK);
+                assertThat(push.definition().groups().key().apply(new TestHandlers.Push("u-1", "f"))).isEqualTo("u-1");
             });
     }
 

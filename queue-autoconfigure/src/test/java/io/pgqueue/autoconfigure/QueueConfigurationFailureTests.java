@@ -98,6 +98,14 @@ class QueueConfigurationFailureTests {
     }
 
     @Test
+    void aConcurrencyPerGroupOfASequence() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues(
+                "pgqueue.tasks.send-push.groups=sequence", "pgqueue.tasks.send-push.group-concurrency=3"),
+                "group-concurrency 3 applies to fair groups; a sequence runs one job of a group at a time",
+                "under 'pgqueue.tasks.send-push.group-concurrency'");
+    }
+
+    @Test
     void heartbeatNotShorterThanTheLease() {
         assertFailure(this.runner.withPropertyValues("pgqueue.lease.duration=10s", "pgqueue.lease.heartbeat-interval=10s"),
                 "Invalid value '10s' for 'pgqueue.lease.heartbeat-interval': must be shorter than pgqueue.lease.duration",
@@ -161,7 +169,7 @@ class QueueConfigurationFailureTests {
         // and then fail every claim.
         assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.flyway.enabled=false",
                 "pgqueue.schema=never_migrated"),
-                "The queue schema 'never_migrated' is not migrated to version 15 (missing: function never_migrated.claim_jobs(",
+                "The queue schema 'never_migrated' is not migrated to version 16 (missing: function never_migrated.claim_jobs(",
                 "apply the migrations in classpath:io/pgqueue/db/migration to schema 'never_migrated'");
     }
 

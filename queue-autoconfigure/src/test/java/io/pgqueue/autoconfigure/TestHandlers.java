@@ -33,7 +33,7 @@ final class TestHandlers {
 
     @QueueTask(name = "sync-folder", dedupKey = "'folder-' + folder", dedupPolicy = QueueTask.DedupMode.RERUN,
             terminal = IllegalArgumentException.class, pool = "slow", timeout = "10m", globalConcurrency = 2,
-            rate = "600/1m")
+            rate = "600/1m", groupKey = "folder", groupConcurrency = 1)
     static class SyncFolder implements TaskHandler<Sync> {
 
         @Override

@@ -28,6 +28,7 @@ import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskContext;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskGroups;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -80,7 +81,8 @@ import tools.jackson.databind.json.JsonMapper;
  * benchmark's database and N - 1 more databases on the same server, each enqueue routed by
  * partition and fenced by its shard, and one node claiming from every shard), {@code global_concurrency}
  * and {@code task_rate} (flow control of every task: its global concurrency, and its rate as
- * permits/period; none by default).
+ * permits/period; none by default); {@code fairness}: one tenant's {@code n} jobs, then one of another
+ * tenant, {@code groups=fair|none} and {@code group_concurrency} (not in all).
  */
 public final class QueueBenchmark {
 
@@ -167,6 +169,7 @@ public final class QueueBenchmark {
                 }
             }
             case "mixed" -> mixed();
+            case "fairness" -> fairness();
             case "balance" -> balance();
             case "backlog" -> {
                 // The two drains of a pair run back to back, the backlog filled before both: their
@@ -183,8 +186,59 @@ public final class QueueBenchmark {
                         full / empty);
             }
             default -> throw new IllegalArgumentException("Unknown workload '" + workload
-                    + "'; use drain, latency, mixed, backlog, tasks or all");
+                    + "'; use drain, latency, mixed, backlog, tasks, fairness or all");
         }
+    }
+
+    /** A job of the fairness workload: its tenant (group) and its number. */
+    record TenantJob(String tenant, int n) {
+    }
+
+    /**
+     * One tenant's n jobs (default 100,000) queued, then one job of another tenant: how long until
+     * that job starts, how many of the big tenant's jobs started before it, and the drain rate of
+     * the whole. With {@code groups=fair} (the default) the task's claims go round-robin across
+     * tenants; {@code groups=none} claims in enqueue order, the small tenant's job after all others.
+     */
+    private void fairness() throws Exception {
+        int n = intArg("n", 100_000);
+        boolean fair = !"none".equals(this.args.getOrDefault("groups", "fair"));
+        QueueConfig config = config();
+        reset(config);
+        AtomicInteger started = new AtomicInteger();
+        AtomicInteger startedBefore = new AtomicInteger(-1);
+        AtomicLong smallStarted = new AtomicLong();
+        TaskHandler<TenantJob> handler = (job, context) -> {
+            int order = started.incrementAndGet();
+            if (job.tenant().equals("small")) {
+                smallStarted.set(System.nanoTime());
+                startedBefore.set(order - 1);
+            }
+        };
+        TaskDefinition.Builder definition = TaskDefinition.builder("tenant-work");
+        if (fair) {
+            definition.groups(TaskGroups.fair(intArg("group_concurrency", 0)).withKey(job -> ((TenantJob) job).tenant()));
+        }
+        WorkerTask task = WorkerTask.of(definition.build(), handler, TenantJob.class, intArg("concurrency", 8),
+                Duration.ofMinutes(1), "default");
+        QueueClient client = client(config, List.of(task), this.producerPool);
+        for (int from = 0; from < n; from += 1000) {
+            List<JobRequest> jobs = new ArrayList<>();
+            for (int i = from; i < Math.min(n, from + 1000); i++) {
+                jobs.add(JobRequest.of("tenant-work", new TenantJob("big", i)));
+            }
+            client.enqueueAll(jobs);
+        }
+        client.enqueue("tenant-work", new TenantJob("small", 0));
+        QueueWorkers workers = workers(config, List.of(task));
+        long start = System.nanoTime();
+        workers.start();
+        awaitCount(this.written, n + 1, Duration.ofMinutes(30));
+        double seconds = seconds(start);
+        workers.stop();
+        report("workload=fairness groups=%s n=%d small_start_ms=%.1f big_started_before=%d drain_per_s=%.0f %s%n",
+                fair ? "fair" : "none", n, (smallStarted.get() - start) / 1e6, startedBefore.get(), (n + 1) / seconds,
+                claimStats());
     }
 
     /**

@@ -5,18 +5,21 @@ import java.util.Locale;
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskGroups;
 
 /**
  * Whether a task's due jobs wait on its own limits across nodes rather than on the workers, read
  * from the aggregate statistics: its global concurrency is taken (as many jobs claimed as it
- * allows), or its rate limit holds back a due backlog larger than the burst it lets start at once.
- * Health does not call such a task lagging while its lag is what the limit explains.
+ * allows); its groups are sequences or have a concurrency per group and some of its jobs run (the
+ * aggregate cannot tell which groups wait, so due jobs are taken to wait on theirs); or its rate
+ * limit holds back a due backlog larger than the burst it lets start at once. Health does not call
+ * such a task lagging while its lag is what the limit explains.
  *
  * @param reason why the jobs wait, for people; {@code null} when they do not wait on a limit
  * @param waitingJobs the due READY jobs waiting on the limit; 0 when they do not wait on one
  * @param limitSeconds how long the limit alone keeps the oldest due job waiting: unbounded
- * ({@link Double#POSITIVE_INFINITY}) while the global concurrency is taken, the due backlog over
- * the rate otherwise
+ * ({@link Double#POSITIVE_INFINITY}) while the global concurrency is taken or groups hold jobs, the
+ * due backlog over the rate otherwise
  */
 public record LimitStatus(String reason, long waitingJobs, double limitSeconds) {
 
@@ -37,6 +40,13 @@ public record LimitStatus(String reason, long waitingJobs, double limitSeconds) 
         if (definition.globalConcurrency() > 0 && claimed >= definition.globalConcurrency()) {
             return new LimitStatus("global concurrency " + definition.globalConcurrency() + " taken (" + claimed
                     + " claimed)", stats.ready(), Double.POSITIVE_INFINITY);
+        }
+        TaskGroups groups = definition.groups();
+        if (groups != null && claimed > 0 && (groups.mode() == TaskGroups.Mode.SEQUENCE || groups.concurrency() > 0)) {
+            return new LimitStatus(groups.mode() == TaskGroups.Mode.SEQUENCE
+                    ? "sequences: one job per group at a time (" + claimed + " claimed)"
+                    : "concurrency " + groups.concurrency() + " per group (" + claimed + " claimed)", stats.ready(),
+                    Double.POSITIVE_INFINITY);
         }
         RateLimit rate = definition.rateLimit();
         if (rate != null && stats.ready() > rate.burst()) {

@@ -1,6 +1,7 @@
 package io.pgqueue.store;
 
 import io.pgqueue.RateLimit;
+import io.pgqueue.TaskGroups;
 
 /**
  * How many jobs of one task a claim may take: the task's free capacity on the claiming node, and
@@ -10,8 +11,9 @@ import io.pgqueue.RateLimit;
  * @param limit the maximum number of jobs, positive
  * @param globalConcurrency the most jobs of the task claimed at once across all nodes, or 0 for no such limit
  * @param rate the most jobs of the task claimed per period across all nodes, or {@code null} for no such limit
+ * @param groups how the claim treats the groups of the task's jobs, or {@code null} to ignore them
  */
-public record ClaimLimit(String task, int limit, int globalConcurrency, RateLimit rate) {
+public record ClaimLimit(String task, int limit, int globalConcurrency, RateLimit rate, TaskGroups groups) {
 
     /**
      * Validates the limit.
@@ -32,11 +34,22 @@ public record ClaimLimit(String task, int limit, int globalConcurrency, RateLimi
      * @param limit the maximum number of jobs, positive
      */
     public ClaimLimit(String task, int limit) {
-        this(task, limit, 0, null);
+        this(task, limit, 0, null, null);
     }
 
-    /** @return whether the task has limits across nodes */
+    /**
+     * A claim limit of a task with a global concurrency or a rate limit, without groups.
+     * @param task the task name
+     * @param limit the maximum number of jobs, positive
+     * @param globalConcurrency the most jobs of the task claimed at once across all nodes, or 0
+     * @param rate the most jobs of the task claimed per period across all nodes, or {@code null}
+     */
+    public ClaimLimit(String task, int limit, int globalConcurrency, RateLimit rate) {
+        this(task, limit, globalConcurrency, rate, null);
+    }
+
+    /** @return whether the task has limits across nodes or groups: claimed on its own, under its lock */
     boolean global() {
-        return this.globalConcurrency > 0 || this.rate != null;
+        return this.globalConcurrency > 0 || this.rate != null || this.groups != null;
     }
 }

@@ -16,9 +16,11 @@ public record ClaimResult(List<ClaimedJob> jobs, List<LimitWait> limited) {
      *
      * @param task the task name
      * @param retryAfter when its rate limit gives the next permit, or {@code null} when it waits for a
-     * running job of the task to finish (its global concurrency is taken)
+     * running job of the task to finish (its global concurrency is taken, or its groups held jobs back)
+     * @param orNewJobs whether new jobs may be claimable before then (its groups held jobs back, while
+     * other groups may get jobs)
      */
-    public record LimitWait(String task, Duration retryAfter) {
+    public record LimitWait(String task, Duration retryAfter, boolean orNewJobs) {
     }
 
     /** Copies the lists. */

@@ -27,6 +27,7 @@ import io.pgqueue.CancelResult;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
+import io.pgqueue.TaskGroups;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
@@ -344,7 +345,8 @@ public final class JobStore {
             long id = rs.getLong("id");
             if (rs.wasNull()) {
                 long wait = rs.getLong("limit_wait_millis");
-                limited.add(new ClaimResult.LimitWait(rs.getString("task"), wait < 0 ? null : Duration.ofMillis(wait)));
+                limited.add(new ClaimResult.LimitWait(rs.getString("task"), wait < 0 ? null : Duration.ofMillis(wait),
+                        wait == -2));
                 return;
             }
             jobs.add(new ClaimedJob(new Lease(id, rs.getInt("lease_epoch")), rs.getString("task"),
@@ -368,6 +370,13 @@ public final class JobStore {
                 rule.append(",\"permits\":").append(limit.rate().permits())
                     .append(",\"millis\":").append(limit.rate().period().toMillis())
                     .append(",\"burst\":").append(limit.rate().burst());
+            }
+            if (limit.groups() != null) {
+                rule.append(",\"groups\":\"").append(limit.groups().mode() == TaskGroups.Mode.SEQUENCE ? "sequence" : "fair")
+                    .append('"');
+                if (limit.groups().concurrency() > 0) {
+                    rule.append(",\"groupConcurrency\":").append(limit.groups().concurrency());
+                }
             }
             json.add(rule.append('}'));
         }

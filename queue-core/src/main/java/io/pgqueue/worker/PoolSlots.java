@@ -14,6 +14,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimResult;
 import io.pgqueue.store.ClaimedJob;
@@ -108,8 +109,9 @@ final class PoolSlots {
                 if (free > 0 && !paused.contains(slot.name())) {
                     int limit = Math.min(free, maxClaim);
                     slot.claiming += limit;
-                    limits.add(new ClaimLimit(slot.name(), limit, slot.task.definition().globalConcurrency(),
-                            slot.task.definition().rateLimit()));
+                    TaskDefinition definition = slot.task.definition();
+                    limits.add(new ClaimLimit(slot.name(), limit, definition.globalConcurrency(), definition.rateLimit(),
+                            definition.groups()));
                 }
             }
         }
@@ -153,7 +155,7 @@ final class PoolSlots {
                 this.slots.get(limit.task()).claiming -= limit.limit();
                 full |= claims.task(limit.task()).claimed(counts.getOrDefault(limit.task(), 0), limit.limit(), now);
             }
-            limited.forEach(wait -> claims.task(wait.task()).limited(wait.retryAfter(), now));
+            limited.forEach(wait -> claims.task(wait.task()).limited(wait.retryAfter(), wait.orNewJobs(), now));
             this.slots.values().forEach(this::dispatch);
             return full;
         }
@@ -324,7 +326,7 @@ final class PoolSlots {
             if (claim == null) {
                 return false;
             }
-            boolean waited = claim.waitingForSlot || this.slots.get(task).claiming > 0;
+            boolean waited = claim.waitingForSlot || claim.wakeOnSlot || this.slots.get(task).claiming > 0;
             claim.slotFreed();
             return waited;
         }

@@ -42,6 +42,9 @@ final class ShardClaims {
          */
         boolean waitingForSlot;
 
+        /** The task's groups held jobs back at the last claim: a freed slot wakes it, as new jobs do. */
+        boolean wakeOnSlot;
+
         /** Slots freed (jobs of the task finished); compared across a claim like {@link #wakes}. */
         long slotsFreed;
 
@@ -55,6 +58,7 @@ final class ShardClaims {
             if (!this.exhausted) {
                 this.retryAt = 0;
                 this.waitingForSlot = false;
+                this.wakeOnSlot = false;
             }
             this.wakesAtClaim = this.wakes;
             this.slotsFreedAtClaim = this.slotsFreed;
@@ -77,15 +81,21 @@ final class ShardClaims {
 
         /**
          * A limit across nodes cut the last claim short: wait for the next permit or a freed slot —
-         * unless a slot was freed during the claim.
+         * unless a slot was freed during the claim. With {@code orNewJobs} (groups held jobs back), a
+         * freed slot wakes the task and so do new jobs, as when the claim found too few.
          * @param retryAfter when the rate gives the next permit, or {@code null} to wait for a slot
          */
-        void limited(Duration retryAfter, long now) {
-            this.moreWaiting = false;
+        void limited(Duration retryAfter, boolean orNewJobs, long now) {
             if (retryAfter == null && this.slotsFreed != this.slotsFreedAtClaim) {
                 this.exhausted = false;
                 return;
             }
+            if (orNewJobs) {
+                // Whether more jobs wait was decided as for any claim (claimed).
+                this.wakeOnSlot = true;
+                return;
+            }
+            this.moreWaiting = false;
             this.exhausted = true;
             this.exhaustedAt = now;
             if (retryAfter == null) {
@@ -107,8 +117,9 @@ final class ShardClaims {
         /** A job of the task finished somewhere: a task waiting for a slot looks again. */
         void slotFreed() {
             this.slotsFreed++;
-            if (this.waitingForSlot) {
+            if (this.waitingForSlot || this.wakeOnSlot) {
                 this.waitingForSlot = false;
+                this.wakeOnSlot = false;
                 this.exhausted = false;
             }
         }

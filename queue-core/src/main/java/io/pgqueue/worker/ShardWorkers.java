@@ -197,8 +197,8 @@ final class ShardWorkers {
     }
 
     /**
-     * Jobs of tasks with a global concurrency finished here: this node's producers and, through a
-     * notification, every other node's look again if they wait for a slot.
+     * Jobs of tasks with a global concurrency or groups finished here: this node's producers and,
+     * through a notification, every other node's look again if they wait for a slot.
      */
     private void slotsFreed(Set<String> tasks) {
         for (String task : tasks) {
@@ -261,7 +261,7 @@ final class ShardWorkers {
             Set<String> limited = new HashSet<>();
             for (Lease lease : leases) {
                 RunningJob job = ShardWorkers.this.shared.held().get(lease.jobId());
-                if (job != null && job.task.definition().globalConcurrency() > 0) {
+                if (job != null && (job.task.definition().globalConcurrency() > 0 || job.task.definition().groups() != null)) {
                     limited.add(job.task());
                 }
             }

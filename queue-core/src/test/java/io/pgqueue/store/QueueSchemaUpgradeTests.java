@@ -38,12 +38,14 @@ class QueueSchemaUpgradeTests {
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "upgraded"))
             .isInstanceOf(QueueSchemaException.class)
             .hasMessageContaining("missing: function upgraded.claim_jobs(text[], integer[], text, text, bigint, jsonb), "
+                    + "function upgraded.claim_group_ids(text, integer, boolean, integer), "
                     + "function upgraded.finished_job(upgraded.job, text, integer, text, text), "
                     + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
                     + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
                     + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
                     + "table upgraded.balancer_decision, table upgraded.message_queue, table upgraded.message, "
-                    + "table upgraded.message_group, table upgraded.message_dedup, table upgraded.task_rate)");
+                    + "table upgraded.message_group, table upgraded.message_dedup, table upgraded.task_rate, "
+                    + "table upgraded.task_group_cursor)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -52,7 +54,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V15 and the repeatable migrations").isEqualTo(9);
+        assertThat(result.migrationsExecuted).as("V10 to V16 and the repeatable migrations").isEqualTo(10);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -62,7 +64,8 @@ class QueueSchemaUpgradeTests {
         QueueSchema.migrate(db.dataSource(), "fresh");
         assertThat(functions("upgraded")).as("the functions of a new installation").isEqualTo(functions("fresh"))
             .extracting(function -> function.substring(0, function.indexOf('(')))
-            .containsExactly("CREATE OR REPLACE FUNCTION S.claim_jobs", "CREATE OR REPLACE FUNCTION S.claim_jobs",
+            .containsExactly("CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
+                    "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.held_leases",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.mark_running",

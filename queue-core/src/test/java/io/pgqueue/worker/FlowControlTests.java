@@ -191,7 +191,7 @@ class FlowControlTests {
                 new ClaimLimit("single", 5, 1, null)), "node-a", JobState.RUNNING, TestQueue.LEASE);
 
         assertThat(claimed.jobs()).extracting(ClaimedJob::task).containsOnly("free", "single").hasSize(6);
-        assertThat(claimed.limited()).containsExactly(new ClaimResult.LimitWait("single", null));
+        assertThat(claimed.limited()).containsExactly(new ClaimResult.LimitWait("single", null, false));
         assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM " + queue.config().schema()
                 + ".job WHERE limited", Long.class)).as("only the limited task's jobs are counted").isEqualTo(1);
     }

@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.JobRequest;
 import io.pgqueue.QueueClient;
@@ -73,6 +74,9 @@ final class FaultRun implements AutoCloseable {
 
     /** Job id → when its enqueue call returned (epoch millis). */
     final Map<Long, Long> enqueued = new ConcurrentHashMap<>();
+
+    /** The group of each job enqueued by {@link #enqueueGrouped}. */
+    final Map<Long, String> groups = new ConcurrentHashMap<>();
 
     final AtomicLong failedEnqueues = new AtomicLong();
 
@@ -230,6 +234,25 @@ final class FaultRun implements AutoCloseable {
             List<EnqueueResult> results = client().enqueueAll(batch);
             long now = System.currentTimeMillis();
             results.forEach(result -> this.enqueued.put(result.jobId(), now));
+        }
+    }
+
+    /**
+     * Enqueues jobs spread round-robin over groups ({@code g-0}, {@code g-1}, ...), in batches of
+     * 1,000, remembering each job's group.
+     */
+    void enqueueGrouped(int jobs, int groups, RecordTask.Work work) {
+        for (int from = 0; from < jobs; from += 1000) {
+            List<JobRequest> batch = new ArrayList<>();
+            for (int i = from; i < Math.min(jobs, from + 1000); i++) {
+                batch.add(JobRequest.of("record", work, EnqueueOptions.defaults().withGroup("g-" + (i % groups))));
+            }
+            List<EnqueueResult> results = client().enqueueAll(batch);
+            long now = System.currentTimeMillis();
+            for (int i = 0; i < results.size(); i++) {
+                this.enqueued.put(results.get(i).jobId(), now);
+                this.groups.put(results.get(i).jobId(), "g-" + ((from + i) % groups));
+            }
         }
     }
 

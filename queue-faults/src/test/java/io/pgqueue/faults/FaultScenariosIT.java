@@ -328,6 +328,83 @@ class FaultScenariosIT {
         }
     }
 
+    @Test
+    @Order(9)
+    void sequencesAcrossTwoNodesAndAKill() throws Exception {
+        try (FaultRun run = new FaultRun(server, "faults_sequence")) {
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4", "--pgqueue.tasks.record.groups=sequence");
+            run.enqueueGrouped(FULL ? 2_000 : 300, 10, new Work(10, 0));
+            sleep(FULL ? 3000 : 600);
+            long until = now() + 10_000;
+            while (run.heldBy("node-a").isEmpty() && now() < until) {
+                sleep(2);
+            }
+            Set<Long> held = run.heldBy("node-a");
+            long killedAt = now();
+            run.node("node-a").kill();
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("sequences of 10 groups on two nodes, kill -9 of one", run,
+                    Findings.cut("node-a", killedAt, Long.MAX_VALUE), List.of("node-a"));
+            Map<String, List<Execution>> byGroup = run.executions().stream()
+                .collect(Collectors.groupingBy(execution -> run.groups.get(execution.jobId())));
+            int overlapping = 0;
+            int outOfOrder = 0;
+            for (List<Execution> executions : byGroup.values()) {
+                for (int i = 1; i < executions.size(); i++) {
+                    Execution before = executions.get(i - 1);
+                    Execution next = executions.get(i);
+                    // The killed node's execution has no end: it ran until the kill.
+                    long end = before.ended() != null ? before.ended() : killedAt;
+                    overlapping += next.started() < end ? 1 : 0;
+                    outOfOrder += next.jobId() < before.jobId() ? 1 : 0;
+                }
+            }
+            findings.note("%d jobs held by the killed node; per group %d executions overlapping, %d out of enqueue order",
+                    held.size(), overlapping, outOfOrder);
+            findings.report();
+
+            findings.assertNothingLostOrOverlapping();
+            assertThat(held).as("jobs the killed node held").isNotEmpty();
+            assertThat(overlapping).as("executions of one group overlapping").isZero();
+            assertThat(outOfOrder).as("executions of one group out of enqueue order").isZero();
+        }
+    }
+
+    @Test
+    @Order(10)
+    void aRateLimitAcrossTwoNodes() throws Exception {
+        int permits = 40;
+        int burst = 4;
+        try (FaultRun run = new FaultRun(server, "faults_rate")) {
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4",
+                    "--pgqueue.tasks.record.rate=" + permits + "/1s", "--pgqueue.tasks.record.rate-burst=" + burst);
+            run.enqueueBacklog(FULL ? 1_200 : 120, new Work(1, 0));
+            long from = now();
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("rate 40/1s on two nodes", run, Map.of(), List.of());
+            List<Long> starts = run.executions().stream().map(Execution::started).sorted().toList();
+            // A token bucket lets at most burst + rate * t start in any span t; 1 more for the time
+            // between a claim and its handler's start.
+            int excess = 0;
+            for (int i = 0; i < starts.size(); i++) {
+                for (int j = i; j < starts.size(); j++) {
+                    double seconds = (starts.get(j) - starts.get(i)) / 1000.0;
+                    excess = Math.max(excess, (j - i + 1) - (int) Math.floor(burst + permits * seconds) - 1);
+                }
+            }
+            double took = (starts.get(starts.size() - 1) - from) / 1000.0;
+            findings.note("%d starts in %.2f s (%.1f/s); most starts in any span beyond burst + rate x span: %d",
+                    starts.size(), took, starts.size() / took, Math.max(excess, 0));
+            findings.report();
+
+            findings.assertNothingLostOrOverlapping();
+            assertThat(excess).as("starts beyond the bucket in some span").isLessThanOrEqualTo(0);
+            assertThat(starts.size() / took).as("starts per second").isBetween(permits * 0.8, permits * 1.2);
+        }
+    }
+
     /** The most executions running at once: each from its start to its end, or to the kill if it never ended. */
     private static int mostAtOnce(List<Execution> executions, long killedAt) {
         List<long[]> events = new ArrayList<>();
@@ -347,7 +424,7 @@ class FaultScenariosIT {
     }
 
     @Test
-    @Order(9)
+    @Order(11)
     void soak() throws Exception {
         Duration length = FULL ? Duration.ofMinutes(10) : Duration.ofSeconds(40);
         Duration every = FULL ? Duration.ofSeconds(30) : Duration.ofSeconds(5);

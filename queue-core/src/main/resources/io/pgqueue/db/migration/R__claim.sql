@@ -25,8 +25,122 @@
 -- takes at most the concurrency left, and takes at most the whole permits of the task's token
 -- bucket (task_rate, refilled at permits/millis up to burst, paid for what was claimed). When a
 -- limit, not the backlog, cut such a claim, a row without an id tells the caller: limit_wait_millis
--- is the time until the next permit, or -1 for "until a slot frees". Then the tasks without limits
--- are claimed together, as before.
+-- is the time until the next permit, -1 for "until a slot frees", or -2 for "until a slot frees or
+-- new jobs come" (a task with groups whose groups held jobs back). A task with groups ("groups":
+-- "fair" or "sequence", "groupConcurrency") takes the ids claim_group_ids picks. Then the tasks
+-- without limits are claimed together, as before.
+-- The jobs a claim of a task with groups takes, at most p_want: the groups in rounds, in key order
+-- from where the task's last claim stopped (task_group_cursor) around to it, one job per group and
+-- round, so a group with a million jobs cannot starve one with ten. A group's jobs go in enqueue
+-- (id) order. "fair" (p_sequence false): a group's next due READY job, unless p_group_limit of its
+-- jobs are claimed already. "sequence": a group's first active job only, whatever its state — a
+-- job waiting for its retry or running holds the group — and not while an earlier job of the group
+-- that blocks on failure (header pgqueue.sequence = block) failed for good. held_back tells that
+-- some group held its jobs back (at its limit, or its first job not claimable). Runs under the task's lock (claim_jobs), so the round
+-- is the task's, across nodes. At most 256 groups are looked at per claim.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.claim_group_ids(p_task text, p_want integer, p_sequence boolean,
+                                                                 p_group_limit integer, OUT ids bigint[],
+                                                                 OUT held_back boolean)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+AS $groups$
+DECLARE
+    v_start text;
+    v_pos text;
+    v_group text;
+    v_wrapped boolean;
+    v_visits integer := 0;
+    v_round integer;
+    v_groups text[] := '{}';
+    v_id bigint;
+    v_due boolean;
+BEGIN
+    ids := '{}';
+    held_back := false;
+    SELECT cursor.group_key INTO v_start FROM ${flyway:defaultSchema}.task_group_cursor AS cursor WHERE cursor.task = p_task;
+    v_start := coalesce(v_start, '');
+    v_pos := v_start;
+    <<rounds>>
+    LOOP
+        v_round := 0;
+        v_wrapped := v_start = '';
+        LOOP
+            EXIT rounds WHEN cardinality(ids) >= p_want OR v_visits >= 256;
+            v_group := NULL;
+            SELECT j.headers ->> 'pgqueue.group' INTO v_group FROM ${flyway:defaultSchema}.job AS j
+            WHERE j.task = p_task AND j.headers ? 'pgqueue.group' AND (j.headers ->> 'pgqueue.group') > v_pos
+            ORDER BY j.headers ->> 'pgqueue.group'
+            LIMIT 1;
+            IF v_group IS NULL AND NOT v_wrapped THEN
+                v_wrapped := true;
+                v_pos := '';
+                CONTINUE;
+            END IF;
+            EXIT WHEN v_group IS NULL OR (v_wrapped AND v_start <> '' AND v_group > v_start);
+            v_pos := v_group;
+            v_visits := v_visits + 1;
+            v_id := NULL;
+            IF p_sequence THEN
+                SELECT j.id, j.state = 'READY' AND j.schedule_time <= now() AND j.attempt < j.max_attempts
+                INTO v_id, v_due
+                FROM ${flyway:defaultSchema}.job AS j
+                WHERE j.task = p_task AND j.headers ? 'pgqueue.group' AND (j.headers ->> 'pgqueue.group') = v_group
+                ORDER BY j.id
+                LIMIT 1;
+                IF v_id = ANY(ids) THEN
+                    v_id := NULL;
+                ELSIF NOT v_due OR EXISTS (
+                        -- An earlier job's transaction may commit after a later job of the group
+                        -- was claimed: one at a time still holds.
+                        SELECT 1 FROM ${flyway:defaultSchema}.job AS held
+                        WHERE held.task = p_task AND held.headers ? 'pgqueue.group'
+                          AND (held.headers ->> 'pgqueue.group') = v_group AND held.state IN ('STARTING', 'RUNNING'))
+                    OR EXISTS (
+                        SELECT 1 FROM ${flyway:defaultSchema}.job_finished AS f
+                        WHERE f.task = p_task AND (f.headers ->> 'pgqueue.group') = v_group AND f.state = 'FAILED'
+                          AND f.headers ->> 'pgqueue.sequence' = 'block' AND f.id < v_id) THEN
+                    -- Its first job runs, waits for its retry or failed: the group's other jobs wait.
+                    held_back := true;
+                    v_id := NULL;
+                ELSE
+                    SELECT j.id INTO v_id FROM ${flyway:defaultSchema}.job AS j
+                    WHERE j.id = v_id AND j.state = 'READY'
+                    FOR UPDATE SKIP LOCKED;
+                END IF;
+            ELSIF p_group_limit IS NOT NULL AND p_group_limit <= (
+                    SELECT count(*) FROM ${flyway:defaultSchema}.job AS held
+                    WHERE held.task = p_task AND held.headers ? 'pgqueue.group'
+                      AND (held.headers ->> 'pgqueue.group') = v_group AND held.state IN ('STARTING', 'RUNNING'))
+                    + coalesce(cardinality(array_positions(v_groups, v_group)), 0) THEN
+                held_back := true;
+            ELSE
+                SELECT j.id INTO v_id FROM ${flyway:defaultSchema}.job AS j
+                WHERE j.task = p_task AND j.headers ? 'pgqueue.group' AND (j.headers ->> 'pgqueue.group') = v_group
+                  AND j.state = 'READY' AND j.schedule_time <= now() AND j.attempt < j.max_attempts
+                  AND j.id <> ALL(ids)
+                ORDER BY j.id
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED;
+            END IF;
+            IF v_id IS NOT NULL THEN
+                ids := ids || v_id;
+                v_groups := v_groups || v_group;
+                v_round := v_round + 1;
+            END IF;
+        END LOOP;
+        EXIT WHEN v_round = 0;
+        v_start := v_pos;
+    END LOOP;
+    IF v_visits > 0 THEN
+        INSERT INTO ${flyway:defaultSchema}.task_group_cursor AS cursor (task, group_key) VALUES (p_task, v_pos)
+        ON CONFLICT ON CONSTRAINT task_group_cursor_pkey DO UPDATE SET group_key = excluded.group_key;
+    END IF;
+END
+$groups$;
+
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.claim_jobs(p_tasks text[], p_limits integer[], p_state text,
                                                             p_owner text, p_lease_millis bigint, p_limited jsonb)
 RETURNS TABLE (id bigint, lease_epoch integer, task text, payload text, headers text, priority smallint,
@@ -54,6 +168,9 @@ DECLARE
     v_per_milli double precision;
     v_now timestamptz;
     v_claimed integer;
+    v_grouped boolean;
+    v_ids bigint[];
+    v_held_back boolean;
 BEGIN
     -- Losing this commit in a crash leaves the jobs claimable again (at-least-once holds): the
     -- worker need not wait for the WAL flush. Lasts until the end of the claim's transaction.
@@ -88,16 +205,40 @@ BEGIN
                 v_free := least(v_free, CAST(floor(v_permits) AS integer));
             END IF;
             v_limits := ARRAY[greatest(v_free, 0)];
+            v_grouped := v_rule ? 'groups';
+            v_held_back := false;
+            IF v_grouped AND v_limits[1] > 0 THEN
+                SELECT picked.ids, picked.held_back INTO v_ids, v_held_back
+                FROM ${flyway:defaultSchema}.claim_group_ids(v_tasks[1], v_limits[1], v_rule ->> 'groups' = 'sequence',
+                                                             CAST(v_rule ->> 'groupConcurrency' AS integer)) AS picked;
+            END IF;
         ELSIF v_next = v_rules THEN
             v_next := v_next + 1;
             v_tasks := p_tasks;
             v_limits := p_limits;
             v_counted := false;
+            v_grouped := false;
             v_final := true;
         ELSE
             EXIT;
         END IF;
-        IF (v_final AND cardinality(v_tasks) > 0) OR (NOT v_final AND v_limits[1] > 0) THEN
+        IF v_grouped THEN
+            IF v_limits[1] > 0 THEN
+                RETURN QUERY
+                    UPDATE ${flyway:defaultSchema}.job AS claimed
+                    SET state = p_state, lease_owner = p_owner, lease_epoch = claimed.lease_epoch + 1,
+                        attempt = claimed.attempt + 1, started_at = now(), limited = v_counted,
+                        expected_status_change_time = now() + p_lease_millis * interval '1 millisecond'
+                    WHERE claimed.id = ANY(v_ids)
+                    RETURNING claimed.id, claimed.lease_epoch, claimed.task, CAST(claimed.payload AS text),
+                              CAST(claimed.headers AS text), claimed.priority, claimed.attempt, claimed.max_attempts,
+                              claimed.schedule_time, claimed.delay_tolerance_deadline, claimed.created_at,
+                              claimed.started_at, claimed.expected_status_change_time, CAST(NULL AS bigint);
+                GET DIAGNOSTICS v_claimed = ROW_COUNT;
+            ELSE
+                v_claimed := 0;
+            END IF;
+        ELSIF (v_final AND cardinality(v_tasks) > 0) OR (NOT v_final AND v_limits[1] > 0) THEN
             RETURN QUERY
                 UPDATE ${flyway:defaultSchema}.job AS claimed
                 SET state = p_state, lease_owner = p_owner, lease_epoch = claimed.lease_epoch + 1,
@@ -130,15 +271,17 @@ BEGIN
                 ON CONFLICT ON CONSTRAINT task_rate_pkey
                 DO UPDATE SET permits = excluded.permits, refilled_at = excluded.refilled_at;
             END IF;
-            IF v_claimed = v_limits[1] AND v_claimed < v_want THEN
-                -- A limit cut the claim: the rate if its permits ran out, else the concurrency.
+            IF (v_claimed = v_limits[1] AND v_claimed < v_want) OR v_held_back THEN
+                -- A limit cut the claim: the rate if its permits ran out, else the concurrency, else
+                -- the groups (a group at its limit, a sequence waiting on its first job).
                 RETURN QUERY SELECT CAST(NULL AS bigint), CAST(NULL AS integer), v_tasks[1], CAST(NULL AS text),
                     CAST(NULL AS text), CAST(NULL AS smallint), CAST(NULL AS integer), CAST(NULL AS integer),
                     CAST(NULL AS timestamptz), CAST(NULL AS timestamptz), CAST(NULL AS timestamptz),
                     CAST(NULL AS timestamptz), CAST(NULL AS timestamptz),
                     CASE WHEN v_permits IS NOT NULL AND v_permits - v_claimed < 1
                          THEN CAST(ceil((1 - (v_permits - v_claimed)) / v_per_milli) AS bigint)
-                         ELSE -1 END;
+                         WHEN v_claimed = v_limits[1] AND v_claimed < v_want THEN -1
+                         ELSE -2 END;
             END IF;
         END IF;
     END LOOP;
