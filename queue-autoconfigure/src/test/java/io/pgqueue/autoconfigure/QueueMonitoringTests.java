@@ -179,7 +179,8 @@ class QueueMonitoringTests {
     @Test
     void jobsWaitingOnTheirTasksLimitAreShownAndNotCalledLagging() {
         this.runner.withPropertyValues("pgqueue.tasks.push.global-concurrency=1", "pgqueue.tasks.push.max-lag=1s",
-                "pgqueue.tasks.copy.rate=1/1h", "pgqueue.tasks.copy.max-lag=1s")
+                "pgqueue.tasks.copy.rate=1/1h", "pgqueue.tasks.copy.max-lag=1s", "pgqueue.tasks.ledger.groups=sequence",
+                "pgqueue.tasks.ledger.max-lag=1s")
             .run(context -> {
                 QueueClient client = context.getBean(QueueClient.class);
                 JobStore store = context.getBean(JobStore.class);
@@ -187,6 +188,12 @@ class QueueMonitoringTests {
                 client.enqueueAll(List.of(JobRequest.of("push", 1, late), JobRequest.of("push", 2, late)));
                 client.enqueueAll(List.of(JobRequest.of("copy", 1, late), JobRequest.of("copy", 2, late),
                         JobRequest.of("copy", 3, late)));
+                // ledger: one sequence, its first job running, the second waiting for it.
+                client.enqueueAll(List.of(JobRequest.of("ledger", 1, late.withGroup("acct-1")),
+                        JobRequest.of("ledger", 2, late.withGroup("acct-1"))));
+                QueueTaskBindings.Binding ledger = context.getBean(QueueTaskBindings.class).all().get("ledger");
+                assertThat(store.claim(List.of(new ClaimLimit("ledger", 5, 0, null, ledger.definition().groups())),
+                        "worker-1", JobState.RUNNING, Duration.ofHours(1))).hasSize(1);
                 // push: its one slot taken by a running job, the other job due for a minute.
                 List<ClaimedJob> slot = store.claim(List.of(new ClaimLimit("push", 5, 1, null)), "worker-1",
                         JobState.RUNNING, Duration.ofHours(1));
@@ -198,12 +205,16 @@ class QueueMonitoringTests {
                 assertThat(health.getDetails()).doesNotContainKey("lagSeconds");
                 assertThat(map(health.getDetails().get("waitingOnLimit")))
                     .containsEntry("push", "global concurrency 1 taken (1 claimed)")
-                    .containsEntry("copy", "rate 1 per 1h: 3 due jobs take 10800.0 s");
+                    .containsEntry("copy", "rate 1 per 1h: 3 due jobs take 10800.0 s")
+                    .containsEntry("ledger", "sequences: one job per group at a time (1 claimed)");
 
                 QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
                 Map<String, Object> push = map(map(endpoint.queues().get("tasks")).get("push"));
                 assertThat(map(push.get("limits"))).containsEntry("globalConcurrency", 1).containsEntry("claimed", 1L)
                     .containsEntry("waitingJobs", 1L);
+                assertThat(map(map(map(endpoint.queues().get("tasks")).get("ledger")).get("limits")))
+                    .containsEntry("groups", "SEQUENCE").containsEntry("sequenceOnFailure", "SKIP")
+                    .containsEntry("claimed", 1L).containsEntry("waitingJobs", 1L);
                 Map<String, Object> copy = map(map(endpoint.queues().get("tasks")).get("copy"));
                 assertThat(map(copy.get("limits"))).containsEntry("rate", "1/1h").containsEntry("rateBurst", 1)
                     .containsEntry("waitingJobs", 3L);
@@ -221,7 +232,7 @@ class QueueMonitoringTests {
                 Health lagging = context.getBean(QueueHealthIndicator.class).health();
                 assertThat(lagging.getStatus()).isEqualTo(Status.DOWN);
                 assertThat(map(lagging.getDetails().get("lagSeconds"))).containsOnlyKeys("push");
-                assertThat(map(lagging.getDetails().get("waitingOnLimit"))).containsOnlyKeys("copy");
+                assertThat(map(lagging.getDetails().get("waitingOnLimit"))).containsOnlyKeys("copy", "ledger");
             });
     }
 
