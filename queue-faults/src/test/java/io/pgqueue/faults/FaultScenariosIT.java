@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 
@@ -373,6 +374,31 @@ class FaultScenariosIT {
 
     @Test
     @Order(10)
+    void aConcurrencyPerGroupAcrossTwoNodes() throws Exception {
+        int perGroup = 2;
+        try (FaultRun run = new FaultRun(server, "faults_groups")) {
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4",
+                    "--pgqueue.tasks.record.group-concurrency=" + perGroup);
+            run.enqueueGrouped(FULL ? 2_000 : 300, 3, new Work(10, 0));
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("concurrency 2 per group, 3 groups on two nodes", run, Map.of(), List.of());
+            Map<String, List<Execution>> byGroup = run.executions().stream()
+                .collect(Collectors.groupingBy(execution -> run.groups.get(execution.jobId())));
+            Map<String, Integer> most = new TreeMap<>();
+            byGroup.forEach((group, executions) -> most.put(group, mostAtOnce(executions, Long.MAX_VALUE)));
+            int overall = mostAtOnce(run.executions(), Long.MAX_VALUE);
+            findings.note("most handlers at once per group %s (limit %d), across groups %d", most, perGroup, overall);
+            findings.report();
+
+            findings.assertNothingLostOrOverlapping();
+            assertThat(most).hasSize(3).allSatisfy((group, count) -> assertThat(count).as(group).isEqualTo(perGroup));
+            assertThat(overall).as("groups side by side").isGreaterThan(perGroup);
+        }
+    }
+
+    @Test
+    @Order(11)
     void aRateLimitAcrossTwoNodes() throws Exception {
         int permits = 40;
         int burst = 4;
@@ -424,7 +450,7 @@ class FaultScenariosIT {
     }
 
     @Test
-    @Order(11)
+    @Order(12)
     void soak() throws Exception {
         Duration length = FULL ? Duration.ofMinutes(10) : Duration.ofSeconds(40);
         Duration every = FULL ? Duration.ofSeconds(30) : Duration.ofSeconds(5);

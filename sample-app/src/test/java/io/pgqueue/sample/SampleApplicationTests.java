@@ -121,6 +121,10 @@ class SampleApplicationTests {
                 "publish-memory");
         assertThat(map(map(map(queues.get("tasks")).get("send-push")).get("settings"))).containsEntry("concurrency", 8)
             .containsEntry("delayTolerance", "PT1S");
+        assertThat(map(map(map(queues.get("tasks")).get("copy-folder")).get("limits"))).containsEntry("groups", "FAIR")
+            .containsEntry("groupConcurrency", 1);
+        assertThat(map(map(map(queues.get("tasks")).get("generate-thumbnail")).get("limits")))
+            .containsEntry("globalConcurrency", 8);
         assertThat(map(queues.get("pools"))).containsKeys("default", "slow");
         assertThat(queues.get("nodes")).asString().contains("host");
         assertThat(get("/actuator/queues/send-push")).containsKeys("counts", "recentFailures", "stuckLeases");

@@ -10,9 +10,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * Copies a folder of possibly thousands of files, in chunks, reporting progress and stopping when
  * cancelled. Slow: it runs in its own pool so it never holds up pushes, with a long timeout; the
- * lease keeper renews its lease while it runs.
+ * lease keeper renews its lease while it runs. Grouped by owner: one owner's hundred copies take
+ * turns with everyone else's, and at most one copy per owner runs at a time across all nodes.
  */
-@QueueTask(name = "copy-folder", pool = "slow", concurrency = 2, timeout = "30m", maxAttempts = 3)
+@QueueTask(name = "copy-folder", pool = "slow", concurrency = 2, timeout = "30m", maxAttempts = 3, groupKey = "owner",
+        groupConcurrency = 1)
 public class CopyFolderTask implements TaskHandler<CopyFolderTask.Copy> {
 
     private static final int CHUNK = 500;
