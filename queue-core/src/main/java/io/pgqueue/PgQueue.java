@@ -1,5 +1,6 @@
 package io.pgqueue;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -19,10 +20,13 @@ import io.pgqueue.balance.BalancerService;
 import io.pgqueue.balance.BalancerSettings;
 import io.pgqueue.message.MessageQueueEvents;
 import io.pgqueue.message.MessageQueues;
+import io.pgqueue.schedule.Schedule;
+import io.pgqueue.schedule.Schedules;
 import io.pgqueue.shard.Shards;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.store.QueueStores;
+import io.pgqueue.store.ScheduleStore;
 import io.pgqueue.worker.QueueWorkers;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
@@ -79,6 +83,10 @@ public final class PgQueue {
 
     private final MessageQueues messages;
 
+    private final Schedules schedules;
+
+    private final List<Schedule> configuredSchedules;
+
     private PgQueue(Builder builder) {
         boolean sharded = !builder.shards.isEmpty();
         this.stores = QueueStores.create(builder.dataSource, builder.config, sharded);
@@ -109,8 +117,13 @@ public final class PgQueue {
                 builder.balancerSettings, builder.balancerLoadWindow, node, builder.balancerEnabled);
         this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents, builder.statsInterval,
                 this.workerSettings != null ? this.workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
+        this.schedules = new Schedules(new ScheduleStore(builder.dataSource, builder.config), this.client, tasks, this.mapper,
+                builder.dataSource, builder.clock, this.workerSettings != null ? this.workerSettings.pollInterval()
+                        : QueueDefaults.POLL_INTERVAL);
+        this.configuredSchedules = List.copyOf(builder.schedules);
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
-                this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards);
+                this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards,
+                this.schedules);
     }
 
     /**
@@ -207,23 +220,38 @@ public final class PgQueue {
         startWorkers();
     }
 
+    /**
+     * @return the recurring jobs: their schedules, and the scheduler, which runs on nodes with
+     * workers from {@link #startWorkers()} until {@link #stop()}
+     */
+    public Schedules schedules() {
+        return this.schedules;
+    }
+
     /** @return the partition balancer: it records job counts on every sharded node, and balances where enabled */
     public BalancerService balancer() {
         return this.balancer;
     }
 
     /**
-     * Starts the workers, once; on a node that runs no workers it does nothing. The worker tasks
-     * are looked up now, so their handlers may depend on the client.
+     * Starts the workers, once, and the scheduler of recurring jobs, after putting the schedules
+     * configured with this node's tasks in the database; on a node that runs no workers it does
+     * nothing. The worker tasks are looked up now, so their handlers may depend on the client.
      * @throws QueueSchemaException if the schema is not migrated to this version
      */
     public synchronized void startWorkers() {
         if (this.workerSettings == null || (this.workers != null && this.workers.isRunning())) {
             return;
         }
-        this.workers = new QueueWorkers(this.shards, this.workerSettings, List.copyOf(this.workerTasks.get()),
-                this.mapper, this.executors, this.telemetry);
+        List<WorkerTask> tasks = List.copyOf(this.workerTasks.get());
+        this.workers = new QueueWorkers(this.shards, this.workerSettings, tasks, this.mapper, this.executors,
+                this.telemetry);
         this.workers.start();
+        if (!this.schedules.isRunning()) {
+            // A node owns the configured schedules of the tasks it runs: it deletes those its settings dropped.
+            this.schedules.configure(this.configuredSchedules, tasks.stream().map(WorkerTask::name).toList());
+            this.schedules.start();
+        }
     }
 
     /** Stops the workers gracefully (see {@link QueueWorkers#stop()}); they can be started again. */
@@ -244,6 +272,7 @@ public final class PgQueue {
      */
     public synchronized void stop() {
         stopWorkers();
+        this.schedules.stop();
         this.messages.stop();
         this.balancer.stop();
         this.stats.stop();
@@ -290,6 +319,10 @@ public final class PgQueue {
         private boolean balancerEnabled;
 
         private MessageQueueEvents messageEvents = MessageQueueEvents.NONE;
+
+        private final List<Schedule> schedules = new ArrayList<>();
+
+        private Clock clock = Clock.systemUTC();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -425,6 +458,27 @@ public final class PgQueue {
         /** @param events where message-queue sends, receives and deletes are counted @return this builder */
         public Builder messageEvents(MessageQueueEvents events) {
             this.messageEvents = Objects.requireNonNull(events, "events");
+            return this;
+        }
+
+        /**
+         * Adds schedules configured with this node's tasks (recurring jobs); {@link PgQueue#start()}
+         * puts them in the database.
+         * @param schedules the schedules
+         * @return this builder
+         */
+        public Builder schedules(Collection<Schedule> schedules) {
+            this.schedules.addAll(schedules);
+            return this;
+        }
+
+        /**
+         * Sets the clock the scheduler reads the time from (tests move it; the default is the system clock).
+         * @param clock the clock
+         * @return this builder
+         */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 

@@ -10,6 +10,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.schedule.Schedule;
+import io.pgqueue.schedule.ScheduleInfo;
+import io.pgqueue.schedule.Schedules;
 import io.pgqueue.shard.PartitionMover;
 import io.pgqueue.shard.ShardException;
 import io.pgqueue.shard.Shards;
@@ -41,6 +44,8 @@ public final class QueueAdmin {
 
     private final Shards shards;
 
+    private final Schedules schedules;
+
     /**
      * Creates the admin.
      * @param jobs the job store
@@ -51,10 +56,12 @@ public final class QueueAdmin {
      * @param client the client, for cancellation
      * @param rescuer the rescuer, for rescues on demand
      * @param shards the installation's shards, for partition moves
+     * @param schedules the recurring jobs
      */
     public QueueAdmin(JobStore jobs, ControlStore controls, NodeStore nodes, TaskRegistry tasks, QueueStatsPoller stats,
-            QueueClient client, Rescuer rescuer, Shards shards) {
+            QueueClient client, Rescuer rescuer, Shards shards, Schedules schedules) {
         this.shards = shards;
+        this.schedules = schedules;
         this.jobs = jobs;
         this.controls = controls;
         this.nodes = nodes;
@@ -230,5 +237,40 @@ public final class QueueAdmin {
             throw new QueueAdminException("Unknown task '" + task + "'; known tasks are " + knownTasks());
         }
         return task;
+    }
+
+    /** @return every schedule of recurring jobs, with its next and last slot and its last job's state */
+    public List<ScheduleInfo> schedules() {
+        return this.schedules.list();
+    }
+
+    /**
+     * Adds or replaces a schedule of recurring jobs (kept in the database until removed).
+     * @param schedule the schedule
+     * @throws QueueAdminException if a schedule configured with its task has the name, or its task
+     * or payload is not valid here
+     */
+    public void putSchedule(Schedule schedule) {
+        try {
+            this.schedules.put(schedule);
+        }
+        catch (IllegalStateException | InvalidJobException ex) {
+            throw new QueueAdminException(ex.getMessage());
+        }
+    }
+
+    /**
+     * Removes a schedule added at runtime.
+     * @param name its name
+     * @return whether it existed
+     * @throws QueueAdminException if it is configured with its task
+     */
+    public boolean removeSchedule(String name) {
+        try {
+            return this.schedules.remove(name);
+        }
+        catch (IllegalStateException ex) {
+            throw new QueueAdminException(ex.getMessage());
+        }
     }
 }

@@ -524,6 +524,16 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /**
+     * Checks a job as {@link #enqueue(JobRequest)} would, without writing it: its task is declared,
+     * its options valid and its payload readable as its handler's payload type.
+     * @param request the job
+     * @throws InvalidJobException (or a subclass) if it could not be enqueued
+     */
+    public void check(JobRequest request) {
+        prepare(this.tasks.require(request.task()), request, Map.of());
+    }
+
+    /**
      * Finds a job, active or finished (until retention deletes it).
      * @param jobId the job id
      * @return the job, or empty

@@ -6,6 +6,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import io.pgqueue.schedule.CatchUp;
 import org.springframework.stereotype.Component;
 
 /**
@@ -148,6 +149,28 @@ public @interface QueueTask {
      * @return the failure policy of sequences
      */
     TaskGroups.OnFailure sequenceOnFailure() default TaskGroups.OnFailure.SKIP;
+
+    /**
+     * A cron expression that enqueues a job of this task at every slot (six fields: second minute
+     * hour day-of-month month day-of-week, e.g. {@code "0 0 3 * * *"}, or a macro such as
+     * {@code "@daily"}); empty for none. Each slot fires once across all nodes; the job's payload is
+     * {@code {}}, so the handler's payload type must be readable from an empty JSON object. See
+     * {@link io.pgqueue.schedule.Schedules}.
+     * @return the cron expression, or empty
+     */
+    String cron() default "";
+
+    /**
+     * The time zone {@link #cron()} is read in (e.g. {@code "Europe/Amsterdam"}); empty for UTC.
+     * @return the zone id, or empty
+     */
+    String zone() default "";
+
+    /**
+     * What {@link #cron()} does with slots missed while no node ran it.
+     * @return the catch-up policy
+     */
+    CatchUp catchUp() default CatchUp.RUN_ONCE;
 
     /**
      * How claims treat the groups of a task's jobs.

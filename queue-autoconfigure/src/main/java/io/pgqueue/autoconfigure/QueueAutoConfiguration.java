@@ -122,6 +122,7 @@ public final class QueueAutoConfiguration {
         shards.dataSources().forEach(builder::shard);
         QueueSettingsMapper.configure(builder, properties);
         workerSettings.ifAvailable(settings -> builder.workers(settings, bindings::workerTasks));
+        builder.schedules(bindings.schedules());
         executors.ifAvailable(builder::executors);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();

@@ -1,6 +1,8 @@
 package io.pgqueue.autoconfigure;
 
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -12,6 +14,9 @@ import io.pgqueue.QueueAdminException;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
+import io.pgqueue.schedule.CatchUp;
+import io.pgqueue.schedule.Schedule;
+import io.pgqueue.schedule.ScheduleInfo;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.balance.BalancerService;
 import io.pgqueue.message.MessageQueues;
@@ -23,6 +28,7 @@ import io.pgqueue.shard.PartitionMover;
 import io.pgqueue.shard.Shards;
 import io.pgqueue.worker.PoolState;
 import org.springframework.beans.factory.ObjectProvider;
+import tools.jackson.databind.json.JsonMapper;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -48,6 +54,9 @@ import org.jspecify.annotations.Nullable;
 public class QueueEndpoint {
 
     private static final int RECENT_FAILURES = 20;
+
+    /** Writes the payload of a {@code schedule} action given as a JSON object rather than as text. */
+    private static final JsonMapper PAYLOADS = JsonMapper.builder().build();
 
     private static final int RECENT_DECISIONS = 20;
 
@@ -94,6 +103,7 @@ public class QueueEndpoint {
             body.put("statsError", latest.error().toString());
         }
         body.put("tasks", tasks);
+        body.put("schedules", this.admin.schedules().stream().map(QueueEndpoint::schedule).toList());
         body.put("pools", pools());
         body.put("nodes", this.admin.nodes());
         body.put("shards", shards());
@@ -244,18 +254,63 @@ public class QueueEndpoint {
         requireKnown(task);
         Map<String, Object> body = describe(task, this.stats.latest().task(task));
         body.put("recentFailures", this.admin.recentFailures(task, RECENT_FAILURES));
+        body.put("schedules", this.admin.schedules().stream().filter(each -> each.schedule().task().equals(task))
+            .map(QueueEndpoint::schedule).toList());
+        return body;
+    }
+
+    /** A schedule of recurring jobs, with its next and last slot and its last job. */
+    private static Map<String, Object> schedule(ScheduleInfo info) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        Schedule schedule = info.schedule();
+        body.put("name", schedule.name());
+        body.put("task", schedule.task());
+        body.put("cron", schedule.cron());
+        body.put("zone", schedule.zone().getId());
+        body.put("catchUp", schedule.catchUp().name());
+        body.put("payload", schedule.payload());
+        body.put("configured", info.configured());
+        body.put("nextFire", info.nextFire());
+        body.put("lastFire", info.lastFire());
+        Map<String, Object> last = null;
+        if (info.lastJobId() != null) {
+            last = new LinkedHashMap<>();
+            last.put("id", info.lastJobId());
+            last.put("state", info.lastJobState());
+        }
+        body.put("lastJob", last);
         return body;
     }
 
     /**
-     * Acts on a task: {@code pause}, {@code resume}, {@code rerun-failed} (all its failed jobs) or
-     * {@code rescue} (every expired lease, now).
+     * Acts on a task with an action that takes no fields; see
+     * {@link #taskAction(String, String, String, String, String, Object, String)}.
+     * @param task the task
+     * @param action {@code pause}, {@code resume}, {@code rerun-failed} or {@code rescue}
+     * @return what changed
+     */
+    public Map<String, Object> taskAction(String task, @Nullable String action) {
+        return taskAction(task, action, null, null, null, null, null);
+    }
+
+    /**
+     * Acts on a task: {@code pause}, {@code resume}, {@code rerun-failed} (all its failed jobs),
+     * {@code rescue} (every expired lease, now), {@code schedule} (adds or replaces the recurring
+     * jobs {@code name} at every slot of {@code cron} in {@code zone}, default UTC, with
+     * {@code payload}, default {@code {}}, and {@code catchUp}, default RUN_ONCE) or
+     * {@code unschedule} (removes the schedule {@code name} added so).
      * @param task the task
      * @param action the action
+     * @param name {@code schedule}, {@code unschedule}: the schedule's name
+     * @param cron {@code schedule}: the cron expression
+     * @param zone {@code schedule}: the time zone
+     * @param payload {@code schedule}: the payload of its jobs (a JSON value)
+     * @param catchUp {@code schedule}: RUN_ONCE, RUN_ALL or SKIP
      * @return what changed
      */
     @WriteOperation
-    public Map<String, Object> taskAction(@Selector String task, @Nullable String action) {
+    public Map<String, Object> taskAction(@Selector String task, @Nullable String action, @Nullable String name,
+            @Nullable String cron, @Nullable String zone, @Nullable Object payload, @Nullable String catchUp) {
         requireKnown(task);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("task", task);
@@ -265,8 +320,18 @@ public class QueueEndpoint {
             case "resume" -> body.put("changed", this.admin.resume(task));
             case "rerun-failed" -> body.put("rerun", call(() -> this.admin.rerunFailed(task)));
             case "rescue" -> body.put("rescued", this.admin.rescueNow());
+            case "schedule" -> {
+                Schedule schedule = newSchedule(task, name, cron, zone, payload, catchUp);
+                call(() -> {
+                    this.admin.putSchedule(schedule);
+                    return null;
+                });
+                body.put("schedule", schedule(this.admin.schedules().stream()
+                    .filter(each -> each.schedule().name().equals(schedule.name())).findFirst().orElseThrow()));
+            }
+            case "unschedule" -> body.put("removed", call(() -> this.admin.removeSchedule(required(name, "name"))));
             default -> throw new InvalidEndpointRequestException("Unknown action '" + action + "' for a task; use "
-                    + "pause, resume, rerun-failed or rescue", "Unknown action");
+                    + "pause, resume, rerun-failed, rescue, schedule or unschedule", "Unknown action");
         }
         this.stats.refresh();
         return body;
@@ -396,6 +461,41 @@ public class QueueEndpoint {
             }
             return null;
         });
+    }
+
+    /** The schedule a {@code schedule} action describes; a bad field is a 400 answer naming it. */
+    private Schedule newSchedule(String task, @Nullable String name, @Nullable String cron, @Nullable String zone,
+            @Nullable Object payload, @Nullable String catchUp) {
+        try {
+            Schedule schedule = Schedule.of(required(name, "name"), task, required(cron, "cron"));
+            if (zone != null && !zone.isBlank()) {
+                schedule = schedule.withZone(ZoneId.of(zone.trim()));
+            }
+            if (payload != null) {
+                schedule = schedule.withPayload(payload instanceof String text ? text : PAYLOADS.writeValueAsString(payload));
+            }
+            if (catchUp != null && !catchUp.isBlank()) {
+                schedule = schedule.withCatchUp(CatchUp.valueOf(catchUp.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
+            }
+            return schedule;
+        }
+        catch (InvalidSettingException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid schedule");
+        }
+        catch (DateTimeException ex) {
+            throw new InvalidEndpointRequestException("'" + zone + "' is not a time zone: " + ex.getMessage(), "Invalid zone");
+        }
+        catch (IllegalArgumentException ex) {
+            throw new InvalidEndpointRequestException("Unknown catchUp '" + catchUp + "'; use RUN_ONCE, RUN_ALL or SKIP",
+                    "Invalid catchUp");
+        }
+    }
+
+    private static String required(@Nullable String value, String field) {
+        if (value == null || value.isBlank()) {
+            throw new InvalidEndpointRequestException("Missing '" + field + "' in the request body", "Missing " + field);
+        }
+        return value.trim();
     }
 
     private static String normalize(@Nullable String action) {

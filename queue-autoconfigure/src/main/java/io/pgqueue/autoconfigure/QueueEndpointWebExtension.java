@@ -55,12 +55,19 @@ public class QueueEndpointWebExtension {
      * Acts on a task; see {@link QueueEndpoint#taskAction}.
      * @param task the task
      * @param action the action
+     * @param name {@code schedule}, {@code unschedule}: the schedule's name
+     * @param cron {@code schedule}: the cron expression
+     * @param zone {@code schedule}: the time zone
+     * @param payload {@code schedule}: the payload of its jobs
+     * @param catchUp {@code schedule}: RUN_ONCE, RUN_ALL or SKIP
      * @return what changed, or 400 with the reason
      */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> taskAction(@Selector String task, @Nullable String action) {
+    public WebEndpointResponse<Map<String, Object>> taskAction(@Selector String task, @Nullable String action,
+            @Nullable String name, @Nullable String cron, @Nullable String zone, @Nullable Object payload,
+            @Nullable String catchUp) {
         return answer("POST", task, action, WebEndpointResponse.STATUS_BAD_REQUEST,
-                () -> this.endpoint.taskAction(task, action));
+                () -> this.endpoint.taskAction(task, action, name, cron, zone, payload, catchUp));
     }
 
     /**

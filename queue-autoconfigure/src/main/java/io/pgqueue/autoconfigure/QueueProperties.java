@@ -1,6 +1,7 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -8,6 +9,7 @@ import java.util.Map;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskGroups;
+import io.pgqueue.schedule.CatchUp;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
@@ -923,6 +925,46 @@ public class QueueProperties {
          * the next one run (skip).
          */
         private TaskGroups.OnFailure sequenceOnFailure;
+
+        /**
+         * Cron expression that enqueues a job of the task at every slot (six fields, e.g. 0 0 3 * * *,
+         * or a macro such as @daily); each slot fires once across all nodes.
+         */
+        private String cron;
+
+        /**
+         * Time zone the cron expression is read in (default UTC).
+         */
+        private ZoneId zone;
+
+        /**
+         * What the cron schedule does with slots missed while no node ran it.
+         */
+        private CatchUp catchUp;
+
+        public String getCron() {
+            return this.cron;
+        }
+
+        public void setCron(String cron) {
+            this.cron = cron;
+        }
+
+        public ZoneId getZone() {
+            return this.zone;
+        }
+
+        public void setZone(ZoneId zone) {
+            this.zone = zone;
+        }
+
+        public CatchUp getCatchUp() {
+            return this.catchUp;
+        }
+
+        public void setCatchUp(CatchUp catchUp) {
+            this.catchUp = catchUp;
+        }
 
         public QueueTask.GroupMode getGroups() {
             return this.groups;

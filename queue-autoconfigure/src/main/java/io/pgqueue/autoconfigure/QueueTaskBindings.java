@@ -1,6 +1,9 @@
 package io.pgqueue.autoconfigure;
 
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +19,8 @@ import io.pgqueue.QueueTask;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
+import io.pgqueue.schedule.CatchUp;
+import io.pgqueue.schedule.Schedule;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.retry.RetryPolicy;
@@ -59,7 +64,16 @@ public final class QueueTaskBindings {
      * @param task the task as the workers run it, or {@code null} for a task declared only in
      * properties (enqueue-only on this node)
      */
-    public record Binding(TaskDefinition definition, @Nullable WorkerTask task) {
+    public record Binding(TaskDefinition definition, @Nullable WorkerTask task, @Nullable Schedule schedule) {
+
+        /**
+         * A task without a schedule.
+         * @param definition the task definition
+         * @param task the worker task, or {@code null} for a task declared only in properties
+         */
+        public Binding(TaskDefinition definition, @Nullable WorkerTask task) {
+            this(definition, task, null);
+        }
 
         /** @return the handler bean's name, or {@code null} for a task declared only in properties */
         public @Nullable String beanName() {
@@ -94,6 +108,11 @@ public final class QueueTaskBindings {
     /** @return the bindings by task name */
     public Map<String, Binding> all() {
         return this.bindings;
+    }
+
+    /** @return the schedules configured with the tasks ({@code cron}), named after their tasks */
+    public List<Schedule> schedules() {
+        return this.bindings.values().stream().map(Binding::schedule).filter(Objects::nonNull).toList();
     }
 
     /**
@@ -176,6 +195,9 @@ public final class QueueTaskBindings {
         String rate = overrides.getRate() != null ? overrides.getRate() : annotation.rate();
         Integer burst = overrides.getRateBurst() != null ? overrides.getRateBurst()
                 : annotation.rateBurst() > 0 ? Integer.valueOf(annotation.rateBurst()) : null;
+        String cron = overrides.getCron() != null ? overrides.getCron() : annotation.cron();
+        ZoneId zone = overrides.getZone() != null ? overrides.getZone() : zone(annotation.zone(), prefix + ".zone", where);
+        CatchUp catchUp = overrides.getCatchUp() != null ? overrides.getCatchUp() : annotation.catchUp();
         TaskGroups groups = groups(overrides.getGroups() != null ? overrides.getGroups() : annotation.groups(),
                 overrides.getGroupKey() != null ? overrides.getGroupKey() : annotation.groupKey(),
                 overrides.getGroupConcurrency() != null ? overrides.getGroupConcurrency() : annotation.groupConcurrency(),
@@ -196,7 +218,7 @@ public final class QueueTaskBindings {
                 .handlerType(type)
                 .build();
             return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName),
-                    payload.getType(), concurrency, timeout, pool));
+                    payload.getType(), concurrency, timeout, pool), schedule(annotation.name(), cron, zone, catchUp));
         });
     }
 
@@ -217,6 +239,32 @@ public final class QueueTaskBindings {
         TaskGroups groups = effective == QueueTask.GroupMode.SEQUENCE ? TaskGroups.sequence(onFailure)
                 : TaskGroups.fair(concurrency);
         return groups.withKey(keyFunction);
+    }
+
+    /** @return the task's schedule (named after the task, payload {@code {}}), or {@code null} without a cron expression */
+    private static Schedule schedule(String task, String cron, ZoneId zone, CatchUp catchUp) {
+        if (cron == null || cron.isBlank()) {
+            return null;
+        }
+        try {
+            return Schedule.of(task, task, cron.trim()).withZone(zone).withCatchUp(catchUp);
+        }
+        catch (InvalidSettingException ex) {
+            throw ex.within("tasks." + task);
+        }
+    }
+
+    private static ZoneId zone(String zone, String property, String where) {
+        if (zone.isBlank()) {
+            return ZoneOffset.UTC;
+        }
+        try {
+            return ZoneId.of(zone);
+        }
+        catch (DateTimeException ex) {
+            throw new QueueConfigurationException(where + ": '" + zone + "' is not a time zone: " + ex.getMessage(),
+                    "Fix @QueueTask(zone = ...) or '" + property + "': a region such as Europe/Amsterdam, or UTC.");
+        }
     }
 
     /** @return the task's rate limit, or {@code null} when the rate is empty */

@@ -142,6 +142,20 @@ class QueueAutoConfigurationTests {
     }
 
     @Test
+    void aCronTaskRunsAtItsSlotsFromOneScheduleInTheDatabase() {
+        TestHandlers.Tick.SLOTS.clear();
+        this.runner.withBean(TestHandlers.Tick.class).run(context -> {
+            await().atMost(Duration.ofSeconds(15)).until(() -> TestHandlers.Tick.SLOTS.size() >= 2);
+            assertThat(context.getBean(QueueAdmin.class).schedules()).singleElement().satisfies(info -> {
+                assertThat(info.schedule().name()).isEqualTo("tick");
+                assertThat(info.schedule().zone().getId()).isEqualTo("Europe/Amsterdam");
+                assertThat(info.configured()).isTrue();
+            });
+        });
+        assertThat(TestHandlers.Tick.SLOTS).doesNotHaveDuplicates().allSatisfy(slot -> assertThat(slot).endsWith("Z"));
+    }
+
+    @Test
     void propertiesOverrideTheAnnotation() {
         this.runner.withBean(TestHandlers.SendPush.class)
             .withPropertyValues("pgqueue.tasks.send-push.concurrency=9", "pgqueue.tasks.send-push.max-attempts=2",

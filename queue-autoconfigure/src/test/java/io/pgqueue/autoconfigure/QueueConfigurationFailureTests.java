@@ -106,6 +106,13 @@ class QueueConfigurationFailureTests {
     }
 
     @Test
+    void anUnreadableCronExpressionOrZone() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.tasks.send-push.cron=nightly"),
+                "invalid value 'nightly' for 'pgqueue.tasks.send-push.cron': is not a cron expression of six fields",
+                "under 'pgqueue.tasks.send-push.cron'");
+    }
+
+    @Test
     void heartbeatNotShorterThanTheLease() {
         assertFailure(this.runner.withPropertyValues("pgqueue.lease.duration=10s", "pgqueue.lease.heartbeat-interval=10s"),
                 "Invalid value '10s' for 'pgqueue.lease.heartbeat-interval': must be shorter than pgqueue.lease.duration",
@@ -169,7 +176,7 @@ class QueueConfigurationFailureTests {
         // and then fail every claim.
         assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.flyway.enabled=false",
                 "pgqueue.schema=never_migrated"),
-                "The queue schema 'never_migrated' is not migrated to version 16 (missing: function never_migrated.claim_jobs(",
+                "The queue schema 'never_migrated' is not migrated to version 17 (missing: function never_migrated.claim_jobs(",
                 "apply the migrations in classpath:io/pgqueue/db/migration to schema 'never_migrated'");
     }
 

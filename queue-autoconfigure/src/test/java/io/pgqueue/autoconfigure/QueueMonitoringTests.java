@@ -237,6 +237,33 @@ class QueueMonitoringTests {
     }
 
     @Test
+    void schedulesAreAddedListedAndRemovedThroughTheEndpoint() {
+        this.runner.run(context -> {
+            QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+            Map<String, Object> added = endpoint.taskAction("push", "schedule", "push-nightly", "0 0 3 * * *",
+                    "Europe/Amsterdam", Map.of("all", true), "run_all");
+            assertThat(map(added.get("schedule"))).containsEntry("name", "push-nightly").containsEntry("task", "push")
+                .containsEntry("zone", "Europe/Amsterdam").containsEntry("catchUp", "RUN_ALL")
+                .containsEntry("payload", "{\"all\": true}").containsEntry("configured", false)
+                .containsEntry("lastJob", null).containsKey("nextFire");
+            assertThat((List<?>) endpoint.queues().get("schedules")).hasSize(1);
+            assertThat((List<?>) endpoint.task("push").get("schedules")).hasSize(1);
+            assertThat((List<?>) endpoint.task("copy").get("schedules")).isEmpty();
+
+            assertThatThrownBy(() -> endpoint.taskAction("push", "schedule", "bad", "nightly", null, null, null))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("'nightly' for 'cron'");
+            assertThatThrownBy(() -> endpoint.taskAction("push", "schedule", "bad", "@daily", "Mars/Olympus", null, null))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("'Mars/Olympus' is not a time zone");
+            assertThatThrownBy(() -> endpoint.taskAction("push", "schedule", null, "@daily", null, null, null))
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("Missing 'name'");
+
+            assertThat(endpoint.taskAction("push", "unschedule", "push-nightly", null, null, null, null))
+                .containsEntry("removed", true);
+            assertThat((List<?>) endpoint.queues().get("schedules")).isEmpty();
+        });
+    }
+
+    @Test
     void poolGaugesAndClaimCountersFollowTheWorkers() {
         this.runner.withBean(TestHandlers.SendPush.class)
             .withBean(TestHandlers.SyncFolder.class)

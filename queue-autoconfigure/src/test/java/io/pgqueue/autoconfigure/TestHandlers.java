@@ -1,11 +1,13 @@
 package io.pgqueue.autoconfigure;
 
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.schedule.Schedules;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -113,6 +115,18 @@ final class TestHandlers {
         @Override
         public JsonNode merge(JsonNode existing, JsonNode incoming) {
             return existing;
+        }
+    }
+
+    /** Runs every second, from its cron expression; records the slots it ran for. */
+    @QueueTask(name = "tick", cron = "* * * * * *", zone = "Europe/Amsterdam")
+    static class Tick implements TaskHandler<JsonNode> {
+
+        static final List<String> SLOTS = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void handle(JsonNode payload, TaskContext context) {
+            SLOTS.add(context.headers().get(Schedules.SLOT_HEADER));
         }
     }
 }

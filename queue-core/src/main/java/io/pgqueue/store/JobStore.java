@@ -351,8 +351,8 @@ public final class JobStore {
             }
             jobs.add(new ClaimedJob(new Lease(id, rs.getInt("lease_epoch")), rs.getString("task"),
                     rs.getString("payload"), rs.getString("headers"), rs.getInt("priority"), rs.getInt("attempt"),
-                    rs.getInt("max_attempts"), instant(rs, "schedule_time"), instant(rs, "delay_tolerance_deadline"),
-                    instant(rs, "created_at"), instant(rs, "started_at"), instant(rs, "expected_status_change_time")));
+                    rs.getInt("max_attempts"), StoreSupport.instant(rs, "schedule_time"), StoreSupport.instant(rs, "delay_tolerance_deadline"),
+                    StoreSupport.instant(rs, "created_at"), StoreSupport.instant(rs, "started_at"), StoreSupport.instant(rs, "expected_status_change_time")));
         });
         return new ClaimResult(jobs, limited);
     }
@@ -611,7 +611,7 @@ public final class JobStore {
     public List<Failure> recentFailures(String task, int limit) {
         return this.jdbc.query(this.recentFailures, new MapSqlParameterSource("task", task).addValue("limit", limit),
                 (rs, row) -> new Failure(rs.getLong("id"), rs.getInt("attempt"), rs.getString("last_error"),
-                        instant(rs, "finished_at")));
+                        StoreSupport.instant(rs, "finished_at")));
     }
 
     /**
@@ -651,11 +651,11 @@ public final class JobStore {
     public Optional<JobSnapshot> find(long id) {
         return this.jdbc.query(this.find, new MapSqlParameterSource("id", id), (rs, row) -> new JobSnapshot(
                 rs.getLong("id"), rs.getString("task"), JobState.valueOf(rs.getString("state")), rs.getInt("priority"),
-                rs.getString("payload"), rs.getString("headers"), instant(rs, "schedule_time"),
-                instant(rs, "delay_tolerance_deadline"), rs.getInt("attempt"), rs.getInt("max_attempts"),
-                rs.getString("lease_owner"), instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
+                rs.getString("payload"), rs.getString("headers"), StoreSupport.instant(rs, "schedule_time"),
+                StoreSupport.instant(rs, "delay_tolerance_deadline"), rs.getInt("attempt"), rs.getInt("max_attempts"),
+                rs.getString("lease_owner"), StoreSupport.instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
                 rs.getBoolean("rerun_requested"), rs.getBoolean("cancel_requested"), rs.getString("last_error"),
-                instant(rs, "created_at"), instant(rs, "started_at"), instant(rs, "finished_at"),
+                StoreSupport.instant(rs, "created_at"), StoreSupport.instant(rs, "started_at"), StoreSupport.instant(rs, "finished_at"),
                 rs.getString("progress"), rs.getInt("partition")))
             .stream()
             .findFirst();
@@ -680,8 +680,4 @@ public final class JobStore {
         return leases.stream().filter(lease -> !seen.contains(lease.jobId())).toList();
     }
 
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
-        return value == null ? null : value.toInstant();
-    }
 }

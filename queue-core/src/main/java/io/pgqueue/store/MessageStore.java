@@ -55,7 +55,7 @@ public final class MessageStore {
     private final RowMapper<StoredMessage> messageMapper = (rs, row) -> message(rs);
 
     private final RowMapper<QueueCounts> countsMapper = (rs, row) -> new QueueCounts(rs.getLong("queue_id"),
-            rs.getLong("visible"), rs.getLong("in_flight"), rs.getLong("delayed"), instant(rs, "oldest"));
+            rs.getLong("visible"), rs.getLong("in_flight"), rs.getLong("delayed"), StoreSupport.instant(rs, "oldest"));
 
     /**
      * A message to write.
@@ -646,19 +646,15 @@ public final class MessageStore {
                 Duration.ofSeconds(rs.getInt("receive_wait_s")), rs.getBoolean("content_dedup"),
                 deadLetter == null ? null : new RedrivePolicy(deadLetter, rs.getInt("max_receive_count")));
         return new MessageQueueInfo(rs.getLong("id"), rs.getString("name"), rs.getBoolean("fifo"), attributes,
-                Map.copyOf(JSON.readValue(rs.getString("tags"), TAGS)), instant(rs, "created_at"),
-                instant(rs, "updated_at"));
+                Map.copyOf(JSON.readValue(rs.getString("tags"), TAGS)), StoreSupport.instant(rs, "created_at"),
+                StoreSupport.instant(rs, "updated_at"));
     }
 
     private static StoredMessage message(ResultSet rs) throws SQLException {
         return new StoredMessage(rs.getLong("id"), rs.getString("message_id"), rs.getString("body"),
-                rs.getString("attributes"), instant(rs, "sent_at"), rs.getInt("receive_count"),
-                instant(rs, "first_received_at"), rs.getLong("receipt"), rs.getString("group_id"),
+                rs.getString("attributes"), StoreSupport.instant(rs, "sent_at"), rs.getInt("receive_count"),
+                StoreSupport.instant(rs, "first_received_at"), rs.getLong("receipt"), rs.getString("group_id"),
                 rs.getString("dedup_id"));
     }
 
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        Timestamp timestamp = rs.getTimestamp(column);
-        return timestamp == null ? null : timestamp.toInstant();
-    }
 }

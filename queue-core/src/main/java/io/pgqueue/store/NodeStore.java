@@ -83,12 +83,9 @@ public final class NodeStore {
      */
     public List<Node> list() {
         return this.jdbc.query(this.list, (rs, row) -> new Node(rs.getString("id"), rs.getString("host"),
-                instant(rs, "started_at"), instant(rs, "last_heartbeat"), rs.getString("pools")));
+                StoreSupport.instant(rs, "started_at"), StoreSupport.instant(rs, "last_heartbeat"), rs.getString("pools")));
     }
 
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
-        return rs.getObject(column, OffsetDateTime.class).toInstant();
-    }
 
     /**
      * A registered node.

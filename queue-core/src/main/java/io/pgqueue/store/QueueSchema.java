@@ -31,7 +31,7 @@ public final class QueueSchema {
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "16";
+    static final String LATEST_VERSION = "17";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -60,14 +60,15 @@ public final class QueueSchema {
 
     /**
      * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the
-     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors), which
+     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules), which
      * {@link #requireMigrated} looks for too.
      */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
             "${schema}.shard_partition", "${schema}.job_outbox", "${schema}.job_relayed", "${schema}.partition_move",
             "${schema}.job_moving", "${schema}.move_applied", "${schema}.partition_load", "${schema}.balancer_leader",
             "${schema}.balancer_decision", "${schema}.message_queue", "${schema}.message", "${schema}.message_group",
-            "${schema}.message_dedup", "${schema}.task_rate", "${schema}.task_group_cursor");
+            "${schema}.message_dedup", "${schema}.task_rate", "${schema}.task_group_cursor",
+            "${schema}.schedule");
 
     private QueueSchema() {
     }

@@ -2,7 +2,11 @@ package io.pgqueue.store;
 
 import javax.sql.DataSource;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 
 import io.pgqueue.QueueConfig;
 import org.springframework.jdbc.core.ConnectionCallback;
@@ -34,6 +38,12 @@ final class StoreSupport {
             }
             return null;
         });
+    }
+
+    /** @return a {@code timestamptz} column as an instant, or {@code null} */
+    static Instant instant(ResultSet rs, String column) throws SQLException {
+        OffsetDateTime value = rs.getObject(column, OffsetDateTime.class);
+        return value == null ? null : value.toInstant();
     }
 
     static String sql(String statement, QueueConfig config) {

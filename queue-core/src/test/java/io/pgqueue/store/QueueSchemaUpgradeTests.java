@@ -45,7 +45,7 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
                     + "table upgraded.balancer_decision, table upgraded.message_queue, table upgraded.message, "
                     + "table upgraded.message_group, table upgraded.message_dedup, table upgraded.task_rate, "
-                    + "table upgraded.task_group_cursor)");
+                    + "table upgraded.task_group_cursor, table upgraded.schedule)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -54,7 +54,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V16 and the repeatable migrations").isEqualTo(10);
+        assertThat(result.migrationsExecuted).as("V10 to V17 and the repeatable migrations").isEqualTo(11);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "

@@ -3,6 +3,8 @@ package io.pgqueue.sample;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -125,6 +127,12 @@ class SampleApplicationTests {
             .containsEntry("groupConcurrency", 1);
         assertThat(map(map(map(queues.get("tasks")).get("generate-thumbnail")).get("limits")))
             .containsEntry("globalConcurrency", 8);
+        assertThat((List<?>) queues.get("schedules")).singleElement().satisfies(schedule -> {
+            assertThat(map(schedule)).containsEntry("name", "empty-trash").containsEntry("cron", "0 0 3 * * *")
+                .containsEntry("configured", true);
+            assertThat(Instant.parse((String) map(schedule).get("nextFire")).atZone(ZoneId.of("Europe/Amsterdam")).getHour())
+                .isEqualTo(3);
+        });
         assertThat(map(queues.get("pools"))).containsKeys("default", "slow");
         assertThat(queues.get("nodes")).asString().contains("host");
         assertThat(get("/actuator/queues/send-push")).containsKeys("counts", "recentFailures", "stuckLeases");
@@ -138,7 +146,7 @@ class SampleApplicationTests {
         assertThat(rejected("/actuator/queues/no-such-task", Map.of("action", "pause")))
             .contains("Unknown task 'no-such-task'", "known tasks are", "send-push");
         assertThat(rejected("/actuator/queues/copy-folder", Map.of("action", "pasue")))
-            .contains("Unknown action 'pasue'", "pause, resume, rerun-failed or rescue");
+            .contains("Unknown action 'pasue'", "pause, resume, rerun-failed, rescue, schedule or unschedule");
         assertThat(rejected("/actuator/queues/copy-folder", Map.of())).contains("Missing 'action'");
         assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "rerun")))
             .contains("Job " + push + " is COMPLETED; only FAILED jobs can be re-run");

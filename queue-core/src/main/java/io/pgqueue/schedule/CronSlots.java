@@ -1,0 +1,107 @@
+package io.pgqueue.schedule;
+
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.Objects;
+
+import io.pgqueue.InvalidSettingException;
+import org.springframework.scheduling.support.CronExpression;
+
+/**
+ * The slots of a cron expression in a time zone: the instants a schedule fires at. Spring's
+ * {@link CronExpression} reads the expression (six fields: second, minute, hour, day of month,
+ * month, day of week; macros such as {@code @daily}). Daylight saving time is handled the way
+ * people expect of a clock on the wall:
+ * <ul>
+ * <li>An expression with a fixed hour (e.g. {@code 0 30 2 * * *}) names wall-clock times: each
+ * fires once per occurrence of that wall-clock time. When clocks go back, the repeated hour does
+ * not fire twice (the first occurrence fires); when clocks go forward, a slot in the skipped hour
+ * fires as late as the jump (02:30 in a skipped 02:00-03:00 fires at 03:30).</li>
+ * <li>An expression whose hour field is {@code *} or a step ({@code *}{@code /2}) names elapsed
+ * time: it fires at every instant its fields match, so an hourly job runs 25 times on the day
+ * clocks go back and 23 times on the day they go forward, as an hour-by-hour clock would.</li>
+ * </ul>
+ */
+public final class CronSlots {
+
+    private final CronExpression cron;
+
+    private final String expression;
+
+    private final ZoneId zone;
+
+    private final boolean wallClock;
+
+    private CronSlots(CronExpression cron, String expression, ZoneId zone, boolean wallClock) {
+        this.cron = cron;
+        this.expression = expression;
+        this.zone = zone;
+        this.wallClock = wallClock;
+    }
+
+    /**
+     * Reads an expression.
+     * @param expression the cron expression
+     * @param zone the time zone its fields are read in
+     * @return the slots
+     * @throws InvalidSettingException if the expression cannot be read
+     */
+    public static CronSlots of(String expression, ZoneId zone) {
+        Objects.requireNonNull(zone, "zone");
+        CronExpression cron;
+        try {
+            cron = CronExpression.parse(expression);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new InvalidSettingException("cron", expression, "is not a cron expression of six fields (second minute "
+                    + "hour day-of-month month day-of-week, e.g. 0 */5 * * * *) or a macro such as @daily: "
+                    + ex.getMessage());
+        }
+        String[] fields = expression.trim().startsWith("@") ? new String[0] : expression.trim().split("\\s+");
+        boolean wallClock = expression.trim().startsWith("@") ? !expression.trim().equals("@hourly")
+                : fields.length >= 3 && !fields[2].equals("*") && !fields[2].startsWith("*/") && !fields[2].equals("?");
+        return new CronSlots(cron, expression, zone, wallClock);
+    }
+
+    /**
+     * @param after an instant
+     * @return the first slot strictly after it
+     * @throws IllegalStateException if the expression never fires again
+     */
+    public Instant next(Instant after) {
+        if (!this.wallClock) {
+            return required(this.cron.next(after.atZone(this.zone)), after).toInstant();
+        }
+        // Wall-clock times: matched on the local time line, then placed in the zone; a time in a
+        // gap moves forward by the gap, a time in an overlap takes its earlier offset.
+        LocalDateTime local = after.atZone(this.zone).toLocalDateTime();
+        while (true) {
+            LocalDateTime candidate = required(this.cron.next(local.atZone(ZoneOffset.UTC)), after).toLocalDateTime();
+            Instant slot = ZonedDateTime.ofLocal(candidate, this.zone, null).toInstant();
+            if (slot.isAfter(after)) {
+                return slot;
+            }
+            local = candidate;
+        }
+    }
+
+    private ZonedDateTime required(ZonedDateTime next, Instant after) {
+        if (next == null) {
+            throw new IllegalStateException("Cron expression '" + this.expression + "' has no slot after " + after);
+        }
+        return next;
+    }
+
+    /** @return the expression as given */
+    public String expression() {
+        return this.expression;
+    }
+
+    /** @return the time zone */
+    public ZoneId zone() {
+        return this.zone;
+    }
+}

@@ -1,0 +1,284 @@
+package io.pgqueue.schedule;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import javax.sql.DataSource;
+
+import io.pgqueue.BackgroundService;
+import io.pgqueue.DedupPolicy;
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.EnqueueResult;
+import io.pgqueue.InvalidJobException;
+import io.pgqueue.InvalidSettingException;
+import io.pgqueue.JobRequest;
+import io.pgqueue.QueueClient;
+import io.pgqueue.QueueDefaults;
+import io.pgqueue.TaskRegistry;
+import io.pgqueue.store.ScheduleStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Recurring jobs: the schedules (configured with the tasks and added at runtime) and the scheduler
+ * every node runs. The scheduler locks due schedules ({@code FOR UPDATE SKIP LOCKED}), enqueues the
+ * jobs of their due slots and moves their next slot past now, in one transaction: each slot fires
+ * once across all nodes with no leader to elect, and a node that dies mid-way leaves the slot to
+ * the next node. A slot's job is due at the slot's time, carries the headers
+ * {@value #SCHEDULE_HEADER} and {@value #SLOT_HEADER}, and the dedup key
+ * {@code schedule:<name>:<slot epoch millis>}.
+ */
+public final class Schedules extends BackgroundService {
+
+    /** Header of a scheduled job: the schedule's name. */
+    public static final String SCHEDULE_HEADER = "pgqueue.schedule";
+
+    /** Header of a scheduled job: its slot, an ISO-8601 instant. */
+    public static final String SLOT_HEADER = "pgqueue.schedule.slot";
+
+    /** The most missed slots one look at a schedule enqueues under {@link CatchUp#RUN_ALL}. */
+    public static final int MAX_CATCH_UP = 1000;
+
+    /** How late a slot may fire under {@link CatchUp#SKIP}. */
+    static final Duration SKIP_GRACE = Duration.ofMinutes(1);
+
+    private static final Logger log = LoggerFactory.getLogger(Schedules.class);
+
+    private static final int LOCK_BATCH = 100;
+
+    private final ScheduleStore store;
+
+    private final QueueClient client;
+
+    private final TaskRegistry tasks;
+
+    private final ObjectMapper mapper;
+
+    private final TransactionTemplate transactions;
+
+    private final Clock clock;
+
+    private final Duration pollInterval;
+
+    private final Object changes = new Object();
+
+    private boolean changed;
+
+    /**
+     * @param store the schedules' table
+     * @param client enqueues the slots' jobs
+     * @param tasks the tasks this node can enqueue: it fires only their schedules
+     * @param mapper reads the schedules' payloads
+     * @param dataSource the queue's (main) database, whose transaction the enqueues join
+     * @param clock the scheduler's clock
+     * @param pollInterval the longest the scheduler waits before looking again
+     */
+    public Schedules(ScheduleStore store, QueueClient client, TaskRegistry tasks, ObjectMapper mapper, DataSource dataSource,
+            Clock clock, Duration pollInterval) {
+        super("pgqueue-scheduler", Duration.ofSeconds(10));
+        this.store = store;
+        this.client = client;
+        this.tasks = tasks;
+        this.mapper = mapper;
+        this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.clock = clock;
+        this.pollInterval = pollInterval;
+    }
+
+    /**
+     * Puts the schedules configured on this node in the table: new ones start at their next slot
+     * after now, changed ones keep their next slot unless their expression or zone changed, and
+     * configured schedules of the tasks in {@code declaredTasks} that are no longer configured are
+     * deleted (a node owns the configured schedules of the tasks it declares).
+     * @param configured the schedules configured on this node
+     * @param declaredTasks the tasks this node declares
+     */
+    public void configure(Collection<Schedule> configured, Collection<String> declaredTasks) {
+        Instant now = this.clock.instant();
+        for (Schedule schedule : configured) {
+            requireEnqueueable(schedule);
+            this.store.upsertConfigured(schedule, schedule.slots().next(now));
+        }
+        int deleted = this.store.deleteUnconfigured(declaredTasks, configured.stream().map(Schedule::name).toList());
+        if (deleted > 0) {
+            log.info("Deleted {} configured schedules of tasks whose settings no longer have them", deleted);
+        }
+        wakeUp();
+    }
+
+    /**
+     * Adds or replaces a schedule at runtime; it is kept in the database until {@link #remove}d.
+     * Replacing it keeps its next slot unless its expression or zone changed.
+     * @param schedule the schedule
+     * @throws InvalidJobException if its task is unknown here or its payload does not fit the task's handler
+     * @throws IllegalStateException if a configured schedule has the name
+     */
+    public void put(Schedule schedule) {
+        requireEnqueueable(schedule);
+        if (!this.store.putRuntime(schedule, schedule.slots().next(this.clock.instant()))) {
+            throw new IllegalStateException("Schedule '" + schedule.name() + "' is configured with its task; change it "
+                    + "in the task's settings (cron, zone), not at runtime");
+        }
+        wakeUp();
+    }
+
+    /**
+     * Removes a schedule added at runtime.
+     * @param name its name
+     * @return whether it existed
+     * @throws IllegalStateException if it is a configured schedule
+     */
+    public boolean remove(String name) {
+        if (this.store.source(name).filter("CONFIG"::equals).isPresent()) {
+            throw new IllegalStateException("Schedule '" + name + "' is configured with its task; remove the cron "
+                    + "setting of the task instead");
+        }
+        return this.store.removeRuntime(name);
+    }
+
+    /** @return every schedule with its next and last slot and its last job's state */
+    public List<ScheduleInfo> list() {
+        return this.store.list();
+    }
+
+    /**
+     * Fires the due slots of the schedules of this node's tasks, as the scheduler does.
+     * @return the jobs enqueued
+     */
+    public List<EnqueueResult> fireDue() {
+        List<EnqueueResult> all = new ArrayList<>();
+        Set<String> names = this.tasks.all().stream().map(task -> task.name()).collect(Collectors.toSet());
+        if (names.isEmpty()) {
+            return all;
+        }
+        while (true) {
+            Instant now = this.clock.instant();
+            List<EnqueueResult> fired = this.transactions.execute(status -> {
+                List<EnqueueResult> jobs = new ArrayList<>();
+                List<ScheduleStore.Due> due = this.store.lockDue(now, names, LOCK_BATCH);
+                for (ScheduleStore.Due schedule : due) {
+                    jobs.addAll(fire(schedule, now));
+                }
+                return due.size() < LOCK_BATCH ? jobs : null;
+            });
+            if (fired != null) {
+                all.addAll(fired);
+                return all;
+            }
+        }
+    }
+
+    private List<EnqueueResult> fire(ScheduleStore.Due due, Instant now) {
+        Schedule schedule = due.schedule();
+        CronSlots slots = schedule.slots();
+        List<Instant> missed = new ArrayList<>();
+        for (Instant slot = due.nextFire(); !slot.isAfter(now); slot = slots.next(slot)) {
+            missed.add(slot);
+            if (schedule.catchUp() != CatchUp.RUN_ALL && missed.size() > 1) {
+                missed.remove(0);
+            }
+            if (missed.size() >= MAX_CATCH_UP) {
+                log.warn("Schedule '{}' missed more than {} slots; the rest are skipped", schedule.name(), MAX_CATCH_UP);
+                break;
+            }
+        }
+        if (schedule.catchUp() == CatchUp.SKIP) {
+            missed.removeIf(slot -> slot.plus(SKIP_GRACE).isBefore(now));
+        }
+        List<EnqueueResult> jobs = new ArrayList<>();
+        JsonNode payload = this.mapper.readTree(schedule.payload());
+        for (Instant slot : missed) {
+            EnqueueOptions options = EnqueueOptions.defaults()
+                .withRunAt(slot)
+                .withDedup("schedule:" + schedule.name() + ":" + slot.toEpochMilli(), DedupPolicy.keepExisting())
+                .withHeader(SCHEDULE_HEADER, schedule.name())
+                .withHeader(SLOT_HEADER, slot.toString());
+            jobs.add(this.client.enqueue(schedule.task(), payload, options));
+        }
+        EnqueueResult last = jobs.isEmpty() ? null : jobs.get(jobs.size() - 1);
+        this.store.fired(schedule.name(), slots.next(now), missed.isEmpty() ? null : missed.get(missed.size() - 1),
+                last == null ? null : last.jobId());
+        return jobs;
+    }
+
+    /** The task must be declared here and the payload JSON readable as its handler's payload. */
+    private void requireEnqueueable(Schedule schedule) {
+        JsonNode payload;
+        try {
+            payload = this.mapper.readTree(schedule.payload());
+        }
+        catch (JacksonException ex) {
+            throw new InvalidSettingException("payload", schedule.payload(), "is not JSON: " + ex.getOriginalMessage());
+        }
+        this.client.check(JobRequest.of(schedule.task(), payload));
+    }
+
+    @Override
+    protected void run() {
+        long failures = 0;
+        while (isRunning()) {
+            Duration wait = this.pollInterval;
+            try {
+                fireDue();
+                Set<String> names = this.tasks.all().stream().map(task -> task.name()).collect(Collectors.toSet());
+                Instant next = names.isEmpty() ? null : this.store.nextFire(names).orElse(null);
+                if (next != null) {
+                    Duration until = Duration.between(this.clock.instant(), next);
+                    wait = until.isNegative() ? Duration.ZERO : until.compareTo(wait) < 0 ? until : wait;
+                }
+                if (failures > 0) {
+                    log.info("The scheduler fires schedules again after {} failed attempts", failures);
+                }
+                failures = 0;
+            }
+            catch (RuntimeException ex) {
+                if (failures++ == 0) {
+                    log.warn("The scheduler could not fire due schedules, trying again: {}", ex.toString());
+                }
+                wait = Duration.ofMillis(Math.min(this.pollInterval.toMillis(), MAX_RETRY_PAUSE.toMillis()));
+            }
+            if (!await(wait)) {
+                return;
+            }
+        }
+    }
+
+    /** Waits until the time passed, a schedule changed or the scheduler stops. @return whether it still runs */
+    private boolean await(Duration time) {
+        long deadline = System.nanoTime() + time.toNanos();
+        synchronized (this.changes) {
+            long left;
+            while (isRunning() && !this.changed && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    this.changes.wait(Math.max(1, left / 1_000_000));
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            this.changed = false;
+        }
+        return isRunning();
+    }
+
+    /** Schedules changed, or the scheduler stops: look again at once. */
+    @Override
+    protected void wakeUp() {
+        synchronized (this.changes) {
+            this.changed = true;
+            this.changes.notifyAll();
+        }
+    }
+}

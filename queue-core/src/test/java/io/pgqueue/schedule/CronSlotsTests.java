@@ -1,0 +1,87 @@
+package io.pgqueue.schedule;
+
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.pgqueue.InvalidSettingException;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Slots across the daylight saving time changes of Europe/Amsterdam in 2026: clocks go forward
+ * from 02:00 to 03:00 on 29 March and back from 03:00 to 02:00 on 25 October.
+ */
+class CronSlotsTests {
+
+    private static final ZoneId AMSTERDAM = ZoneId.of("Europe/Amsterdam");
+
+    @Test
+    void aDailyWallClockTimeInTheSkippedHourFiresAsLateAsTheJump() {
+        List<ZonedDateTime> slots = slots("0 30 2 * * *", LocalDate.of(2026, 3, 27), 4);
+        assertThat(slots).extracting(ZonedDateTime::toString).containsExactly("2026-03-27T02:30+01:00[Europe/Amsterdam]",
+                "2026-03-28T02:30+01:00[Europe/Amsterdam]", "2026-03-29T03:30+02:00[Europe/Amsterdam]",
+                "2026-03-30T02:30+02:00[Europe/Amsterdam]");
+    }
+
+    @Test
+    void aDailyWallClockTimeInTheRepeatedHourFiresOnce() {
+        List<ZonedDateTime> slots = slots("0 30 2 * * *", LocalDate.of(2026, 10, 24), 3);
+        assertThat(slots).extracting(ZonedDateTime::toString).containsExactly("2026-10-24T02:30+02:00[Europe/Amsterdam]",
+                "2026-10-25T02:30+02:00[Europe/Amsterdam]", "2026-10-26T02:30+01:00[Europe/Amsterdam]");
+    }
+
+    @Test
+    void anHourlyExpressionFollowsElapsedTime() {
+        assertThat(slotsOn("0 0 * * * *", LocalDate.of(2026, 3, 29))).hasSize(23);
+        assertThat(slotsOn("0 0 * * * *", LocalDate.of(2026, 10, 25))).hasSize(25)
+            .extracting(ZonedDateTime::toString)
+            .contains("2026-10-25T02:00+02:00[Europe/Amsterdam]", "2026-10-25T02:00+01:00[Europe/Amsterdam]");
+        assertThat(slotsOn("0 */30 * * * *", LocalDate.of(2026, 3, 29))).hasSize(46);
+    }
+
+    @Test
+    void macrosAndUtc() {
+        CronSlots daily = CronSlots.of("@daily", AMSTERDAM);
+        assertThat(daily.next(Instant.parse("2026-10-24T23:00:00Z"))).isEqualTo(Instant.parse("2026-10-25T23:00:00Z"));
+        CronSlots everyFiveMinutes = CronSlots.of("0 */5 * * * *", ZoneOffset.UTC);
+        assertThat(everyFiveMinutes.next(Instant.parse("2026-01-01T00:04:59Z"))).isEqualTo(Instant.parse("2026-01-01T00:05:00Z"));
+        assertThat(everyFiveMinutes.next(Instant.parse("2026-01-01T00:05:00Z"))).isEqualTo(Instant.parse("2026-01-01T00:10:00Z"));
+    }
+
+    @Test
+    void anUnreadableExpressionNamesTheSetting() {
+        assertThatThrownBy(() -> CronSlots.of("every day", AMSTERDAM)).isInstanceOf(InvalidSettingException.class)
+            .hasMessageContaining("Invalid value 'every day' for 'cron': is not a cron expression of six fields");
+    }
+
+    /** The first n slots from the start of a day. */
+    private static List<ZonedDateTime> slots(String expression, LocalDate from, int n) {
+        CronSlots slots = CronSlots.of(expression, AMSTERDAM);
+        List<ZonedDateTime> all = new ArrayList<>();
+        Instant at = from.atStartOfDay(AMSTERDAM).toInstant().minusNanos(1);
+        for (int i = 0; i < n; i++) {
+            at = slots.next(at);
+            all.add(at.atZone(AMSTERDAM));
+        }
+        return all;
+    }
+
+    /** The slots of one local day. */
+    private static List<ZonedDateTime> slotsOn(String expression, LocalDate day) {
+        CronSlots slots = CronSlots.of(expression, AMSTERDAM);
+        Instant end = day.plusDays(1).atStartOfDay(AMSTERDAM).toInstant();
+        List<ZonedDateTime> all = new ArrayList<>();
+        for (Instant at = slots.next(day.atStartOfDay(AMSTERDAM).toInstant().minusNanos(1)); at.isBefore(end);
+                at = slots.next(at)) {
+            all.add(at.atZone(AMSTERDAM));
+        }
+        return all;
+    }
+}

@@ -1,0 +1,202 @@
+package io.pgqueue.schedule;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import io.pgqueue.EnqueueResult;
+import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskRegistry;
+import io.pgqueue.UnknownTaskException;
+import io.pgqueue.store.ScheduleStore;
+import io.pgqueue.testing.SettableClock;
+import io.pgqueue.testing.TestQueue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.databind.json.JsonMapper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Recurring jobs on a real PostgreSQL, with the schedulers' clock set by the test: one job per
+ * slot however many nodes fire at once, no repeat or loss across restarts, the catch-up policies,
+ * runtime schedules, and the scheduler thread firing on time.
+ */
+class SchedulesTests {
+
+    private static final TaskDefinition REPORT = TaskDefinition.builder("report").build();
+
+    private static final TaskDefinition DIGEST = TaskDefinition.builder("digest").build();
+
+    @RegisterExtension
+    static final TestQueue queue = TestQueue.perClass(REPORT, DIGEST).withPoolSize(16);
+
+    private final SettableClock clock = new SettableClock(Instant.parse("2026-11-24T10:00:30Z"));
+
+    @Test
+    void manyNodesFiringAtOnceEnqueueOneJobPerSlot() throws Exception {
+        Schedule everyMinute = Schedule.of("report-every-minute", "report", "0 * * * * *");
+        List<Schedules> nodes = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            nodes.add(node());
+        }
+        nodes.get(0).configure(List.of(everyMinute), List.of("report"));
+        assertThat(info("report-every-minute").nextFire()).isEqualTo(Instant.parse("2026-11-24T10:01:00Z"));
+
+        ExecutorService threads = Executors.newFixedThreadPool(12);
+        for (int minute = 1; minute <= 5; minute++) {
+            this.clock.set(Instant.parse("2026-11-24T10:00:00Z").plus(Duration.ofMinutes(minute)).plusMillis(5));
+            List<Future<List<EnqueueResult>>> fired = new ArrayList<>();
+            for (int t = 0; t < 12; t++) {
+                Schedules node = nodes.get(t % nodes.size());
+                fired.add(threads.submit(node::fireDue));
+            }
+            int jobs = 0;
+            for (Future<List<EnqueueResult>> each : fired) {
+                jobs += each.get().size();
+            }
+            assertThat(jobs).as("jobs enqueued for the slot of minute %d", minute).isEqualTo(1);
+        }
+        threads.shutdown();
+
+        List<Job> jobs = jobs("report");
+        assertThat(jobs).hasSize(5).allSatisfy(job -> assertThat(job.schedule()).isEqualTo("report-every-minute"))
+            .allSatisfy(job -> assertThat(job.scheduleTime()).isEqualTo(Instant.parse(job.slot())));
+        assertThat(jobs).extracting(Job::slot).containsExactly("2026-11-24T10:01:00Z", "2026-11-24T10:02:00Z",
+                "2026-11-24T10:03:00Z", "2026-11-24T10:04:00Z", "2026-11-24T10:05:00Z");
+        ScheduleInfo info = info("report-every-minute");
+        assertThat(info.lastFire()).isEqualTo(Instant.parse("2026-11-24T10:05:00Z"));
+        assertThat(info.nextFire()).isEqualTo(Instant.parse("2026-11-24T10:06:00Z"));
+        assertThat(info.lastJobId()).isNotNull();
+        assertThat(info.configured()).isTrue();
+    }
+
+    @Test
+    void aRestartNeitherRepeatsNorSkipsASlot() {
+        Schedule hourly = Schedule.of("digest-hourly", "digest", "0 0 * * * *");
+        Schedules before = node();
+        before.configure(List.of(hourly), List.of("digest"));
+        this.clock.set(Instant.parse("2026-11-24T11:00:01Z"));
+        assertThat(before.fireDue()).hasSize(1);
+
+        // The node restarts (a deploy) a little later, with the same settings: the slot stays fired.
+        this.clock.set(Instant.parse("2026-11-24T11:20:00Z"));
+        Schedules after = node();
+        after.configure(List.of(hourly), List.of("digest"));
+        assertThat(after.fireDue()).isEmpty();
+        assertThat(info("digest-hourly").nextFire()).isEqualTo(Instant.parse("2026-11-24T12:00:00Z"));
+
+        // Another expression: the next slot follows it.
+        after.configure(List.of(Schedule.of("digest-hourly", "digest", "0 30 * * * *")), List.of("digest"));
+        assertThat(info("digest-hourly").nextFire()).isEqualTo(Instant.parse("2026-11-24T11:30:00Z"));
+
+        // Dropped from the settings of a node that runs the task: deleted.
+        after.configure(List.of(), List.of("digest"));
+        assertThat(after.list()).noneMatch(each -> each.schedule().name().equals("digest-hourly"));
+    }
+
+    @Test
+    void missedSlotsRunOnceAllOrNotAtAll() {
+        Schedules node = node();
+        node.configure(List.of(Schedule.of("once", "report", "0 */10 * * * *").withCatchUp(CatchUp.RUN_ONCE),
+                Schedule.of("all", "report", "0 */10 * * * *").withCatchUp(CatchUp.RUN_ALL),
+                Schedule.of("skip", "report", "0 */10 * * * *").withCatchUp(CatchUp.SKIP)), List.of("report"));
+        // Every node was down from 10:05 until 11:05:30: the slots 10:10 to 11:00 were missed.
+        this.clock.set(Instant.parse("2026-11-24T11:05:30Z"));
+
+        List<EnqueueResult> fired = node.fireDue();
+
+        assertThat(slotsOf("once")).containsExactly("2026-11-24T11:00:00Z");
+        assertThat(slotsOf("all")).containsExactly("2026-11-24T10:10:00Z", "2026-11-24T10:20:00Z",
+                "2026-11-24T10:30:00Z", "2026-11-24T10:40:00Z", "2026-11-24T10:50:00Z", "2026-11-24T11:00:00Z");
+        assertThat(slotsOf("skip")).isEmpty();
+        assertThat(fired).hasSize(7);
+        assertThat(info("skip").nextFire()).isEqualTo(Instant.parse("2026-11-24T11:10:00Z"));
+
+        // On time (less than a minute late), a skipping schedule fires.
+        this.clock.set(Instant.parse("2026-11-24T11:10:20Z"));
+        node.fireDue();
+        assertThat(slotsOf("skip")).containsExactly("2026-11-24T11:10:00Z");
+    }
+
+    @Test
+    void schedulesAddedAtRuntimeAreSharedAndRemovable() {
+        Schedules a = node();
+        Schedules b = node();
+        a.configure(List.of(Schedule.of("configured", "report", "@daily")), List.of("report"));
+        a.put(Schedule.of("nightly-digest", "digest", "0 0 3 * * *").withZone(ZoneId.of("Europe/Amsterdam"))
+            .withPayload("{\"scope\":\"all\"}"));
+
+        assertThat(b.list()).extracting(each -> each.schedule().name()).contains("configured", "nightly-digest");
+        ScheduleInfo nightly = b.list().stream().filter(each -> each.schedule().name().equals("nightly-digest")).findFirst()
+            .orElseThrow();
+        assertThat(nightly.configured()).isFalse();
+        assertThat(nightly.nextFire()).isEqualTo(Instant.parse("2026-11-25T02:00:00Z"));
+
+        this.clock.set(Instant.parse("2026-11-25T02:00:00.200Z"));
+        List<EnqueueResult> fired = b.fireDue();
+        assertThat(fired).hasSize(2);
+        assertThat(jobs("digest")).singleElement().satisfies(job -> assertThat(job.payload()).isEqualTo("{\"scope\": \"all\"}"));
+
+        assertThatThrownBy(() -> b.remove("configured")).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("is configured with its task");
+        assertThatThrownBy(() -> b.put(Schedule.of("configured", "report", "@hourly")))
+            .isInstanceOf(IllegalStateException.class).hasMessageContaining("is configured with its task");
+        assertThatThrownBy(() -> b.put(Schedule.of("unknown", "no-such-task", "@hourly")))
+            .isInstanceOf(UnknownTaskException.class);
+        assertThat(b.remove("nightly-digest")).isTrue();
+        assertThat(a.list()).extracting(each -> each.schedule().name()).doesNotContain("nightly-digest");
+    }
+
+    @Test
+    void theSchedulerThreadFiresEachSlotOnTime() {
+        Schedules node = new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
+                TaskRegistry.of(REPORT, DIGEST), JsonMapper.builder().build(), queue.dataSource(), java.time.Clock.systemUTC(),
+                Duration.ofSeconds(2));
+        node.configure(List.of(Schedule.of("every-second", "report", "* * * * * *")), List.of("report"));
+        node.start();
+        try {
+            await().atMost(Duration.ofSeconds(10)).until(() -> jobs("report").size() >= 3);
+        }
+        finally {
+            node.stop();
+        }
+        // Each job enqueued within a fraction of a second of its slot.
+        assertThat(jobs("report")).allSatisfy(job -> assertThat(Duration.between(Instant.parse(job.slot()), job.createdAt()))
+            .isLessThan(Duration.ofMillis(900)));
+    }
+
+    private Schedules node() {
+        return new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
+                TaskRegistry.of(REPORT, DIGEST), JsonMapper.builder().build(), queue.dataSource(), this.clock,
+                Duration.ofSeconds(2));
+    }
+
+    private ScheduleInfo info(String name) {
+        return node().list().stream().filter(each -> each.schedule().name().equals(name)).findFirst().orElseThrow();
+    }
+
+    private static List<String> slotsOf(String schedule) {
+        return jobs("report").stream().filter(job -> schedule.equals(job.schedule())).map(Job::slot).toList();
+    }
+
+    /** A scheduled job as stored. */
+    private record Job(String schedule, String slot, Instant scheduleTime, Instant createdAt, String payload) {
+    }
+
+    /** The task's active jobs, by slot. */
+    private static List<Job> jobs(String task) {
+        return queue.jdbc().query("SELECT headers ->> 'pgqueue.schedule' AS schedule, headers ->> 'pgqueue.schedule.slot' AS slot, "
+                + "schedule_time, created_at, CAST(payload AS text) AS payload FROM " + queue.config().schema()
+                + ".job WHERE task = ? ORDER BY 2", (rs, row) -> new Job(rs.getString("schedule"), rs.getString("slot"),
+                        rs.getTimestamp("schedule_time").toInstant(), rs.getTimestamp("created_at").toInstant(),
+                        rs.getString("payload")), task);
+    }
+}
