@@ -254,7 +254,7 @@ public final class QueueAdmin {
         try {
             this.schedules.put(schedule);
         }
-        catch (IllegalStateException | InvalidJobException ex) {
+        catch (IllegalStateException | InvalidJobException | InvalidSettingException ex) {
             throw new QueueAdminException(ex.getMessage());
         }
     }

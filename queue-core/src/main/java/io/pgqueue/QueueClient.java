@@ -272,7 +272,11 @@ public final class QueueClient implements AutoCloseable {
             JobRequest request = requests.get(i);
             TaskDefinition task = definitions.get(i);
             NewJob job = prepare(task, request, propagated);
-            String key = job.dedupKey() != null ? job.dedupKey() : request.options().partitionKey();
+            // A task with groups keeps each group in one partition, so a group's turns, limit and
+            // sequence are decided on one shard.
+            String key = request.options().partitionKey() != null && task.groups() != null ? request.options().partitionKey()
+                    : task.groups() != null ? group(task, request.payload(), request.options().headers())
+                    : job.dedupKey() != null ? job.dedupKey() : request.options().partitionKey();
             jobs.add(job.inPartition(key == null ? anyPartition : PartitionHash.partitionOf(key, partitionCount())));
             policies.add(request.options().dedupPolicy() != null ? request.options().dedupPolicy() : task.dedupPolicy());
         }
@@ -683,11 +687,8 @@ public final class QueueClient implements AutoCloseable {
      * @throws InvalidJobException if the group key is blank or too long
      */
     private static Map<String, String> withGroup(TaskDefinition task, Object payload, Map<String, String> headers) {
-        String group = headers.get(QueueDefaults.GROUP_HEADER);
+        String group = group(task, payload, headers);
         TaskGroups groups = task.groups();
-        if (group == null && groups != null && groups.key() != null) {
-            group = groups.key().apply(payload);
-        }
         if (group == null) {
             return headers;
         }
@@ -701,6 +702,23 @@ public final class QueueClient implements AutoCloseable {
             all.put(QueueDefaults.SEQUENCE_HEADER, "block");
         }
         return all;
+    }
+
+    /**
+     * @return a job's group: the header given at enqueue, else the task's key function's, else for
+     * a task with groups {@value QueueDefaults#DEFAULT_GROUP}; {@code null} for none
+     */
+    private static String group(TaskDefinition task, Object payload, Map<String, String> headers) {
+        String group = headers.get(QueueDefaults.GROUP_HEADER);
+        TaskGroups groups = task.groups();
+        if (group == null && groups != null && groups.key() != null) {
+            group = groups.key().apply(payload);
+        }
+        if (group == null && groups != null) {
+            // Without a group of its own a job of a grouped task takes its turn with the others.
+            group = QueueDefaults.DEFAULT_GROUP;
+        }
+        return group;
     }
 
     /**

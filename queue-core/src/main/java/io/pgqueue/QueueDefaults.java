@@ -131,6 +131,9 @@ public final class QueueDefaults {
     /** The header that holds a job's group key ({@link EnqueueOptions#withGroup}, {@link TaskGroups}). */
     public static final String GROUP_HEADER = "pgqueue.group";
 
+    /** The group of a job of a task with {@link TaskGroups} that was enqueued without one. */
+    public static final String DEFAULT_GROUP = "default";
+
     /**
      * The header that marks a job of a sequence that blocks on failure ({@link TaskGroups.OnFailure#BLOCK}),
      * with the value {@code block}; set at enqueue.

@@ -15,7 +15,9 @@ import java.util.function.Function;
  * @param onFailure {@link Mode#SEQUENCE}: whether a job that fails for good holds its group
  * ({@link OnFailure#BLOCK}) or lets the next job run ({@link OnFailure#SKIP})
  * @param key derives a job's group key from its payload when the enqueue gives none, or
- * {@code null}; it may return {@code null} for "no group"
+ * {@code null}; it may return {@code null} for "no group". A job without a group is put in the group
+ * {@value QueueDefaults#DEFAULT_GROUP}; jobs queued without the header (before the task had groups,
+ * or by a node without these settings) are claimed when no group has a claimable job.
  */
 public record TaskGroups(Mode mode, int concurrency, OnFailure onFailure, Function<Object, String> key) {
 

@@ -9,7 +9,7 @@ public enum CatchUp {
     /** One job, for the latest missed slot, however late. The default. */
     RUN_ONCE,
 
-    /** One job per missed slot (at most {@value Schedules#MAX_CATCH_UP} per look), oldest first. */
+    /** One job per missed slot, oldest first (in transactions of at most {@value Schedules#MAX_CATCH_UP} slots). */
     RUN_ALL,
 
     /** Missed slots do not run; a slot fires only if it is less than a minute late. */

@@ -1,10 +1,12 @@
 package io.pgqueue.schedule;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.List;
 import java.util.Objects;
 
 import io.pgqueue.InvalidSettingException;
@@ -18,7 +20,7 @@ import org.springframework.scheduling.support.CronExpression;
  * <ul>
  * <li>An expression with a fixed hour (e.g. {@code 0 30 2 * * *}) names wall-clock times: each
  * fires once per occurrence of that wall-clock time. When clocks go back, the repeated hour does
- * not fire twice (the first occurrence fires); when clocks go forward, a slot in the skipped hour
+ * not fire twice (the first occurrence fires); when clocks go forward, each slot in the skipped hour
  * fires as late as the jump (02:30 in a skipped 02:00-03:00 fires at 03:30).</li>
  * <li>An expression whose hour field is {@code *} or a step ({@code *}{@code /2}) names elapsed
  * time: it fires at every instant its fields match, so an hourly job runs 25 times on the day
@@ -26,6 +28,13 @@ import org.springframework.scheduling.support.CronExpression;
  * </ul>
  */
 public final class CronSlots {
+
+    /** How far before a time the wall-clock search starts: longer than any offset change. */
+    private static final Duration LOOK_BACK = Duration.ofHours(3);
+
+    /** The spans {@link #latest} looks in, shortest first. */
+    private static final List<Duration> WINDOWS = List.of(Duration.ofMinutes(1), Duration.ofHours(1), Duration.ofDays(1),
+            Duration.ofDays(32), Duration.ofDays(366), Duration.ofDays(3660));
 
     private final CronExpression cron;
 
@@ -73,11 +82,22 @@ public final class CronSlots {
      */
     public Instant next(Instant after) {
         if (!this.wallClock) {
-            return required(this.cron.next(after.atZone(this.zone)), after).toInstant();
+            // Spring's zoned search can answer the same instant again around some offset changes
+            // (e.g. a 30-minute one): look again from a second later.
+            Instant from = after;
+            while (true) {
+                Instant slot = required(this.cron.next(from.atZone(this.zone)), after).toInstant();
+                if (slot.isAfter(after)) {
+                    return slot;
+                }
+                from = from.plusSeconds(1);
+            }
         }
         // Wall-clock times: matched on the local time line, then placed in the zone; a time in a
-        // gap moves forward by the gap, a time in an overlap takes its earlier offset.
-        LocalDateTime local = after.atZone(this.zone).toLocalDateTime();
+        // gap moves forward by the gap, a time in an overlap takes its earlier offset. The search
+        // starts a little before the local time of after, so that several slots in one gap (02:00
+        // and 02:30 in a skipped hour) each fire; those at or before after are passed over.
+        LocalDateTime local = after.atZone(this.zone).toLocalDateTime().minus(LOOK_BACK);
         while (true) {
             LocalDateTime candidate = required(this.cron.next(local.atZone(ZoneOffset.UTC)), after).toLocalDateTime();
             Instant slot = ZonedDateTime.ofLocal(candidate, this.zone, null).toInstant();
@@ -86,6 +106,34 @@ public final class CronSlots {
             }
             local = candidate;
         }
+    }
+
+    /**
+     * Finds the latest slot in a span without walking every slot before it (a per-second
+     * expression after a month of downtime has millions).
+     * @param notBefore the span's start, inclusive
+     * @param notAfter the span's end, inclusive
+     * @return the latest slot in the span, or {@code null} if it has none
+     */
+    public Instant latest(Instant notBefore, Instant notAfter) {
+        for (Duration window : WINDOWS) {
+            Instant start = notAfter.minus(window).isAfter(notBefore) ? notAfter.minus(window) : notBefore;
+            Instant slot = next(start.minusNanos(1));
+            if (!slot.isAfter(notAfter)) {
+                for (Instant later = next(slot); !later.isAfter(notAfter); later = next(later)) {
+                    slot = later;
+                }
+                return slot;
+            }
+            if (start.equals(notBefore)) {
+                return null;
+            }
+        }
+        Instant slot = null;
+        for (Instant each = next(notBefore.minusNanos(1)); !each.isAfter(notAfter); each = next(each)) {
+            slot = each;
+        }
+        return slot;
     }
 
     private ZonedDateTime required(ZonedDateTime next, Instant after) {

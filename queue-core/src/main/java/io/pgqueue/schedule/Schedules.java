@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 import javax.sql.DataSource;
@@ -14,6 +15,7 @@ import javax.sql.DataSource;
 import io.pgqueue.BackgroundService;
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.EnqueueOptions;
+import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.InvalidJobException;
 import io.pgqueue.InvalidSettingException;
@@ -47,7 +49,7 @@ public final class Schedules extends BackgroundService {
     /** Header of a scheduled job: its slot, an ISO-8601 instant. */
     public static final String SLOT_HEADER = "pgqueue.schedule.slot";
 
-    /** The most missed slots one look at a schedule enqueues under {@link CatchUp#RUN_ALL}. */
+    /** The most missed slots one transaction enqueues under {@link CatchUp#RUN_ALL}; the rest follow in the next. */
     public static final int MAX_CATCH_UP = 1000;
 
     /** How late a slot may fire under {@link CatchUp#SKIP}. */
@@ -55,7 +57,8 @@ public final class Schedules extends BackgroundService {
 
     private static final Logger log = LoggerFactory.getLogger(Schedules.class);
 
-    private static final int LOCK_BATCH = 100;
+    /** The shortest wait between two looks, when a due schedule is being fired by another node. */
+    private static final Duration BUSY_WAIT = Duration.ofMillis(20);
 
     private final ScheduleStore store;
 
@@ -153,7 +156,10 @@ public final class Schedules extends BackgroundService {
     }
 
     /**
-     * Fires the due slots of the schedules of this node's tasks, as the scheduler does.
+     * Fires the due slots of the schedules of this node's tasks, as the scheduler does: each
+     * schedule in a transaction of its own. A schedule whose job cannot be enqueued (its payload no
+     * longer fits its handler, say) has the slot skipped, with a warning, so that it cannot hold up
+     * the others.
      * @return the jobs enqueued
      */
     public List<EnqueueResult> fireDue() {
@@ -164,18 +170,35 @@ public final class Schedules extends BackgroundService {
         }
         while (true) {
             Instant now = this.clock.instant();
-            List<EnqueueResult> fired = this.transactions.execute(status -> {
-                List<EnqueueResult> jobs = new ArrayList<>();
-                List<ScheduleStore.Due> due = this.store.lockDue(now, names, LOCK_BATCH);
-                for (ScheduleStore.Due schedule : due) {
-                    jobs.addAll(fire(schedule, now));
+            AtomicReference<ScheduleStore.Due> locked = new AtomicReference<>();
+            List<EnqueueResult> fired;
+            try {
+                fired = this.transactions.execute(status -> {
+                    List<ScheduleStore.Due> due = this.store.lockDue(now, names, 1);
+                    if (due.isEmpty()) {
+                        return null;
+                    }
+                    locked.set(due.get(0));
+                    return fire(due.get(0), now);
+                });
+            }
+            catch (InvalidJobException | JacksonException ex) {
+                // The job cannot be enqueued however often it is tried; a database failure, by
+                // contrast, propagates and the slot is fired at the next look.
+                ScheduleStore.Due due = locked.get();
+                if (due == null) {
+                    throw ex;
                 }
-                return due.size() < LOCK_BATCH ? jobs : null;
-            });
-            if (fired != null) {
-                all.addAll(fired);
+                Instant next = due.schedule().slots().next(now);
+                log.warn("Schedule '{}' could not enqueue its job of {} and skips it; it fires next at {}: {}",
+                        due.schedule().name(), due.nextFire(), next, ex.toString());
+                this.store.skipped(due.schedule().name(), due.nextFire(), next);
+                continue;
+            }
+            if (fired == null) {
                 return all;
             }
+            all.addAll(fired);
         }
     }
 
@@ -183,18 +206,25 @@ public final class Schedules extends BackgroundService {
         Schedule schedule = due.schedule();
         CronSlots slots = schedule.slots();
         List<Instant> missed = new ArrayList<>();
-        for (Instant slot = due.nextFire(); !slot.isAfter(now); slot = slots.next(slot)) {
-            missed.add(slot);
-            if (schedule.catchUp() != CatchUp.RUN_ALL && missed.size() > 1) {
-                missed.remove(0);
+        Instant next = slots.next(now);
+        switch (schedule.catchUp()) {
+            case RUN_ALL -> {
+                for (Instant slot = due.nextFire(); !slot.isAfter(now); slot = slots.next(slot)) {
+                    missed.add(slot);
+                    if (missed.size() == MAX_CATCH_UP) {
+                        // The rest at the next look: the next slot is the one after the last fired.
+                        next = slots.next(slot);
+                        log.info("Schedule '{}' missed more than {} slots; they are fired {} at a time",
+                                schedule.name(), MAX_CATCH_UP, MAX_CATCH_UP);
+                        break;
+                    }
+                }
             }
-            if (missed.size() >= MAX_CATCH_UP) {
-                log.warn("Schedule '{}' missed more than {} slots; the rest are skipped", schedule.name(), MAX_CATCH_UP);
-                break;
+            case RUN_ONCE -> add(missed, slots.latest(due.nextFire(), now));
+            case SKIP -> {
+                Instant from = now.minus(SKIP_GRACE);
+                add(missed, slots.latest(due.nextFire().isAfter(from) ? due.nextFire() : from, now));
             }
-        }
-        if (schedule.catchUp() == CatchUp.SKIP) {
-            missed.removeIf(slot -> slot.plus(SKIP_GRACE).isBefore(now));
         }
         List<EnqueueResult> jobs = new ArrayList<>();
         JsonNode payload = this.mapper.readTree(schedule.payload());
@@ -207,9 +237,16 @@ public final class Schedules extends BackgroundService {
             jobs.add(this.client.enqueue(schedule.task(), payload, options));
         }
         EnqueueResult last = jobs.isEmpty() ? null : jobs.get(jobs.size() - 1);
-        this.store.fired(schedule.name(), slots.next(now), missed.isEmpty() ? null : missed.get(missed.size() - 1),
-                last == null ? null : last.jobId());
+        // A job relayed to another shard is known by its outbox entry's id until it arrives there.
+        Long lastJob = last == null || last.outcome() == EnqueueOutcome.RELAYED ? null : last.jobId();
+        this.store.fired(schedule.name(), next, missed.isEmpty() ? null : missed.get(missed.size() - 1), lastJob);
         return jobs;
+    }
+
+    private static void add(List<Instant> slots, Instant slot) {
+        if (slot != null) {
+            slots.add(slot);
+        }
     }
 
     /** The task must be declared here and the payload JSON readable as its handler's payload. */
@@ -235,7 +272,8 @@ public final class Schedules extends BackgroundService {
                 Instant next = names.isEmpty() ? null : this.store.nextFire(names).orElse(null);
                 if (next != null) {
                     Duration until = Duration.between(this.clock.instant(), next);
-                    wait = until.isNegative() ? Duration.ZERO : until.compareTo(wait) < 0 ? until : wait;
+                    // Still due after firing: another node holds it and is firing it now.
+                    wait = until.compareTo(BUSY_WAIT) < 0 ? BUSY_WAIT : until.compareTo(wait) < 0 ? until : wait;
                 }
                 if (failures > 0) {
                     log.info("The scheduler fires schedules again after {} failed attempts", failures);

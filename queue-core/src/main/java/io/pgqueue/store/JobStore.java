@@ -331,7 +331,10 @@ public final class JobStore {
             return new ClaimResult(List.of(), List.of());
         }
         List<ClaimLimit> plain = limits.stream().filter(limit -> !limit.global()).toList();
-        List<ClaimLimit> global = limits.stream().filter(ClaimLimit::global).toList();
+        // Claimed one at a time, each under its task's lock, in task order: claims of the same tasks
+        // on two nodes take the locks in the same order and cannot deadlock.
+        List<ClaimLimit> global = limits.stream().filter(ClaimLimit::global)
+            .sorted(Comparator.comparing(ClaimLimit::task)).toList();
         MapSqlParameterSource params = new MapSqlParameterSource()
             .addValue("tasks", SqlArrays.texts(plain.stream().map(ClaimLimit::task).toList()))
             .addValue("limits", SqlArrays.ints(plain.stream().map(ClaimLimit::limit).toList()))

@@ -89,6 +89,10 @@ public final class ScheduleStore {
             WHERE name = :name
             """;
 
+    private static final String SKIPPED = """
+            UPDATE ${schema}.schedule SET next_fire = :nextFire, updated_at = now() WHERE name = :name AND next_fire = :slot
+            """;
+
     private static final String NEXT_FIRE = """
             SELECT min(next_fire) AS next FROM ${schema}.schedule WHERE task = ANY(CAST(:tasks AS text[]))
             """;
@@ -176,6 +180,17 @@ public final class ScheduleStore {
         this.jdbc.update(sql(FIRED), new MapSqlParameterSource("name", name).addValue("nextFire", timestamp(nextFire))
             .addValue("lastFire", lastFire == null ? null : timestamp(lastFire), Types.TIMESTAMP_WITH_TIMEZONE)
             .addValue("lastJob", lastJob, Types.BIGINT));
+    }
+
+    /**
+     * Moves a schedule whose slot could not be fired past it, unless another node did meanwhile.
+     * @param name the schedule
+     * @param slot the slot skipped: its next slot as it was locked
+     * @param nextFire the next slot
+     */
+    public void skipped(String name, Instant slot, Instant nextFire) {
+        this.jdbc.update(sql(SKIPPED), new MapSqlParameterSource("name", name).addValue("slot", timestamp(slot))
+            .addValue("nextFire", timestamp(nextFire)));
     }
 
     /** @return the earliest next slot of the given tasks' schedules, if any */

@@ -47,6 +47,40 @@ class CronSlotsTests {
     }
 
     @Test
+    void everySlotInASkippedHourFiresAsLateAsTheJump() {
+        ZoneId newYork = ZoneId.of("America/New_York");
+        CronSlots slots = CronSlots.of("0 0,30 2 * * *", newYork);
+        Instant first = slots.next(Instant.parse("2025-03-09T05:00:00Z"));
+        Instant second = slots.next(first);
+        assertThat(first.atZone(newYork).toString()).isEqualTo("2025-03-09T03:00-04:00[America/New_York]");
+        assertThat(second.atZone(newYork).toString()).isEqualTo("2025-03-09T03:30-04:00[America/New_York]");
+        assertThat(slots.next(second).atZone(newYork).toString()).isEqualTo("2025-03-10T02:00-04:00[America/New_York]");
+    }
+
+    @Test
+    void aHalfHourOffsetChangeDoesNotStopTheSlots() {
+        // Lord Howe Island moves its clocks back by 30 minutes.
+        CronSlots hourly = CronSlots.of("0 0 * * * *", ZoneId.of("Australia/Lord_Howe"));
+        Instant at = Instant.parse("2025-04-05T12:00:00Z");
+        for (int i = 0; i < 6; i++) {
+            Instant next = hourly.next(at);
+            assertThat(next).isAfter(at);
+            at = next;
+        }
+    }
+
+    @Test
+    void theLatestSlotOfALongSpanIsFoundWithoutWalkingIt() {
+        CronSlots everySecond = CronSlots.of("* * * * * *", ZoneOffset.UTC);
+        Instant now = Instant.parse("2026-11-24T10:00:00.500Z");
+        assertThat(everySecond.latest(now.minus(java.time.Duration.ofDays(31)), now))
+            .isEqualTo(Instant.parse("2026-11-24T10:00:00Z"));
+        CronSlots daily = CronSlots.of("0 0 3 * * *", ZoneOffset.UTC);
+        assertThat(daily.latest(Instant.parse("2026-11-01T00:00:00Z"), now)).isEqualTo(Instant.parse("2026-11-24T03:00:00Z"));
+        assertThat(daily.latest(Instant.parse("2026-11-24T04:00:00Z"), now)).isNull();
+    }
+
+    @Test
     void macrosAndUtc() {
         CronSlots daily = CronSlots.of("@daily", AMSTERDAM);
         assertThat(daily.next(Instant.parse("2026-10-24T23:00:00Z"))).isEqualTo(Instant.parse("2026-10-25T23:00:00Z"));

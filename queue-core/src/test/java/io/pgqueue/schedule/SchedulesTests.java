@@ -10,7 +10,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 import io.pgqueue.EnqueueResult;
+import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.UnknownTaskException;
 import io.pgqueue.store.ScheduleStore;
@@ -35,8 +37,21 @@ class SchedulesTests {
 
     private static final TaskDefinition DIGEST = TaskDefinition.builder("digest").build();
 
+    /** A task whose handler reads its payload as a record: a JSON array does not fit. */
+    private static final TaskDefinition TYPED = TaskDefinition.builder("typed").handlerType(TypedHandler.class).build();
+
+    record Typed(String name) {
+    }
+
+    static final class TypedHandler implements TaskHandler<Typed> {
+
+        @Override
+        public void handle(Typed payload, TaskContext context) {
+        }
+    }
+
     @RegisterExtension
-    static final TestQueue queue = TestQueue.perClass(REPORT, DIGEST).withPoolSize(16);
+    static final TestQueue queue = TestQueue.perClass(REPORT, DIGEST, TYPED).withPoolSize(16);
 
     private final SettableClock clock = new SettableClock(Instant.parse("2026-11-24T10:00:30Z"));
 
@@ -127,6 +142,34 @@ class SchedulesTests {
     }
 
     @Test
+    void aScheduleWhoseJobCannotBeEnqueuedSkipsItsSlotAndHoldsUpNoOther() {
+        Schedules node = node();
+        ScheduleStore store = new ScheduleStore(queue.dataSource(), queue.config());
+        // A payload the task's handler cannot read, stored as an older release might have left it.
+        store.upsertConfigured(Schedule.of("broken", "typed", "0 * * * * *").withPayload("[1, 2]"),
+                Instant.parse("2026-11-24T10:01:00Z"));
+        node.configure(List.of(Schedule.of("fine", "report", "0 * * * * *")), List.of());
+        this.clock.set(Instant.parse("2026-11-24T10:01:00.100Z"));
+
+        assertThat(node.fireDue()).hasSize(1);
+
+        assertThat(slotsOf("fine")).containsExactly("2026-11-24T10:01:00Z");
+        assertThat(info("broken").nextFire()).isEqualTo(Instant.parse("2026-11-24T10:02:00Z"));
+        assertThat(info("broken").lastJobId()).isNull();
+    }
+
+    @Test
+    void catchingUpAllOfManyMissedSlotsFiresThemAll() {
+        Schedules node = node();
+        node.configure(List.of(Schedule.of("ticks", "report", "* * * * * *").withCatchUp(CatchUp.RUN_ALL)), List.of());
+        this.clock.set(Instant.parse("2026-11-24T10:25:30Z"));
+
+        assertThat(node.fireDue()).hasSize(1500);
+
+        assertThat(info("ticks").nextFire()).isEqualTo(Instant.parse("2026-11-24T10:25:31Z"));
+    }
+
+    @Test
     void schedulesAddedAtRuntimeAreSharedAndRemovable() {
         Schedules a = node();
         Schedules b = node();
@@ -158,7 +201,7 @@ class SchedulesTests {
     @Test
     void theSchedulerThreadFiresEachSlotOnTime() {
         Schedules node = new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
-                TaskRegistry.of(REPORT, DIGEST), JsonMapper.builder().build(), queue.dataSource(), java.time.Clock.systemUTC(),
+                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), queue.dataSource(), java.time.Clock.systemUTC(),
                 Duration.ofSeconds(2));
         node.configure(List.of(Schedule.of("every-second", "report", "* * * * * *")), List.of("report"));
         node.start();
@@ -175,7 +218,7 @@ class SchedulesTests {
 
     private Schedules node() {
         return new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
-                TaskRegistry.of(REPORT, DIGEST), JsonMapper.builder().build(), queue.dataSource(), this.clock,
+                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), queue.dataSource(), this.clock,
                 Duration.ofSeconds(2));
     }
 

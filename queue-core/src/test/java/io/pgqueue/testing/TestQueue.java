@@ -189,13 +189,14 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
     }
 
     /**
-     * Empties the queue: jobs active and finished, nodes, task controls, and the shared statistics
-     * snapshot (back to its state after migration).
+     * Empties the queue: jobs active and finished, nodes, task controls, rate buckets, group cursors,
+     * schedules, and the shared statistics snapshot (back to its state after migration).
      */
     public void clear() {
         String schema = this.config.schema();
         this.jdbc.execute("TRUNCATE " + schema + ".job, " + schema + ".job_finished, " + schema + ".node, " + schema
-                + ".task_control, " + schema + ".stats_snapshot");
+                + ".task_control, " + schema + ".task_rate, " + schema + ".task_group_cursor, " + schema + ".schedule, "
+                + schema + ".stats_snapshot");
         this.jdbc.execute("INSERT INTO " + schema + ".stats_snapshot (singleton) VALUES (true)");
     }
 

@@ -37,7 +37,8 @@
 -- job waiting for its retry or running holds the group — and not while an earlier job of the group
 -- that blocks on failure (header pgqueue.sequence = block) failed for good. held_back tells that
 -- some group held its jobs back (at its limit, or its first job not claimable). Runs under the task's lock (claim_jobs), so the round
--- is the task's, across nodes. At most 256 groups are looked at per claim.
+-- is the task's, across nodes. At most 256 groups are looked at per claim. When no group gives a
+-- job, jobs without a group are claimed in the task's usual order.
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.claim_group_ids(p_task text, p_want integer, p_sequence boolean,
                                                                  p_group_limit integer, OUT ids bigint[],
                                                                  OUT held_back boolean)
@@ -91,6 +92,8 @@ BEGIN
                 ORDER BY j.id
                 LIMIT 1;
                 IF v_id = ANY(ids) THEN
+                    -- Taken by this claim in an earlier round: its group's next job waits for it.
+                    held_back := true;
                     v_id := NULL;
                 ELSIF NOT v_due OR EXISTS (
                         -- An earlier job's transaction may commit after a later job of the group
@@ -134,6 +137,17 @@ BEGIN
         EXIT WHEN v_round = 0;
         v_start := v_pos;
     END LOOP;
+    IF cardinality(ids) = 0 AND NOT held_back AND v_visits < 256 THEN
+        -- No group had a claimable job: jobs without a group (queued before the task had groups,
+        -- or by a node without its group settings) are claimed in the task's usual order.
+        ids := ARRAY(
+            SELECT j.id FROM ${flyway:defaultSchema}.job AS j
+            WHERE j.task = p_task AND j.state = 'READY' AND j.schedule_time <= now() AND j.attempt < j.max_attempts
+              AND NOT (j.headers ? 'pgqueue.group')
+            ORDER BY j.priority DESC, coalesce(j.delay_tolerance_deadline, j.schedule_time)
+            LIMIT p_want
+            FOR UPDATE SKIP LOCKED);
+    END IF;
     IF v_visits > 0 THEN
         INSERT INTO ${flyway:defaultSchema}.task_group_cursor AS cursor (task, group_key) VALUES (p_task, v_pos)
         ON CONFLICT ON CONSTRAINT task_group_cursor_pkey DO UPDATE SET group_key = excluded.group_key;
