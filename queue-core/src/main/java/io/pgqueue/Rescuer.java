@@ -2,6 +2,7 @@ package io.pgqueue;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Set;
 
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.FencedResult;
@@ -50,6 +51,20 @@ public final class Rescuer {
     }
 
     /**
+     * The rescued jobs held slots of their tasks' limits (global concurrency, groups): nodes that
+     * wait for one look again at once rather than at their next poll.
+     */
+    private void slotsFreed(Set<String> tasks) {
+        try {
+            this.jobs.notifySlotsFreed(tasks);
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not announce the rescued jobs of {}; nodes look again at their next poll: {}", tasks,
+                    ex.toString());
+        }
+    }
+
+    /**
      * Rescues every claimed job whose lease has expired by now.
      * @return the number of jobs moved to each state
      */
@@ -67,6 +82,7 @@ public final class Rescuer {
                 log.info("Rescued {} jobs whose leases expired: {} ready again, {} failed, {} cancelled",
                         result.applied().size(), result.count(JobState.READY), result.count(JobState.FAILED),
                         result.count(JobState.CANCELLED));
+                slotsFreed(Set.copyOf(result.tasks().values()));
             }
         }
         while (result.applied().size() == this.batchSize);

@@ -140,9 +140,10 @@ class FlowControlTests {
         assertThat(dead).hasSize(limit);
         long diedAt = System.nanoTime();
 
-        nodes.start(settings("node-a").rescueInterval(Duration.ofMillis(200)).build(), task);
+        // Polling too rare to matter: the rescue's notification wakes the node waiting for a slot.
+        nodes.start(settings("node-a").rescueInterval(Duration.ofMillis(200)).pollInterval(RARE_POLL).build(), task);
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> queue.finishedJobs(JobState.COMPLETED) == 10);
+        await().atMost(Duration.ofSeconds(15)).until(() -> queue.finishedJobs(JobState.COMPLETED) == 10);
         Duration took = Duration.ofNanos(System.nanoTime() - diedAt);
         assertThat(took).as("the slots return when the dead node's leases expire").isGreaterThan(Duration.ofMillis(1900));
         assertThat(recorder.most.get()).isLessThanOrEqualTo(limit);
@@ -166,13 +167,13 @@ class FlowControlTests {
 
         await().atMost(Duration.ofSeconds(20)).until(() -> queue.finishedJobs(JobState.COMPLETED) == jobs);
         List<Long> sorted = starts.stream().sorted().toList();
-        // A token bucket lets at most burst + rate * t start in any span t (1 more for the time
-        // between a claim and its handler's start).
+        // A token bucket lets at most burst + rate * t be claimed in any span t; handlers start a
+        // moment after their claims, so jobs claimed apart can start closer: 2 more in a span.
         for (int i = 0; i < sorted.size(); i++) {
             for (int j = i; j < sorted.size(); j++) {
                 double seconds = (sorted.get(j) - sorted.get(i)) / 1e9;
                 assertThat(j - i + 1).as("starts within %.3f s", seconds)
-                    .isLessThanOrEqualTo((int) Math.floor(rate.burst() + 20 * seconds) + 1);
+                    .isLessThanOrEqualTo((int) Math.floor(rate.burst() + 20 * seconds) + 2);
             }
         }
         double took = (sorted.get(sorted.size() - 1) - from) / 1e9;

@@ -411,17 +411,18 @@ class FaultScenariosIT {
 
             Findings findings = Findings.of("rate 40/1s on two nodes", run, Map.of(), List.of());
             List<Long> starts = run.executions().stream().map(Execution::started).sorted().toList();
-            // A token bucket lets at most burst + rate * t start in any span t; 1 more for the time
-            // between a claim and its handler's start.
+            // A token bucket lets at most burst + rate * t be claimed in any span t. The handlers'
+            // starts are recorded a moment after their claims, on two busy JVMs: jobs claimed apart
+            // can start closer together, so 2 more are allowed in a span.
             int excess = 0;
             for (int i = 0; i < starts.size(); i++) {
                 for (int j = i; j < starts.size(); j++) {
                     double seconds = (starts.get(j) - starts.get(i)) / 1000.0;
-                    excess = Math.max(excess, (j - i + 1) - (int) Math.floor(burst + permits * seconds) - 1);
+                    excess = Math.max(excess, (j - i + 1) - (int) Math.floor(burst + permits * seconds) - 2);
                 }
             }
             double took = (starts.get(starts.size() - 1) - from) / 1000.0;
-            findings.note("%d starts in %.2f s (%.1f/s); most starts in any span beyond burst + rate x span: %d",
+            findings.note("%d starts in %.2f s (%.1f/s); most starts in any span beyond burst + rate x span + 2: %d",
                     starts.size(), took, starts.size() / took, Math.max(excess, 0));
             findings.report();
 
