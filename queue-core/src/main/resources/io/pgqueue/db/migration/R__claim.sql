@@ -189,6 +189,32 @@ BEGIN
     -- Losing this commit in a crash leaves the jobs claimable again (at-least-once holds): the
     -- worker need not wait for the WAL flush. Lasts until the end of the claim's transaction.
     PERFORM set_config('synchronous_commit', 'off', true);
+    IF v_rules = 0 THEN
+        -- No task with limits: the claim of every task together, without the loop's bookkeeping
+        -- (0.02 ms of a 0.21 ms one-job claim).
+        RETURN QUERY
+            UPDATE ${flyway:defaultSchema}.job AS claimed
+            SET state = p_state, lease_owner = p_owner, lease_epoch = claimed.lease_epoch + 1,
+                attempt = claimed.attempt + 1, started_at = now(), limited = false,
+                expected_status_change_time = now() + p_lease_millis * interval '1 millisecond'
+            WHERE claimed.id = ANY(ARRAY(
+                SELECT due.id
+                FROM unnest(p_tasks, p_limits) AS wanted(task, lim)
+                CROSS JOIN LATERAL (
+                    SELECT ready.id FROM ${flyway:defaultSchema}.job AS ready
+                    WHERE ready.task = wanted.task AND ready.state = 'READY' AND ready.schedule_time <= now()
+                      AND ready.attempt < ready.max_attempts
+                    ORDER BY ready.priority DESC, coalesce(ready.delay_tolerance_deadline, ready.schedule_time)
+                    LIMIT wanted.lim
+                    FOR UPDATE SKIP LOCKED
+                ) due
+            ))
+            RETURNING claimed.id, claimed.lease_epoch, claimed.task, CAST(claimed.payload AS text),
+                      CAST(claimed.headers AS text), claimed.priority, claimed.attempt, claimed.max_attempts,
+                      claimed.schedule_time, claimed.delay_tolerance_deadline, claimed.created_at,
+                      claimed.started_at, claimed.expected_status_change_time, CAST(NULL AS bigint);
+        RETURN;
+    END IF;
     LOOP
         IF v_next < v_rules THEN
             v_rule := p_limited -> v_next;
