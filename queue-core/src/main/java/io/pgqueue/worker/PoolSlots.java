@@ -64,6 +64,11 @@ final class PoolSlots {
         return this.slots.keySet();
     }
 
+    /** @return the definitions of the pool's tasks */
+    List<TaskDefinition> definitions() {
+        return this.slots.values().stream().map(slot -> slot.task.definition()).toList();
+    }
+
     /**
      * Adds a producer, which claims for the pool from one shard.
      * @param wakeups wakes the producer

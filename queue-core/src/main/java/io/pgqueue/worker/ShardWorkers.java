@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import io.pgqueue.QueueConfig;
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.Rescuer;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.store.FencedResult;
@@ -73,6 +74,9 @@ final class ShardWorkers {
 
     private volatile boolean running;
 
+    /** Whether some task of this node has slots that finished jobs free (global concurrency, groups). */
+    private final boolean slotted;
+
     /**
      * @param name the shard's name
      * @param main whether it is the main shard (its threads keep the unsharded names)
@@ -91,6 +95,8 @@ final class ShardWorkers {
                 shared.events(), suffix);
         this.maintenance = new Maintenance(this.store, shared.nodes(), config.retention(), settings,
                 new Rescuer(this.store, settings.batchSizes().maintenance(), shared.events()), suffix);
+        this.slotted = shared.pools().values().stream().flatMap(pool -> pool.definitions().stream())
+            .anyMatch(ShardWorkers::holdsSlot);
         for (Map.Entry<String, PoolSlots> pool : shared.pools().entrySet()) {
             Producer producer = new Producer(pool.getKey(), pool.getValue(), settings, this, shared.held(),
                     shared.events(), suffix);
@@ -196,6 +202,11 @@ final class ShardWorkers {
         }
     }
 
+    /** @return whether a job of the task holds a slot that its finish frees for claims waiting on it */
+    private static boolean holdsSlot(TaskDefinition definition) {
+        return definition.globalConcurrency() > 0 || definition.groups() != null;
+    }
+
     /**
      * Jobs of tasks with a global concurrency or groups finished here: this node's producers and,
      * through a notification, every other node's look again if they wait for a slot.
@@ -259,10 +270,12 @@ final class ShardWorkers {
         @Override
         public void outcomesWritten(List<Lease> leases, FencedResult result) {
             Set<String> limited = new HashSet<>();
-            for (Lease lease : leases) {
-                RunningJob job = ShardWorkers.this.shared.held().get(lease.jobId());
-                if (job != null && (job.task.definition().globalConcurrency() > 0 || job.task.definition().groups() != null)) {
-                    limited.add(job.task());
+            if (ShardWorkers.this.slotted) {
+                for (Lease lease : leases) {
+                    RunningJob job = ShardWorkers.this.shared.held().get(lease.jobId());
+                    if (job != null && holdsSlot(job.task.definition())) {
+                        limited.add(job.task());
+                    }
                 }
             }
             ShardWorkers.this.shared.held().written(leases, result.lost());

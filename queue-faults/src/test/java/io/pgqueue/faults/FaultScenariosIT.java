@@ -300,11 +300,7 @@ class FaultScenariosIT {
             run.enqueueBacklog(FULL ? 2_000 : 200, new Work(50, 0));
             sleep(FULL ? 5000 : 1000);
             // Killed while it holds slots.
-            long until = now() + 10_000;
-            while (run.heldBy("node-a").isEmpty() && now() < until) {
-                sleep(2);
-            }
-            Set<Long> held = run.heldBy("node-a");
+            Set<Long> held = awaitHolding(run, "node-a");
             long killedAt = now();
             run.node("node-a").kill();
             run.awaitFinished(Duration.ofMinutes(2));
@@ -336,11 +332,7 @@ class FaultScenariosIT {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4", "--pgqueue.tasks.record.groups=sequence");
             run.enqueueGrouped(FULL ? 2_000 : 300, 10, new Work(10, 0));
             sleep(FULL ? 3000 : 600);
-            long until = now() + 10_000;
-            while (run.heldBy("node-a").isEmpty() && now() < until) {
-                sleep(2);
-            }
-            Set<Long> held = run.heldBy("node-a");
+            Set<Long> held = awaitHolding(run, "node-a");
             long killedAt = now();
             run.node("node-a").kill();
             run.awaitFinished(Duration.ofMinutes(2));
@@ -430,6 +422,17 @@ class FaultScenariosIT {
             assertThat(excess).as("starts beyond the bucket in some span").isLessThanOrEqualTo(0);
             assertThat(starts.size() / took).as("starts per second").isBetween(permits * 0.8, permits * 1.2);
         }
+    }
+
+    /** @return the jobs the node holds, once it holds some (at most 10 s later) */
+    private static Set<Long> awaitHolding(FaultRun run, String node) {
+        long until = now() + 10_000;
+        Set<Long> held = run.heldBy(node);
+        while (held.isEmpty() && now() < until) {
+            sleep(2);
+            held = run.heldBy(node);
+        }
+        return held;
     }
 
     /** The most executions running at once: each from its start to its end, or to the kill if it never ended. */
