@@ -2,7 +2,9 @@ package io.pgqueue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -19,13 +21,34 @@ import java.util.Map;
  * @param headers string headers stored with the job (e.g. trace context)
  * @param partitionKey the key whose hash picks the job's partition (and so its shard), or {@code null};
  * a dedup key takes precedence
+ * @param dependsOn the ids of the jobs this job runs after (empty: none)
+ * @param onDependencyFailure what the job does when one of {@code dependsOn} fails or is cancelled,
+ * or {@code null} for {@link DependencyFailure#CANCEL}
  */
 public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Duration delayTolerance,
         String dedupKey, DedupPolicy dedupPolicy, Integer maxAttempts, Map<String, String> headers,
-        String partitionKey) {
+        String partitionKey, List<Long> dependsOn, DependencyFailure onDependencyFailure) {
 
     private static final EnqueueOptions DEFAULTS = new EnqueueOptions(null, null, null, null, null, null, null, Map.of(),
-            null);
+            null, List.of(), null);
+
+    /**
+     * Options without dependencies.
+     * @param priority the priority, or {@code null} for the task's default
+     * @param runAt when the job becomes due, or {@code null}
+     * @param delay how long after the enqueue the job becomes due, or {@code null}
+     * @param delayTolerance how late after becoming due the job may start, or {@code null}
+     * @param dedupKey the dedup key, or {@code null}
+     * @param dedupPolicy the dedup policy, or {@code null} for the task's default
+     * @param maxAttempts the maximum number of attempts, or {@code null} for the task's default
+     * @param headers string headers stored with the job
+     * @param partitionKey the key whose hash picks the job's partition, or {@code null}
+     */
+    public EnqueueOptions(Integer priority, Instant runAt, Duration delay, Duration delayTolerance, String dedupKey,
+            DedupPolicy dedupPolicy, Integer maxAttempts, Map<String, String> headers, String partitionKey) {
+        this(priority, runAt, delay, delayTolerance, dedupKey, dedupPolicy, maxAttempts, headers, partitionKey, List.of(),
+                null);
+    }
 
     /**
      * Normalises the headers.
@@ -35,6 +58,10 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
             throw new InvalidJobException("Headers must not hold null names or values, were " + headers);
         }
         headers = headers == null ? Map.of() : Map.copyOf(headers);
+        if (dependsOn != null && dependsOn.stream().anyMatch(id -> id == null)) {
+            throw new InvalidJobException("The dependencies of a job must not hold null ids, were " + dependsOn);
+        }
+        dependsOn = dependsOn == null ? List.of() : List.copyOf(dependsOn.stream().distinct().toList());
     }
 
     /**
@@ -52,7 +79,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withPriority(int priority) {
         return new EnqueueOptions(priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -64,7 +91,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withRunAt(Instant runAt) {
         return new EnqueueOptions(this.priority, required(runAt, "runAt"), this.delay, this.delayTolerance,
-                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
+                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -76,7 +103,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withDelay(Duration delay) {
         return new EnqueueOptions(this.priority, this.runAt, required(delay, "delay"), this.delayTolerance,
-                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
+                this.dedupKey, this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -87,7 +114,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withDelayTolerance(Duration delayTolerance) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -97,7 +124,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withDedupKey(String dedupKey) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey);
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -110,7 +137,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
     public EnqueueOptions withDedup(String dedupKey, DedupPolicy dedupPolicy) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance,
                 required(dedupKey, "dedupKey"), required(dedupPolicy, "dedupPolicy"), this.maxAttempts, this.headers,
-                this.partitionKey);
+                this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -120,7 +147,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withMaxAttempts(int maxAttempts) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, maxAttempts, this.headers, this.partitionKey);
+                this.dedupPolicy, maxAttempts, this.headers, this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -155,7 +182,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
         }
         copy.put(name, value);
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, copy, this.partitionKey);
+                this.dedupPolicy, this.maxAttempts, copy, this.partitionKey, this.dependsOn, this.onDependencyFailure);
     }
 
     /**
@@ -167,7 +194,39 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      */
     public EnqueueOptions withPartitionKey(String partitionKey) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
-                this.dedupPolicy, this.maxAttempts, this.headers, required(partitionKey, "partitionKey"));
+                this.dedupPolicy, this.maxAttempts, this.headers, required(partitionKey, "partitionKey"), this.dependsOn,
+                this.onDependencyFailure);
+    }
+
+    /**
+     * Makes the job run after other jobs: it waits, outside the claim, until every one of them
+     * completed, and is then due (its run-at time or delay counts from then). When one of them fails
+     * for good or is cancelled, the job is cancelled too, unless
+     * {@link #withDependencyFailure(DependencyFailure)} says to run it anyway. The jobs must be in
+     * the queue or finished and still kept; on a sharded installation they must be in the same
+     * partition (give the same partition key). A job with dependencies cannot have a dedup key.
+     * @param jobIds the ids of the jobs to wait for
+     * @return a copy with the dependencies
+     * @throws InvalidJobException if no id is given
+     */
+    public EnqueueOptions withDependsOn(long... jobIds) {
+        if (jobIds == null || jobIds.length == 0) {
+            throw new InvalidJobException("withDependsOn needs at least one job id");
+        }
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey, Arrays.stream(jobIds).boxed().toList(),
+                this.onDependencyFailure);
+    }
+
+    /**
+     * Sets what the job does when one of its dependencies fails for good or is cancelled.
+     * @param onDependencyFailure {@link DependencyFailure#CANCEL} (the default) or {@link DependencyFailure#RUN}
+     * @return a copy with the choice
+     */
+    public EnqueueOptions withDependencyFailure(DependencyFailure onDependencyFailure) {
+        return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
+                this.dedupPolicy, this.maxAttempts, this.headers, this.partitionKey, this.dependsOn,
+                required(onDependencyFailure, "onDependencyFailure"));
     }
 
     private static <T> T required(T value, String argument) {

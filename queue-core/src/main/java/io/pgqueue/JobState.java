@@ -13,11 +13,16 @@ package io.pgqueue;
  * <li>{@link #READY} → {@link #CANCELLED}: cancelled before a worker took it; a claimed job whose
  * cancellation was requested ends {@link #CANCELLED} when its worker reports back or its lease expires.</li>
  * </ul>
- * READY, STARTING and RUNNING jobs are <em>active</em>: they live in the hot job table and hold the
+ * A job enqueued to run after others starts {@link #WAITING}, outside the claim, and becomes
+ * {@link #READY} when they completed (or ended, if it runs anyway), or {@link #CANCELLED} when one
+ * failed. READY, STARTING and RUNNING jobs are <em>active</em>: they live in the hot job table and hold the
  * dedup key. The other states are <em>finished</em> and live in the history table until retention
  * removes them.
  */
 public enum JobState {
+
+    /** Waiting for the jobs it runs after; not claimable yet. */
+    WAITING,
 
     /** Waiting to be claimed; due once its schedule time has passed. */
     READY,

@@ -273,4 +273,30 @@ public final class QueueAdmin {
             throw new QueueAdminException(ex.getMessage());
         }
     }
+
+    /**
+     * Finds a workflow (or batch) with each of its jobs and their states.
+     * @param id the workflow id
+     * @return the workflow, or empty when unknown or removed by retention
+     */
+    public Optional<WorkflowInfo> workflow(long id) {
+        for (JobStore store : jobStores()) {
+            Optional<WorkflowInfo> found = store.workflows().find(id);
+            if (found.isPresent()) {
+                return found;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Lists workflows without their jobs: the running ones, newest first, then the latest finished.
+     * @param limit at most this many running and this many finished ones (per shard)
+     * @return the workflows
+     */
+    public List<WorkflowInfo> workflows(int limit) {
+        List<WorkflowInfo> all = new ArrayList<>();
+        jobStores().forEach(store -> all.addAll(store.workflows().list(limit)));
+        return all;
+    }
 }

@@ -29,6 +29,7 @@ import io.pgqueue.store.ActiveDuplicate;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.store.NewJob;
 import io.pgqueue.store.PartitionNotHeldException;
+import io.pgqueue.store.WaitingJob;
 import org.springframework.core.ResolvableType;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -280,12 +281,224 @@ public final class QueueClient implements AutoCloseable {
             jobs.add(job.inPartition(key == null ? anyPartition : PartitionHash.partitionOf(key, partitionCount())));
             policies.add(request.options().dedupPolicy() != null ? request.options().dedupPolicy() : task.dedupPolicy());
         }
+        if (requests.stream().anyMatch(request -> !request.options().dependsOn().isEmpty())) {
+            return created(enqueueWithDependencies(requests, jobs));
+        }
         if (this.shards == null || !this.shards.sharded()) {
             return enqueueOn(this.store, this.groupCommitter, jobs, policies);
         }
         List<EnqueueResult> results = enqueueRouted(jobs, policies);
         jobs.forEach(job -> this.load.add(job.partition()));
         return results;
+    }
+
+    /**
+     * Starts building a workflow: jobs that run after others, enqueued together.
+     * @param name the workflow's name (shown by the endpoint and in metrics' logs)
+     * @return the builder
+     */
+    public Workflow workflow(String name) {
+        return new Workflow(this, name);
+    }
+
+    /**
+     * Starts building a workflow named "workflow".
+     * @return the builder
+     */
+    public Workflow workflow() {
+        return workflow("workflow");
+    }
+
+    /**
+     * Starts building a batch: jobs and a callback that runs once all of them ended.
+     * @param name the batch's name
+     * @return the builder
+     */
+    public Batch batch(String name) {
+        return new Batch(this, name);
+    }
+
+    /** Enqueues a built workflow; see {@link Workflow#enqueue()}. */
+    EnqueuedWorkflow enqueue(Workflow workflow) {
+        List<Workflow.Step> steps = workflow.steps();
+        List<TaskDefinition> definitions = steps.stream().map(step -> this.tasks.require(step.request().task())).toList();
+        String partitionKey = workflow.partitionKey();
+        int partition = partitionKey != null ? PartitionHash.partitionOf(partitionKey, partitionCount())
+                : workflowPartition();
+        JobStore target = storeOf(partition, "workflow '" + workflow.name() + "'");
+        long workflowId = target.workflows().nextIds(1).get(0);
+        Map<String, Integer> index = new LinkedHashMap<>();
+        List<GraphJob> graph = new ArrayList<>(steps.size());
+        for (int i = 0; i < steps.size(); i++) {
+            Workflow.Step step = steps.get(i);
+            index.put(step.name(), i);
+            JobRequest request = step.request();
+            EnqueueOptions options = request.options()
+                .withHeader(QueueDefaults.WORKFLOW_HEADER, Long.toString(workflowId))
+                .withHeader(QueueDefaults.STEP_HEADER, step.name());
+            NewJob job = prepareDependent(definitions.get(i), JobRequest.of(request.task(), request.payload(), options),
+                    "Step '" + step.name() + "' of workflow '" + workflow.name() + "'").inPartition(partition);
+            graph.add(new GraphJob(job, options.dependsOn(), step.after().stream().map(index::get).toList(),
+                    options.onDependencyFailure() != null ? options.onDependencyFailure() : workflow.dependencyFailure()));
+        }
+        List<Long> ids = writeGraph(target, graph, workflowId, workflow, partition);
+        Map<String, Long> jobIds = new LinkedHashMap<>();
+        for (int i = 0; i < steps.size(); i++) {
+            jobIds.put(steps.get(i).name(), ids.get(i));
+        }
+        countOnCommit(definitions, created(ids));
+        String name = workflow.name();
+        afterCommit(() -> this.events.workflowStarted(name));
+        return new EnqueuedWorkflow(workflowId, Collections.unmodifiableMap(jobIds));
+    }
+
+    /** Jobs of which some wait for jobs already in the queue, written in one transaction. */
+    private List<Long> enqueueWithDependencies(List<JobRequest> requests, List<NewJob> jobs) {
+        List<GraphJob> graph = new ArrayList<>(jobs.size());
+        Integer partition = null;
+        for (int i = 0; i < jobs.size(); i++) {
+            EnqueueOptions options = requests.get(i).options();
+            NewJob job = jobs.get(i);
+            if (job.dedupKey() != null) {
+                throw new InvalidJobException("A '" + job.task() + "' job with dependencies cannot have a dedup key");
+            }
+            if (partition == null) {
+                partition = job.partition();
+            }
+            else if (partition != job.partition() && this.shards != null && this.shards.sharded()) {
+                throw new InvalidJobException("Jobs enqueued with dependencies in one call must share a partition key "
+                        + "on a sharded installation");
+            }
+            graph.add(new GraphJob(job.inPartition(partition), options.dependsOn(), List.of(),
+                    options.onDependencyFailure() != null ? options.onDependencyFailure() : DependencyFailure.CANCEL));
+        }
+        return writeGraph(storeOf(partition, "jobs with dependencies"), graph, null, null, partition);
+    }
+
+    /**
+     * Writes jobs some of which wait for others, in one transaction (the caller's if there is one):
+     * jobs without dependencies as usual, marked tracked; the others as waiting. Dependencies in the
+     * queue already are checked first, so that a missing one writes nothing.
+     */
+    private List<Long> writeGraph(JobStore target, List<GraphJob> graph, Long workflowId, Workflow workflow,
+            int partition) {
+        List<Long> external = graph.stream().flatMap(job -> job.external().stream()).distinct().sorted().toList();
+        if (!external.isEmpty()) {
+            List<Long> missing = target.workflows().missing(external);
+            if (!missing.isEmpty()) {
+                throw new InvalidJobException("Dependencies " + missing + " are not in the queue: unknown, removed by "
+                        + "retention" + (this.shards != null && this.shards.sharded()
+                                ? ", or in another partition (give dependents their dependencies' partition key)" : ""));
+            }
+        }
+        return target.inTransaction(() -> {
+            List<Integer> roots = new ArrayList<>();
+            List<Integer> waiting = new ArrayList<>();
+            for (int i = 0; i < graph.size(); i++) {
+                GraphJob job = graph.get(i);
+                (job.external().isEmpty() && job.internal().isEmpty() ? roots : waiting).add(i);
+            }
+            Long[] ids = new Long[graph.size()];
+            if (!roots.isEmpty()) {
+                List<Long> written = target.insert(roots.stream().map(i -> graph.get(i).job()).toList());
+                for (int k = 0; k < roots.size(); k++) {
+                    ids[roots.get(k)] = written.get(k);
+                }
+                if (workflowId != null) {
+                    target.workflows().track(written);
+                }
+            }
+            if (!waiting.isEmpty()) {
+                List<Long> taken = target.workflows().nextIds(waiting.size());
+                for (int k = 0; k < waiting.size(); k++) {
+                    ids[waiting.get(k)] = taken.get(k);
+                }
+            }
+            if (workflowId != null) {
+                Map<String, Long> steps = new LinkedHashMap<>();
+                List<Workflow.Step> named = workflow.steps();
+                for (int i = 0; i < ids.length; i++) {
+                    steps.put(named.get(i).name(), ids[i]);
+                }
+                target.workflows().insertWorkflow(workflowId, workflow.name(), workflow.dependencyFailure(), steps,
+                        partition);
+            }
+            if (!waiting.isEmpty()) {
+                List<WaitingJob> rows = new ArrayList<>(waiting.size());
+                for (int i : waiting) {
+                    GraphJob job = graph.get(i);
+                    List<Long> dependsOn = new ArrayList<>(job.external());
+                    job.internal().forEach(k -> dependsOn.add(ids[k]));
+                    rows.add(new WaitingJob(ids[i], job.job(), workflowId, job.onFailure(), dependsOn));
+                }
+                List<Long> missing = target.workflows().addWaiting(rows);
+                if (!missing.isEmpty()) {
+                    throw new InvalidJobException("Dependencies " + missing + " left the queue while the jobs that "
+                            + "wait for them were written; nothing was written");
+                }
+            }
+            return List.of(ids);
+        });
+    }
+
+    /** The job store of a partition's shard, which must be writable in the caller's transaction. */
+    private JobStore storeOf(int partition, String what) {
+        if (this.shards == null || !this.shards.sharded()) {
+            return this.store;
+        }
+        Shards.Shard shard = this.shards.shardOf(partition);
+        if (shard != this.shards.main() && TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new InvalidJobException("The " + what + " belong to partition " + partition + " on shard '"
+                    + shard.name() + "', which the caller's transaction (on the main shard) cannot write: enqueue "
+                    + "them outside a transaction, or without a partition key");
+        }
+        return shard.stores().jobs();
+    }
+
+    /** A partition for a workflow without a key: on the main shard when a transaction is active. */
+    private int workflowPartition() {
+        if (this.shards == null || !this.shards.sharded() || !TransactionSynchronizationManager.isActualTransactionActive()) {
+            return ThreadLocalRandom.current().nextInt(partitionCount());
+        }
+        PartitionMap map = this.shards.map();
+        List<Integer> local = new ArrayList<>();
+        for (int partition = 0; partition < partitionCount(); partition++) {
+            if (map.shardOf(partition).equals(this.shards.main().name()) && !map.isMoving(partition)) {
+                local.add(partition);
+            }
+        }
+        if (local.isEmpty()) {
+            throw new InvalidJobException("The main shard holds no partition, so a workflow cannot join the caller's "
+                    + "transaction; enqueue it outside a transaction");
+        }
+        return local.get(ThreadLocalRandom.current().nextInt(local.size()));
+    }
+
+    /** A job of a workflow or with dependencies: as any job, without a dedup key. */
+    private NewJob prepareDependent(TaskDefinition task, JobRequest request, String what) {
+        NewJob job = prepare(task, request, Map.of());
+        if (job.dedupKey() != null) {
+            throw new InvalidJobException(what + " has a dedup key; jobs in a workflow cannot have one");
+        }
+        return job;
+    }
+
+    private static void afterCommit(Runnable action) {
+        if (TransactionSynchronizationManager.isSynchronizationActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    action.run();
+                }
+            });
+        }
+        else {
+            action.run();
+        }
+    }
+
+    /** A job of a graph: its dependencies in the queue already and among the graph's jobs (by index). */
+    private record GraphJob(NewJob job, List<Long> external, List<Integer> internal, DependencyFailure onFailure) {
     }
 
     /** @return the jobs this node enqueued per partition, which weigh the partitions (sharded only) */
@@ -622,22 +835,11 @@ public final class QueueClient implements AutoCloseable {
      * of the caller's transaction otherwise, and not at all if it rolls back.
      */
     private void countOnCommit(List<TaskDefinition> definitions, List<EnqueueResult> results) {
-        Runnable count = () -> {
+        afterCommit(() -> {
             for (int i = 0; i < results.size(); i++) {
                 this.events.enqueued(definitions.get(i).name(), results.get(i).outcome());
             }
-        };
-        if (TransactionSynchronizationManager.isSynchronizationActive()) {
-            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-                @Override
-                public void afterCommit() {
-                    count.run();
-                }
-            });
-        }
-        else {
-            count.run();
-        }
+        });
     }
 
     private NewJob prepare(TaskDefinition task, JobRequest request, Map<String, String> propagated) {

@@ -128,6 +128,27 @@ public final class QueueDefaults {
     /** Maximum length of a job's group key ({@link EnqueueOptions#withGroup}). */
     public static final int MAX_GROUP_KEY_LENGTH = 256;
 
+    /** Maximum length of a workflow's name and of a step's name ({@link Workflow}). */
+    public static final int MAX_WORKFLOW_NAME_LENGTH = 128;
+
+    /** Maximum number of jobs in one workflow or batch ({@link Workflow}, {@link Batch}). */
+    public static final int MAX_WORKFLOW_JOBS = 10_000;
+
+    /** Maximum size of a job's recorded result in bytes of JSON ({@link TaskContext#recordResult(Object)}). */
+    public static final int MAX_RESULT_BYTES = 16_384;
+
+    /** The header that holds the id of a job's workflow. */
+    public static final String WORKFLOW_HEADER = "pgqueue.workflow";
+
+    /** The header that holds a job's step name in its workflow. */
+    public static final String STEP_HEADER = "pgqueue.workflow.step";
+
+    /** The header a job released after its dependencies gets: how many of them completed. */
+    public static final String DEPENDENCIES_SUCCEEDED_HEADER = "pgqueue.dependencies.succeeded";
+
+    /** The header a job released after its dependencies gets: how many of them failed or were cancelled. */
+    public static final String DEPENDENCIES_FAILED_HEADER = "pgqueue.dependencies.failed";
+
     /** The header that holds a job's group key ({@link EnqueueOptions#withGroup}, {@link TaskGroups}). */
     public static final String GROUP_HEADER = "pgqueue.group";
 

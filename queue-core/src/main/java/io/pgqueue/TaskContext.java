@@ -2,6 +2,7 @@ package io.pgqueue;
 
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What a handler knows about the job it executes, and how it talks back to the queue.
@@ -58,4 +59,65 @@ public interface TaskContext {
      * @param progress a short description, e.g. "1200 of 5000 files copied"
      */
     void progress(String progress);
+
+    /**
+     * Returns the id of the job's workflow (or batch).
+     * @return the workflow id, or empty for a job outside workflows
+     */
+    default Optional<Long> workflowId() {
+        String id = headers().get(QueueDefaults.WORKFLOW_HEADER);
+        return id == null ? Optional.empty() : Optional.of(Long.valueOf(id));
+    }
+
+    /**
+     * Returns how the jobs this job ran after ended: all completed, unless it runs despite failures
+     * ({@link DependencyFailure#RUN}, a batch's callback).
+     * @return the counts; zero for a job without dependencies
+     */
+    default Dependencies dependencies() {
+        Map<String, String> headers = headers();
+        return new Dependencies(Integer.parseInt(headers.getOrDefault(QueueDefaults.DEPENDENCIES_SUCCEEDED_HEADER, "0")),
+                Integer.parseInt(headers.getOrDefault(QueueDefaults.DEPENDENCIES_FAILED_HEADER, "0")));
+    }
+
+    /**
+     * Records this job's result for the jobs that run after it ({@link #dependencyResult}): a small
+     * value stored as JSON at once, replacing one recorded before (by an earlier attempt, too). It is
+     * kept while the workflow is kept (outside a workflow, while a job that depends on it waits or
+     * runs, and for the retention of completed jobs).
+     * @param result the value, serialized as the payloads are
+     * @throws IllegalArgumentException if its JSON is larger than {@value QueueDefaults#MAX_RESULT_BYTES} bytes
+     */
+    void recordResult(Object result);
+
+    /**
+     * Reads the result a dependency recorded.
+     * @param <T> the result type
+     * @param dependency the dependency's step name in the workflow, or its job id as text
+     * @param type the type to read the result as
+     * @return the result, or empty if it recorded none (or is not a dependency of this job)
+     */
+    <T> Optional<T> dependencyResult(String dependency, Class<T> type);
+
+    /**
+     * Reads the results of all dependencies that recorded one.
+     * @param <T> the result type
+     * @param type the type to read each result as
+     * @return the results by step name (or job id as text outside workflows), in dependency id order
+     */
+    <T> Map<String, T> dependencyResults(Class<T> type);
+
+    /**
+     * How the dependencies of a job ended.
+     *
+     * @param succeeded how many completed
+     * @param failed how many failed for good or were cancelled
+     */
+    record Dependencies(int succeeded, int failed) {
+
+        /** @return all dependencies */
+        public int total() {
+            return this.succeeded + this.failed;
+        }
+    }
 }

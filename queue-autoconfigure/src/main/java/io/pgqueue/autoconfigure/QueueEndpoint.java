@@ -14,6 +14,7 @@ import io.pgqueue.QueueAdminException;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
+import io.pgqueue.WorkflowInfo;
 import io.pgqueue.schedule.CatchUp;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.ScheduleInfo;
@@ -54,6 +55,9 @@ import org.jspecify.annotations.Nullable;
 public class QueueEndpoint {
 
     private static final int RECENT_FAILURES = 20;
+
+    /** Running workflows, and finished ones, listed by {@link #queues()}: at most this many of each. */
+    private static final int WORKFLOWS_LISTED = 20;
 
     /** Writes the payload of a {@code schedule} action given as a JSON object rather than as text. */
     private static final JsonMapper PAYLOADS = JsonMapper.builder().build();
@@ -104,6 +108,7 @@ public class QueueEndpoint {
         }
         body.put("tasks", tasks);
         body.put("schedules", this.admin.schedules().stream().map(QueueEndpoint::schedule).toList());
+        body.put("workflows", this.admin.workflows(WORKFLOWS_LISTED).stream().map(QueueEndpoint::workflow).toList());
         body.put("pools", pools());
         body.put("nodes", this.admin.nodes());
         body.put("shards", shards());
@@ -256,6 +261,50 @@ public class QueueEndpoint {
         body.put("recentFailures", this.admin.recentFailures(task, RECENT_FAILURES));
         body.put("schedules", this.admin.schedules().stream().filter(each -> each.schedule().task().equals(task))
             .map(QueueEndpoint::schedule).toList());
+        return body;
+    }
+
+    /**
+     * Describes one workflow (or batch) with each of its jobs: {@code workflows/<id>}.
+     * @param scope {@code workflows}
+     * @param id the workflow id
+     * @return the description, or {@code null} (404) when there is no such workflow
+     */
+    @ReadOperation
+    public @Nullable Map<String, Object> workflow(@Selector String scope, @Selector long id) {
+        if (!"workflows".equals(scope)) {
+            return null;
+        }
+        return this.admin.workflow(id).map(info -> {
+            Map<String, Object> body = workflow(info);
+            body.put("jobs", info.steps().stream().map(step -> {
+                Map<String, Object> job = new LinkedHashMap<>();
+                job.put("step", step.step());
+                job.put("id", step.jobId());
+                job.put("task", step.task());
+                job.put("state", step.state());
+                job.put("attempt", step.attempt());
+                job.put("lastError", step.lastError());
+                job.put("waitsFor", step.waitsFor());
+                return job;
+            }).toList());
+            return body;
+        }).orElse(null);
+    }
+
+    /** A workflow's counts, without its jobs. */
+    private static Map<String, Object> workflow(WorkflowInfo info) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("id", info.id());
+        body.put("name", info.name());
+        body.put("state", info.state());
+        body.put("onDependencyFailure", info.onDependencyFailure().name());
+        body.put("jobs", info.jobs());
+        body.put("completed", info.completed());
+        body.put("failed", info.failed());
+        body.put("cancelled", info.cancelled());
+        body.put("createdAt", info.createdAt());
+        body.put("finishedAt", info.finishedAt());
         return body;
     }
 

@@ -30,6 +30,7 @@ import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.Workflow;
 import io.pgqueue.TaskRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -170,6 +171,7 @@ public final class QueueBenchmark {
             }
             case "mixed" -> mixed();
             case "fairness" -> fairness();
+            case "workflow" -> workflow();
             case "balance" -> balance();
             case "backlog" -> {
                 // The two drains of a pair run back to back, the backlog filled before both: their
@@ -186,8 +188,90 @@ public final class QueueBenchmark {
                         full / empty);
             }
             default -> throw new IllegalArgumentException("Unknown workload '" + workload
-                    + "'; use drain, latency, mixed, backlog, tasks, fairness or all");
+                    + "'; use drain, latency, mixed, backlog, tasks, fairness, workflow or all");
         }
+    }
+
+    /** A step of the workflow workload: a part of a fan-out, its fan-in, or a step of a chain. */
+    record StepJob(String kind, int workflow, int n) {
+    }
+
+    /**
+     * Workflows through the workers: {@code workflows} fan-outs of {@code width} parts (default 20 ×
+     * 1,000) with one fan-in each, enqueued together and drained; then one chain of {@code chain}
+     * steps (default 200), each after the previous. Reports the enqueue time per fan-out workflow,
+     * the drain rate of all their jobs, the delay from the end of a fan-out's last part to the start of
+     * its fan-in, and the delay between the end of a chain step and the start of the next (the
+     * handlers' return to the next start: outcome write, release at commit, notification, claim).
+     */
+    private void workflow() throws Exception {
+        int width = intArg("width", 1_000);
+        int count = intArg("workflows", 20);
+        int chain = intArg("chain", 200);
+        QueueConfig config = config();
+        reset(config);
+        long[] lastPartEnd = new long[count];
+        long[] fanInDelay = new long[count];
+        long[] hops = new long[chain - 1];
+        AtomicLong previousEnd = new AtomicLong();
+        AtomicInteger fanIns = new AtomicInteger();
+        AtomicInteger chainDone = new AtomicInteger();
+        TaskHandler<StepJob> handler = (step, context) -> {
+            long now = System.nanoTime();
+            switch (step.kind()) {
+                case "part" -> {
+                    synchronized (lastPartEnd) {
+                        lastPartEnd[step.workflow()] = Math.max(lastPartEnd[step.workflow()], System.nanoTime());
+                    }
+                }
+                case "fan-in" -> {
+                    synchronized (lastPartEnd) {
+                        fanInDelay[step.workflow()] = now - lastPartEnd[step.workflow()];
+                    }
+                    fanIns.incrementAndGet();
+                }
+                default -> {
+                    if (step.n() > 0) {
+                        hops[step.n() - 1] = now - previousEnd.get();
+                    }
+                    previousEnd.set(System.nanoTime());
+                    chainDone.incrementAndGet();
+                }
+            }
+        };
+        WorkerTask task = task("step", handler, StepJob.class, intArg("concurrency", 8));
+        QueueClient client = client(config, List.of(task), this.producerPool);
+        long enqueueStart = System.nanoTime();
+        for (int w = 0; w < count; w++) {
+            Workflow fan = client.workflow("fan");
+            String[] parts = new String[width];
+            for (int i = 0; i < width; i++) {
+                parts[i] = "p" + i;
+                fan.add(parts[i], "step", new StepJob("part", w, i));
+            }
+            fan.add("fan-in", "step", new StepJob("fan-in", w, 0), Workflow.after(parts)).enqueue();
+        }
+        double enqueueSeconds = seconds(enqueueStart);
+        QueueWorkers workers = workers(config, List.of(task));
+        long start = System.nanoTime();
+        workers.start();
+        awaitCount(fanIns, count, Duration.ofMinutes(30));
+        double drainSeconds = seconds(start);
+        Workflow steps = client.workflow("chain");
+        for (int i = 0; i < chain; i++) {
+            steps.add("s" + i, "step", new StepJob("chain", 0, i), i == 0 ? null : Workflow.after("s" + (i - 1)));
+        }
+        steps.enqueue();
+        awaitCount(chainDone, chain, Duration.ofMinutes(10));
+        workers.stop();
+        long[] fanIn = fanInDelay.clone();
+        Arrays.sort(fanIn);
+        long[] hop = hops.clone();
+        Arrays.sort(hop);
+        report("workload=workflow width=%d workflows=%d enqueue_ms_per_workflow=%.1f drain_per_s=%.0f fan_in_p50_ms=%.2f "
+                + "fan_in_max_ms=%.2f chain=%d hop_p50_ms=%.2f hop_p95_ms=%.2f hop_p99_ms=%.2f %s%n", width, count,
+                enqueueSeconds * 1000 / count, count * (width + 1) / drainSeconds, ms(fanIn, 0.5), ms(fanIn, 1.0), chain,
+                ms(hop, 0.5), ms(hop, 0.95), ms(hop, 0.99), claimStats());
     }
 
     /** A job of the fairness workload: its tenant (group) and its number. */

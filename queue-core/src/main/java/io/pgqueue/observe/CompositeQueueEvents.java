@@ -62,4 +62,9 @@ final class CompositeQueueEvents implements QueueEvents {
     public void cancelled(String task) {
         this.listeners.forEach(l -> l.cancelled(task));
     }
+
+    @Override
+    public void workflowStarted(String name) {
+        this.listeners.forEach(l -> l.workflowStarted(name));
+    }
 }

@@ -54,6 +54,11 @@ public final class MicrometerQueueEvents implements QueueEvents {
     }
 
     @Override
+    public void workflowStarted(String name) {
+        counter(QueueMeterNames.WORKFLOWS_STARTED, QueueMeterNames.TAG_WORKFLOW, name).increment();
+    }
+
+    @Override
     public void claimed(String pool, String task, int count) {
         counter(QueueMeterNames.CLAIMED, TAG_TASK, task, TAG_POOL, pool).increment(count);
     }

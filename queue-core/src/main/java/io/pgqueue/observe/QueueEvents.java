@@ -108,4 +108,11 @@ public interface QueueEvents {
         }
         return new CompositeQueueEvents(List.copyOf(listeners));
     }
+
+    /**
+     * A workflow (or batch) was enqueued and committed.
+     * @param name the workflow's name
+     */
+    default void workflowStarted(String name) {
+    }
 }

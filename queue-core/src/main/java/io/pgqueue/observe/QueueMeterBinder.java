@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -134,7 +135,17 @@ public final class QueueMeterBinder implements MeterBinder {
             })
                 .description("Seconds the database's oldest transaction holding back cleanup (VACUUM) has been open")
                 .baseUnit("seconds")
+                .register(registry);            Gauge.builder(QueueMeterNames.WORKFLOWS_RUNNING, this,
+                    binder -> binder.stats.get().workflows().getOrDefault("RUNNING", 0L))
+                .description("Workflows running now, across all nodes")
                 .register(registry);
+            for (String state : List.of("COMPLETED", "FAILED", "CANCELLED")) {
+                FunctionCounter.builder(QueueMeterNames.WORKFLOWS_FINISHED, this,
+                        binder -> binder.stats.get().workflows().getOrDefault(state, 0L))
+                    .description("Workflows that ended, across all nodes, since the queue's schema was created")
+                    .tag(QueueMeterNames.TAG_OUTCOME, state.toLowerCase(Locale.ROOT))
+                    .register(registry);
+            }
         }
         for (String task : this.tasks) {
             bindTask(registry, task);

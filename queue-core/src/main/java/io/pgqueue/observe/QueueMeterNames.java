@@ -123,6 +123,21 @@ public final class QueueMeterNames {
     /** Observation: one job execution, continuing the trace of its enqueue. Low-cardinality keys: task, outcome. */
     public static final String EXECUTE_OBSERVATION = "pgqueue.execute";
 
+    /** Counter: workflows and batches this node enqueued, by workflow name. */
+    public static final String WORKFLOWS_STARTED = "pgqueue.workflows.started";
+
+    /**
+     * Function counter: workflows that ended, by outcome (completed, failed, cancelled), across all
+     * nodes since the schema was created (every node reports the same value).
+     */
+    public static final String WORKFLOWS_FINISHED = "pgqueue.workflows.finished";
+
+    /** Gauge: workflows running now, across all nodes. */
+    public static final String WORKFLOWS_RUNNING = "pgqueue.workflows.running";
+
+    /** Tag: a workflow's name. */
+    public static final String TAG_WORKFLOW = "workflow";
+
     /** Tag name of the task. */
     public static final String TAG_TASK = "task";
 

@@ -17,12 +17,36 @@ import java.util.TreeMap;
  * @param shards sharded, each shard's own statistics by shard name (these are their sum: counts
  * added, the largest lag and oldest transaction, the oldest count read, the first shard's error); empty
  * when unsharded
+ * @param workflows workflows running now ("RUNNING") and ended since the schema was created, by final
+ * state ("COMPLETED", "FAILED", "CANCELLED"); empty before the first read
  */
 public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error, Duration oldestTransaction,
-        Map<String, QueueStats> shards) {
+        Map<String, QueueStats> shards, Map<String, Long> workflows) {
 
     /** No statistics read yet. */
     public static final QueueStats NONE = new QueueStats(Map.of(), null, null, null);
+
+    /**
+     * Statistics without workflow counts.
+     * @param tasks statistics per task
+     * @param takenAt when the count began, or {@code null}
+     * @param error the failure of the last attempt, or {@code null}
+     * @param oldestTransaction the age of the database's oldest transaction, or {@code null}
+     * @param shards each shard's statistics, by name
+     */
+    public QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error, Duration oldestTransaction,
+            Map<String, QueueStats> shards) {
+        this(tasks, takenAt, error, oldestTransaction, shards, Map.of());
+    }
+
+    /**
+     * Returns a copy with workflow counts.
+     * @param counts running workflows and cumulative ends by state
+     * @return the copy
+     */
+    public QueueStats withWorkflows(Map<String, Long> counts) {
+        return new QueueStats(this.tasks, this.takenAt, this.error, this.oldestTransaction, this.shards, Map.copyOf(counts));
+    }
 
     /**
      * Statistics of one database.
@@ -69,7 +93,9 @@ public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwabl
                 oldestTransaction = stats.oldestTransaction();
             }
         }
-        return new QueueStats(Map.copyOf(tasks), takenAt, error, oldestTransaction, Map.copyOf(shards));
+        Map<String, Long> workflows = new TreeMap<>();
+        shards.values().forEach(stats -> stats.workflows().forEach((state, count) -> workflows.merge(state, count, Long::sum)));
+        return new QueueStats(Map.copyOf(tasks), takenAt, error, oldestTransaction, Map.copyOf(shards), Map.copyOf(workflows));
     }
 
     /**

@@ -101,9 +101,11 @@ public final class QueueStatsPoller extends BackgroundService {
             adapt(snapshot.took());
             // No count stored yet, and another node is making the first: keep what we have.
             Duration oldestTransaction = store.oldestTransaction();
-            return snapshot.age() == null
+            Map<String, Long> workflows = workflowCounts(store, previous);
+            return (snapshot.age() == null
                     ? new QueueStats(previous.tasks(), previous.takenAt(), null, oldestTransaction)
-                    : new QueueStats(snapshot.tasks(), Instant.now().minus(snapshot.age()), null, oldestTransaction);
+                    : new QueueStats(snapshot.tasks(), Instant.now().minus(snapshot.age()), null, oldestTransaction))
+                .withWorkflows(workflows);
         }
         catch (RuntimeException ex) {
             if (previous.error() == null) {
@@ -112,7 +114,19 @@ public final class QueueStatsPoller extends BackgroundService {
             }
             // A count that ran into the statement timeout must not be tried again at once.
             adapt(Duration.ofNanos(System.nanoTime() - start));
-            return new QueueStats(previous.tasks(), previous.takenAt(), ex, previous.oldestTransaction());
+            return new QueueStats(previous.tasks(), previous.takenAt(), ex, previous.oldestTransaction())
+                .withWorkflows(previous.workflows());
+        }
+    }
+
+    /** Counts workflows; a failure keeps the previous counts, and the task statistics stand. */
+    private static Map<String, Long> workflowCounts(StatsStore store, QueueStats previous) {
+        try {
+            return store.workflowCounts();
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not count workflows: {}", ex.toString());
+            return previous.workflows();
         }
     }
 

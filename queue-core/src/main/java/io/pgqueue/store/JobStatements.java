@@ -263,7 +263,8 @@ final class JobStatements {
 
     /**
      * Cancels a job in one snapshot: a READY job moves to job_finished as CANCELLED; a claimed job
-     * gets a cancellation request its worker sees at the next heartbeat. The archived row comes
+     * gets a cancellation request its worker sees at the next heartbeat; a waiting job is reported
+     * (the store cancels it with {@link WorkflowStatements#CANCEL_WAITING}). The archived row comes
      * from the schema's {@code finished_job} function (R__archive.sql), which PostgreSQL inlines
      * into this statement.
      */
@@ -285,7 +286,8 @@ final class JobStatements {
                    (SELECT count(*) FROM cancelled) AS cancelled,
                    (SELECT count(*) FROM requested) AS requested,
                    EXISTS (SELECT 1 FROM ${schema}.job_finished WHERE id = :id) AS finished,
-                   EXISTS (SELECT 1 FROM ${schema}.job WHERE id = :id) AS active
+                   EXISTS (SELECT 1 FROM ${schema}.job WHERE id = :id) AS active,
+                   EXISTS (SELECT 1 FROM ${schema}.job_waiting WHERE id = :id) AS waiting
             """;
 
     /**
@@ -386,5 +388,10 @@ final class JobStatements {
                    schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
                    NULL, dedup_key, false, false, last_error, created_at, started_at, finished_at, progress, partition
             FROM ${schema}.job_finished WHERE id = :id
+            UNION ALL
+            SELECT id, task, 'WAITING', priority, CAST(payload AS text), CAST(headers AS text),
+                   coalesce(run_at, created_at), NULL, 0, max_attempts, NULL,
+                   NULL, NULL, false, false, NULL, created_at, NULL, NULL, NULL, partition
+            FROM ${schema}.job_waiting WHERE id = :id
             """;
 }

@@ -75,6 +75,8 @@ public final class JobStore {
     private final String recentFailures;
     private final String vacuumActiveJobs;
 
+    private final WorkflowStore workflows;
+
     /**
      * Creates a store.
      * @param dataSource the queue's database
@@ -115,6 +117,12 @@ public final class JobStore {
         this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
         this.vacuumActiveJobs = sql(JobStatements.VACUUM_ACTIVE_JOBS);
+        this.workflows = new WorkflowStore(this.jdbc, config);
+    }
+
+    /** @return the store of workflows, waiting jobs and results in this database */
+    public WorkflowStore workflows() {
+        return this.workflows;
     }
 
     private String sql(String statement) {
@@ -529,8 +537,16 @@ public final class JobStore {
                 if (rs.getBoolean("finished")) {
                     return new Cancellation(CancelResult.ALREADY_FINISHED, null);
                 }
+                if (rs.getBoolean("waiting")) {
+                    // Cancelled below, unless it was released meanwhile: then look again.
+                    return new Cancellation(null, null);
+                }
                 return rs.getBoolean("active") ? null : new Cancellation(CancelResult.NOT_FOUND, null);
             });
+            if (result != null && result.result() == null) {
+                Optional<String> task = this.workflows.cancelWaiting(id);
+                result = task.map(name -> new Cancellation(CancelResult.CANCELLED, name)).orElse(null);
+            }
             if (result != null) {
                 return result;
             }

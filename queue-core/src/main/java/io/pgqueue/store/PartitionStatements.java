@@ -194,19 +194,20 @@ final class PartitionStatements {
     /**
      * Takes a batch of a partition's READY jobs out of the job table into job_moving, as one batch,
      * in one statement: from then on no worker sees them. Jobs a claim holds locked are skipped
-     * (they are being claimed). The partition has no index of its own: the statement reads the
+     * (they are being claimed), and so are jobs of workflows and jobs others depend on (tracked):
+     * their dependents wait on this shard, so they finish here. The partition has no index of its own: the statement reads the
      * table once per batch, which a batch size of thousands keeps to a few reads per move.
      */
     static final String STAGE_BATCH = """
             WITH picked AS (
                 SELECT id FROM ${schema}.job
-                WHERE partition = :partition AND state = 'READY'
+                WHERE partition = :partition AND state = 'READY' AND NOT tracked
                 ORDER BY id
                 LIMIT :limit
                 FOR UPDATE SKIP LOCKED
             ), moved AS (
                 DELETE FROM ${schema}.job AS job
-                WHERE job.id IN (SELECT id FROM picked) AND job.state = 'READY'
+                WHERE job.id IN (SELECT id FROM picked) AND job.state = 'READY' AND NOT job.tracked
                 RETURNING job.*
             ), batch AS (
                 SELECT nextval('${schema}.job_moving_batch_seq') AS batch
@@ -255,9 +256,13 @@ final class PartitionStatements {
                    (SELECT count(*) FROM notified) AS notified
             """;
 
-    /** A partition's active jobs on this shard: READY ones, and claimed ones (STARTING or RUNNING). */
+    /**
+     * A partition's active jobs on this shard: READY ones that can move (not tracked), and claimed
+     * ones (STARTING or RUNNING).
+     */
     static final String PARTITION_JOBS = """
-            SELECT count(*) FILTER (WHERE state = 'READY') AS ready, count(*) FILTER (WHERE state <> 'READY') AS claimed
+            SELECT count(*) FILTER (WHERE state = 'READY' AND NOT tracked) AS ready,
+                   count(*) FILTER (WHERE state <> 'READY') AS claimed
             FROM ${schema}.job WHERE partition = :partition
             """;
 

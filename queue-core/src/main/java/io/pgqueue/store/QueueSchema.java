@@ -31,11 +31,11 @@ public final class QueueSchema {
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "17";
+    static final String LATEST_VERSION = "18";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
-     * R__fenced_writes and R__archive), which {@link #requireMigrated} looks for; {@code ${schema}}
+     * R__fenced_writes, R__archive and R__workflows), which {@link #requireMigrated} looks for; {@code ${schema}}
      * stands for the queue's schema.
      */
     private static final List<String> WORKER_FUNCTIONS = List.of(
@@ -46,7 +46,9 @@ public final class QueueSchema {
             "${schema}.renew_leases(bigint[], integer[], text[], bigint)",
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
             "${schema}.complete_jobs(bigint[], integer[], boolean)",
-            "${schema}.finished_job(${schema}.job, text, integer, text, text)");
+            "${schema}.finished_job(${schema}.job, text, integer, text, text)",
+            "${schema}.end_jobs(bigint[], bigint[])", "${schema}.add_waiting_jobs(jsonb)",
+            "${schema}.cancel_waiting_job(bigint)");
 
     /**
      * The functions whose body this release relies on beyond their signature, with the revision
@@ -54,13 +56,13 @@ public final class QueueSchema {
      */
     private static final Map<String, String> FUNCTION_REVISIONS = Map.of(
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
-            "pgqueue record_outcomes revision 2: rescued jobs keep their place",
+            "pgqueue record_outcomes revision 3: tracked jobs are always archived",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
             "pgqueue finished_job revision 2: keeps the partition");
 
     /**
      * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the
-     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules), which
+     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules, V18: workflows), which
      * {@link #requireMigrated} looks for too.
      */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
@@ -68,7 +70,8 @@ public final class QueueSchema {
             "${schema}.job_moving", "${schema}.move_applied", "${schema}.partition_load", "${schema}.balancer_leader",
             "${schema}.balancer_decision", "${schema}.message_queue", "${schema}.message", "${schema}.message_group",
             "${schema}.message_dedup", "${schema}.task_rate", "${schema}.task_group_cursor",
-            "${schema}.schedule");
+            "${schema}.schedule", "${schema}.workflow", "${schema}.job_waiting", "${schema}.job_dependency",
+            "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending");
 
     private QueueSchema() {
     }

@@ -117,4 +117,11 @@ final class StatsStatements {
     static final String RESTORE_SHARED = """
             INSERT INTO ${schema}.stats_snapshot (singleton) VALUES (true) ON CONFLICT (singleton) DO NOTHING
             """;
+
+    /** Running workflows (workflow_state_idx) and the cumulative ends per state. */
+    static final String WORKFLOW_COUNTS = """
+            SELECT 'RUNNING' AS state, count(*) AS workflows FROM ${schema}.workflow WHERE state = 'RUNNING'
+            UNION ALL
+            SELECT state, workflows FROM ${schema}.workflow_total
+            """;
 }

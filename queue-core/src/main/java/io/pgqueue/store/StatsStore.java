@@ -40,6 +40,7 @@ public final class StatsStore {
     private final String storeDuration;
 
     private final String restoreShared;
+    private final String workflowCounts;
 
     /**
      * Creates a store.
@@ -57,6 +58,7 @@ public final class StatsStore {
         this.countAndStore = StoreSupport.sql(StatsStatements.COUNT_AND_STORE, config);
         this.storeDuration = StoreSupport.sql(StatsStatements.STORE_DURATION, config);
         this.restoreShared = StoreSupport.sql(StatsStatements.RESTORE_SHARED, config);
+        this.workflowCounts = StoreSupport.sql(StatsStatements.WORKFLOW_COUNTS, config);
     }
 
     /**
@@ -67,6 +69,19 @@ public final class StatsStore {
     public Duration oldestTransaction() {
         Double seconds = this.jdbc.queryForObject(StatsStatements.OLDEST_TRANSACTION, Double.class);
         return Duration.ofMillis(Math.round((seconds == null ? 0 : seconds) * 1000));
+    }
+
+    /**
+     * Counts workflows: those running now, and those that ended per final state since the schema
+     * was created (cumulative: retention does not lower them).
+     * @return counts by state: RUNNING, COMPLETED, FAILED, CANCELLED
+     */
+    public Map<String, Long> workflowCounts() {
+        Map<String, Long> counts = new LinkedHashMap<>();
+        this.jdbc.query(this.workflowCounts, rs -> {
+            counts.put(rs.getString("state"), rs.getLong("workflows"));
+        });
+        return counts;
     }
 
     /**

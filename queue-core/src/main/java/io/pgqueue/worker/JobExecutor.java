@@ -90,7 +90,7 @@ final class JobExecutor {
      * @return how long the attempt took, in nanoseconds
      */
     long execute(RunningJob job) {
-        job.attach(Thread.currentThread(), headers(job.job));
+        job.attach(Thread.currentThread(), headers(job.job), this.mapper);
         Outcome outcome = null;
         ScheduledFuture<?> timeout = null;
         try {

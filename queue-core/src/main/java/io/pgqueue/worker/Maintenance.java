@@ -86,6 +86,10 @@ final class Maintenance extends BackgroundService {
             for (JobState state : List.of(JobState.COMPLETED, JobState.FAILED, JobState.CANCELLED)) {
                 purge(state, this.retention.of(state));
             }
+            long workflows = this.jobs.workflows().purgeFinished(this.retention, this.settings.batchSizes().maintenance());
+            if (workflows > 0) {
+                log.debug("Deleted {} workflows past their retention", workflows);
+            }
             this.nodes.removeSilent(this.settings.heartbeatInterval().multipliedBy(SILENT_HEARTBEATS));
         }
         catch (RuntimeException ex) {

@@ -1,11 +1,16 @@
 package io.pgqueue.worker;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskContext;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.Lease;
+import tools.jackson.databind.ObjectMapper;
 
 /**
  * A job this node holds, from claim to written outcome: buffered first, then running, then
@@ -31,6 +36,9 @@ final class RunningJob implements TaskContext {
     final long claimedNanos = System.nanoTime();
 
     private volatile Map<String, String> headers = Map.of();
+
+    /** Reads and writes results as the payloads are. */
+    private volatile ObjectMapper mapper;
 
     private volatile Thread thread;
 
@@ -78,9 +86,10 @@ final class RunningJob implements TaskContext {
     }
 
     /** Attaches the handler thread and sets the attempt's deadline. */
-    synchronized void attach(Thread thread, Map<String, String> headers) {
+    synchronized void attach(Thread thread, Map<String, String> headers, ObjectMapper mapper) {
         this.thread = thread;
         this.headers = headers;
+        this.mapper = mapper;
         this.startedNanos = System.nanoTime();
         this.deadline = Instant.now().plus(this.task.timeout());
     }
@@ -255,5 +264,34 @@ final class RunningJob implements TaskContext {
     @Override
     public String toString() {
         return "job " + this.job.id() + " (" + this.job.task() + ", attempt " + this.job.attempt() + ")";
+    }
+
+    @Override
+    public void recordResult(Object result) {
+        String json = this.mapper.writeValueAsString(result);
+        int bytes = json.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > QueueDefaults.MAX_RESULT_BYTES) {
+            throw new IllegalArgumentException("The result of job " + jobId() + " is " + bytes + " bytes of JSON; at most "
+                    + QueueDefaults.MAX_RESULT_BYTES + " are kept. Store large results elsewhere and record a reference");
+        }
+        this.shard.store().workflows().recordResult(jobId(), workflowId().orElse(null),
+                this.headers.get(QueueDefaults.STEP_HEADER), json);
+    }
+
+    @Override
+    public <T> Optional<T> dependencyResult(String dependency, Class<T> type) {
+        String json = this.shard.store().workflows().dependencyResults(jobId()).get(dependency);
+        return json == null ? Optional.empty() : Optional.ofNullable(this.mapper.readValue(json, type));
+    }
+
+    @Override
+    public <T> Map<String, T> dependencyResults(Class<T> type) {
+        Map<String, T> results = new LinkedHashMap<>();
+        this.shard.store().workflows().dependencyResults(jobId()).forEach((dependency, json) -> {
+            if (json != null) {
+                results.put(dependency, this.mapper.readValue(json, type));
+            }
+        });
+        return results;
     }
 }

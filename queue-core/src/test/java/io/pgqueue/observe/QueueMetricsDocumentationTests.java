@@ -221,6 +221,7 @@ class QueueMetricsDocumentationTests {
     /** Every event with every value its enums allow, so that every meter and tag value exists. */
     private static void fireEveryEvent(MicrometerQueueEvents events) {
         Arrays.stream(EnqueueOutcome.values()).forEach(outcome -> events.enqueued("t", outcome));
+        events.workflowStarted("upload");
         events.claimRan("p", 3, Duration.ofMillis(2));
         events.started("t", Duration.ofMillis(5), Duration.ofMillis(7), true);
         Arrays.stream(Outcome.Kind.values()).filter(Outcome.Kind::isExecutionOutcome)

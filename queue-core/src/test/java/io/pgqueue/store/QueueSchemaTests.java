@@ -31,18 +31,18 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        // Fourteen versioned migrations (the tables) and three repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(20);
+        // Eighteen versioned migrations (the tables) and four repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(22);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
         List<String> tables = jdbc.queryForList(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = 'jobs_a' ORDER BY 1", String.class);
-        assertThat(tables).containsExactly("balancer_decision", "balancer_leader", "installation", "job", "job_finished",
-                "job_moving", "job_outbox", "job_relayed", "message", "message_dedup", "message_group", "message_queue",
+        assertThat(tables).containsExactly("balancer_decision", "balancer_leader", "installation", "job",
+                "job_dependency", "job_end_pending", "job_finished", "job_moving", "job_outbox", "job_relayed", "job_result", "job_waiting", "message", "message_dedup", "message_group", "message_queue",
                 "move_applied", "node", "partition_load", "partition_map",
                 "partition_map_version", "partition_move", "pgqueue_schema_history", "schedule", "shard", "shard_partition",
-                "stats_snapshot", "task_control", "task_group_cursor", "task_rate");
+                "stats_snapshot", "task_control", "task_group_cursor", "task_rate", "workflow", "workflow_total");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
                 + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
             .contains("autovacuum_vacuum_scale_factor=0");
@@ -60,7 +60,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(20);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(22);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -72,69 +72,78 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
-        // As if separate tooling had applied V1-V16 only.
+        // As if separate tooling had applied V1-V17 only.
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.workflow, partly.job_waiting, partly.job_dependency, "
+                + "partly.job_result, partly.workflow_total, partly.job_end_pending");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.workflow, "
+                    + "table partly.job_waiting, table partly.job_dependency, table partly.job_result, "
+                    + "table partly.workflow_total, table partly.job_end_pending). ");
+
+        // V1-V16 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.schedule");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.schedule). ");
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.schedule, table partly.workflow, ");
 
         // V1-V15 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_group_cursor");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.task_group_cursor, "
-                    + "table partly.schedule). ");
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.task_group_cursor, "
+                    + "table partly.schedule, table partly.workflow, ");
 
         // V1-V14 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_rate");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.task_rate, "
-                    + "table partly.task_group_cursor, table partly.schedule). ");
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.task_rate, "
+                    + "table partly.task_group_cursor, table partly.schedule, table partly.workflow, ");
 
         // V1-V13 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.message_queue, partly.message, "
                 + "partly.message_group, partly.message_dedup");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.message_queue, "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.message_queue, "
                     + "table partly.message, table partly.message_group, table partly.message_dedup, table partly.task_rate, table partly.task_group_cursor, "
-                    + "table partly.schedule). ");
+                    + "table partly.schedule, table partly.workflow, ");
 
         // V1-V12 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_load, partly.balancer_leader, "
                 + "partly.balancer_decision");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.partition_load, "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.partition_load, "
                     + "table partly.balancer_leader, table partly.balancer_decision, table partly.message_queue, ");
 
         // V1-V11 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_move, partly.job_moving, partly.move_applied");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.partition_move, "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.partition_move, "
                     + "table partly.job_moving, table partly.move_applied, ");
 
         // V1-V10 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_outbox, partly.job_relayed");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.job_outbox, "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.job_outbox, "
                     + "table partly.job_relayed, table partly.partition_move, ");
 
         // V1-V9 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.installation, "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.installation, "
                     + "table partly.shard_partition, table partly.job_outbox, table partly.job_relayed, ");
 
         // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: table partly.stats_snapshot, "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.stats_snapshot, "
                     + "table partly.installation, table partly.shard_partition, table partly.job_outbox, "
                     + "table partly.job_relayed, ");
 
@@ -142,7 +151,7 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: function partly.complete_jobs(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: function partly.complete_jobs(bigint[], "
                     + "integer[], boolean), table partly.stats_snapshot, ");
 
         // V1-V4 only.
@@ -151,7 +160,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 17 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 18 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

@@ -40,12 +40,16 @@ class QueueSchemaUpgradeTests {
             .hasMessageContaining("missing: function upgraded.claim_jobs(text[], integer[], text, text, bigint, jsonb), "
                     + "function upgraded.claim_group_ids(text, integer, boolean, integer), "
                     + "function upgraded.finished_job(upgraded.job, text, integer, text, text), "
+                    + "function upgraded.end_jobs(bigint[], bigint[]), function upgraded.add_waiting_jobs(jsonb), "
+                    + "function upgraded.cancel_waiting_job(bigint), "
                     + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
                     + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
                     + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
                     + "table upgraded.balancer_decision, table upgraded.message_queue, table upgraded.message, "
                     + "table upgraded.message_group, table upgraded.message_dedup, table upgraded.task_rate, "
-                    + "table upgraded.task_group_cursor, table upgraded.schedule)");
+                    + "table upgraded.task_group_cursor, table upgraded.schedule, table upgraded.workflow, "
+                    + "table upgraded.job_waiting, table upgraded.job_dependency, table upgraded.job_result, "
+                    + "table upgraded.workflow_total, table upgraded.job_end_pending)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -54,7 +58,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V17 and the repeatable migrations").isEqualTo(11);
+        assertThat(result.migrationsExecuted).as("V10 to V18 and the repeatable migrations").isEqualTo(13);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -64,12 +68,14 @@ class QueueSchemaUpgradeTests {
         QueueSchema.migrate(db.dataSource(), "fresh");
         assertThat(functions("upgraded")).as("the functions of a new installation").isEqualTo(functions("fresh"))
             .extracting(function -> function.substring(0, function.indexOf('(')))
-            .containsExactly("CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
+            .containsExactly("CREATE OR REPLACE FUNCTION S.add_waiting_jobs", "CREATE OR REPLACE FUNCTION S.apply_job_ends",
+                    "CREATE OR REPLACE FUNCTION S.cancel_waiting_job",
+                    "CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
-                    "CREATE OR REPLACE FUNCTION S.complete_jobs",
+                    "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.held_leases",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.mark_running",
-                    "CREATE OR REPLACE FUNCTION S.partition_of",
+                    "CREATE OR REPLACE FUNCTION S.note_job_end", "CREATE OR REPLACE FUNCTION S.partition_of",
                     "CREATE OR REPLACE FUNCTION S.record_outcomes", "CREATE OR REPLACE FUNCTION S.renew_leases",
                     "CREATE OR REPLACE FUNCTION S.require_ascending");
 
@@ -192,7 +198,7 @@ class QueueSchemaUpgradeTests {
 
     /** Every row of the job tables as stored, but for the partition that version 10 adds. */
     private static List<String> rows(String schema) {
-        return jdbc().queryForList("SELECT CAST(to_jsonb(j) - 'partition' - 'limited' AS text) FROM " + schema + ".job AS j UNION ALL "
+        return jdbc().queryForList("SELECT CAST(to_jsonb(j) - 'partition' - 'limited' - 'tracked' AS text) FROM " + schema + ".job AS j UNION ALL "
                 + "SELECT CAST(to_jsonb(f) - 'partition' AS text) FROM " + schema + ".job_finished AS f ORDER BY 1",
                 String.class);
     }

@@ -189,14 +189,16 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
     }
 
     /**
-     * Empties the queue: jobs active and finished, nodes, task controls, rate buckets, group cursors,
-     * schedules, and the shared statistics snapshot (back to its state after migration).
+     * Empties the queue: jobs active, waiting and finished, nodes, task controls, rate buckets, group
+     * cursors, schedules, workflows, and the shared statistics snapshot (back to its state after migration).
      */
     public void clear() {
         String schema = this.config.schema();
         this.jdbc.execute("TRUNCATE " + schema + ".job, " + schema + ".job_finished, " + schema + ".node, " + schema
                 + ".task_control, " + schema + ".task_rate, " + schema + ".task_group_cursor, " + schema + ".schedule, "
+                + schema + ".workflow, " + schema + ".job_waiting, " + schema + ".job_dependency, " + schema + ".job_result, "
                 + schema + ".stats_snapshot");
+        this.jdbc.execute("UPDATE " + schema + ".workflow_total SET workflows = 0");
         this.jdbc.execute("INSERT INTO " + schema + ".stats_snapshot (singleton) VALUES (true)");
     }
 

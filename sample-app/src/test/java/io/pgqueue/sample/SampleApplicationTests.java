@@ -56,11 +56,23 @@ class SampleApplicationTests {
                 "sizeBytes", 2048));
 
         Map<String, Object> jobs = map(created.get("jobs"));
+        Map<String, Object> workflow = map(created.get("workflow"));
+        long thumbnail = ((Number) map(workflow.get("jobs")).get("thumbnail")).longValue();
         await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(jobOf(jobs, "push"))));
-        await().atMost(Duration.ofSeconds(30)).until(() -> "COMPLETED".equals(jobState(jobOf(jobs, "thumbnail"))));
-        assertThat(job(jobOf(jobs, "thumbnail")).get("attempt")).isEqualTo(3);
-        assertThat(this.jdbc.queryForObject("SELECT thumbnail FROM file WHERE id = ?", String.class,
-                ((Number) created.get("fileId")).longValue())).isEqualTo("thumb-cat.jpg.webp");
+        await().atMost(Duration.ofSeconds(30)).until(() -> "COMPLETED".equals(workflowState(workflow)));
+        assertThat(job(thumbnail).get("attempt")).isEqualTo(3);
+        long fileId = ((Number) created.get("fileId")).longValue();
+        assertThat(this.jdbc.queryForObject("SELECT thumbnail FROM file WHERE id = ?", String.class, fileId))
+            .isEqualTo("thumb-cat.jpg.webp");
+        assertThat(this.jdbc.queryForObject("SELECT published_at IS NOT NULL FROM file WHERE id = ?", Boolean.class,
+                fileId)).as("published after the thumbnail and the scan").isTrue();
+        Map<String, Object> shown = this.http.get().uri("/actuator/queues/workflows/" + workflow.get("id")).exchange()
+            .expectBody(JSON).returnResult().getResponseBody();
+        assertThat(shown).containsEntry("name", "upload").containsEntry("completed", 3);
+        assertThat((List<?>) shown.get("jobs")).extracting(each -> map(each).get("step"), each -> map(each).get("state"))
+            .containsExactly(org.assertj.core.groups.Tuple.tuple("thumbnail", "COMPLETED"),
+                    org.assertj.core.groups.Tuple.tuple("scan", "COMPLETED"),
+                    org.assertj.core.groups.Tuple.tuple("publish", "COMPLETED"));
         assertThat(this.jdbc.queryForObject("SELECT count(*) FROM notification WHERE owner = 'ann'", Long.class))
             .isEqualTo(1);
     }
@@ -232,6 +244,22 @@ class SampleApplicationTests {
 
     private Map<String, Object> job(long id) {
         return this.http.get().uri("/jobs/" + id).exchange().expectBody(JSON).returnResult().getResponseBody();
+    }
+
+    private String workflowState(Map<String, Object> workflow) {
+        return (String) this.http.get().uri("/actuator/queues/workflows/" + workflow.get("id")).exchange()
+            .expectBody(JSON).returnResult().getResponseBody().get("state");
+    }
+
+    @Test
+    void anInfectedUploadIsNotPublished() {
+        Map<String, Object> created = post("/files", Map.of("owner", "eve", "folder", "inbox", "name", "virus.exe",
+                "sizeBytes", 100));
+
+        Map<String, Object> workflow = map(created.get("workflow"));
+        await().atMost(Duration.ofSeconds(30)).until(() -> "FAILED".equals(workflowState(workflow)));
+        assertThat(this.jdbc.queryForObject("SELECT scan_verdict || ' ' || (published_at IS NULL) FROM file WHERE id = ?",
+                String.class, ((Number) created.get("fileId")).longValue())).isEqualTo("infected true");
     }
 
     private String jobState(long id) {

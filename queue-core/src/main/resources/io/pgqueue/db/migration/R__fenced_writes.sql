@@ -142,7 +142,8 @@ BEGIN
             SELECT a.*
             FROM done AS d,
                  LATERAL ${flyway:defaultSchema}.finished_job(d, 'COMPLETED', d.attempt, d.last_error, d.progress) AS a
-            WHERE p_keep_completed
+            -- A tracked job's row says how it ended, for its dependents and workflow (R__workflows.sql).
+            WHERE p_keep_completed OR d.tracked
         )
         SELECT d.id, d.task, 'COMPLETED' FROM done AS d;
     GET DIAGNOSTICS v_completed = ROW_COUNT;
@@ -277,7 +278,7 @@ BEGIN
                          -- A released job cancelled on its way back did not use up its attempt.
                          CASE WHEN d.kind = 'RELEASED' THEN f.attempt - 1 ELSE f.attempt END,
                          coalesce(d.error, f.last_error), coalesce(d.progress, f.progress)) AS a
-            WHERE d.next <> 'COMPLETED' OR p_keep_completed
+            WHERE d.next <> 'COMPLETED' OR p_keep_completed OR f.tracked
         )
         SELECT r.id, r.task, r.state FROM requeued AS r
         UNION ALL
@@ -285,8 +286,9 @@ BEGIN
 END
 $record$;
 
--- The revision of the outcome writes this release's code relies on (it sends RESCUED outcomes).
+-- The revision of the outcome writes this release's code relies on (it sends RESCUED outcomes, and
+-- workflows need the rows of tracked jobs).
 -- QueueSchema.requireMigrated compares it, so that a node refuses to start on functions left over
 -- from an older release by tooling that did not apply this file again.
 COMMENT ON FUNCTION ${flyway:defaultSchema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)
-    IS 'pgqueue record_outcomes revision 2: rescued jobs keep their place';
+    IS 'pgqueue record_outcomes revision 3: tracked jobs are always archived';

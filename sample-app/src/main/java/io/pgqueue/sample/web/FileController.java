@@ -5,10 +5,14 @@ import java.util.Map;
 
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
+import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.QueueClient;
+import io.pgqueue.Workflow;
 import io.pgqueue.sample.tasks.CopyFolderTask;
 import io.pgqueue.sample.tasks.GenerateThumbnailTask;
+import io.pgqueue.sample.tasks.PublishFileTask;
 import io.pgqueue.sample.tasks.PublishMemoryTask;
+import io.pgqueue.sample.tasks.ScanFileTask;
 import io.pgqueue.sample.tasks.SendPushTask;
 import io.pgqueue.sample.tasks.SyncDevicesTask;
 import org.springframework.http.HttpStatus;
@@ -38,8 +42,9 @@ public class FileController {
     }
 
     /**
-     * Uploads a file: stores it, notifies the owner (fast, 1 s tolerance), renders a thumbnail
-     * (flaky dependency, retried) and syncs the owner's devices (deduplicated per owner).
+     * Uploads a file: stores it, notifies the owner (fast, 1 s tolerance), syncs the owner's devices
+     * (deduplicated per owner), and starts the upload workflow: a thumbnail (flaky dependency,
+     * retried) and a virus scan side by side, then the publication once both ended.
      */
     @PostMapping("/files")
     @ResponseStatus(HttpStatus.CREATED)
@@ -52,10 +57,14 @@ public class FileController {
                 + "RETURNING id", Long.class, upload.owner(), upload.folder(), upload.name(), upload.sizeBytes());
         EnqueueResult push = this.queue.enqueue(SendPushTask.class,
                 new SendPushTask.Push(upload.owner(), "Uploaded " + upload.name()));
-        EnqueueResult thumbnail = this.queue.enqueue(GenerateThumbnailTask.class, new GenerateThumbnailTask.Thumbnail(fileId));
         EnqueueResult sync = this.queue.enqueue(SyncDevicesTask.class,
                 new SyncDevicesTask.Sync(upload.owner(), "file " + fileId));
-        return Map.of("fileId", fileId, "jobs", Map.of("push", push, "thumbnail", thumbnail, "sync", sync));
+        EnqueuedWorkflow publication = this.queue.workflow("upload")
+            .add("thumbnail", "generate-thumbnail", new GenerateThumbnailTask.Thumbnail(fileId))
+            .add("scan", "scan-file", new ScanFileTask.Scan(fileId))
+            .add("publish", "publish-file", new PublishFileTask.Publish(fileId), Workflow.after("thumbnail", "scan"))
+            .enqueue();
+        return Map.of("fileId", fileId, "jobs", Map.of("push", push, "sync", sync), "workflow", publication);
     }
 
     /** Creates many files in a folder at once, to give the copy task something to do. */
