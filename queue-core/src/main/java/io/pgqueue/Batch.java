@@ -26,6 +26,8 @@ public final class Batch {
 
     private JobRequest callback;
 
+    private boolean enqueued;
+
     Batch(QueueClient client, String name) {
         this.workflow = new Workflow(client, name).onDependencyFailure(DependencyFailure.RUN);
     }
@@ -44,8 +46,13 @@ public final class Batch {
      * Adds a job with options.
      * @param request the job
      * @return this batch
+     * @throws InvalidJobException past {@value QueueDefaults#MAX_WORKFLOW_JOBS} - 1 jobs
      */
     public Batch add(JobRequest request) {
+        if (this.size == QueueDefaults.MAX_WORKFLOW_JOBS - 1) {
+            throw new InvalidJobException("A batch holds at most " + (QueueDefaults.MAX_WORKFLOW_JOBS - 1)
+                    + " jobs and its callback");
+        }
         this.workflow.add(Integer.toString(this.size), request, null);
         this.size++;
         return this;
@@ -86,11 +93,16 @@ public final class Batch {
      * @return the batch's workflow id and its jobs' ids
      * @throws InvalidJobException if the batch has no job or no callback, or a job is invalid;
      * nothing was written
+     * @throws IllegalStateException if it was enqueued before
      */
     public EnqueuedWorkflow enqueue() {
         if (this.size == 0 || this.callback == null) {
             throw new InvalidJobException("A batch needs at least one job and a callback (onFinish)");
         }
+        if (this.enqueued) {
+            throw new IllegalStateException("This batch was enqueued already; build a new one");
+        }
+        this.enqueued = true;
         String[] all = new String[this.size];
         for (int i = 0; i < this.size; i++) {
             all[i] = Integer.toString(i);

@@ -21,9 +21,6 @@ package io.pgqueue;
  */
 public enum JobState {
 
-    /** Waiting for the jobs it runs after; not claimable yet. */
-    WAITING,
-
     /** Waiting to be claimed; due once its schedule time has passed. */
     READY,
 
@@ -39,8 +36,11 @@ public enum JobState {
     /** The last attempt failed and no retry follows. */
     FAILED,
 
-    /** Cancelled by a user or operator. */
-    CANCELLED;
+    /** Cancelled by a user or operator, or because a job it ran after failed. */
+    CANCELLED,
+
+    /** Waiting for the jobs it runs after; not claimable yet. */
+    WAITING;
 
     /**
      * Returns whether a job in this state is still active (ready, starting or running).

@@ -244,6 +244,7 @@ public final class QueueClient implements AutoCloseable {
                 throw new InvalidJobException("A job request of an enqueue must not be null");
             }
             definitions.add(this.tasks.require(request.task()));
+            requireNoWorkflowHeaders(request);
         }
         String task = definitions.stream().map(TaskDefinition::name).distinct().count() == 1 ? definitions.get(0).name()
                 : "mixed";
@@ -320,8 +321,23 @@ public final class QueueClient implements AutoCloseable {
 
     /** Enqueues a built workflow; see {@link Workflow#enqueue()}. */
     EnqueuedWorkflow enqueue(Workflow workflow) {
+        Observation observation = QueueObservations.enqueue(this.observations, "workflow").start();
+        try (Observation.Scope scope = observation.openScope()) {
+            return enqueue(workflow, QueueObservations.propagated(observation));
+        }
+        catch (RuntimeException ex) {
+            observation.error(ex);
+            throw ex;
+        }
+        finally {
+            observation.stop();
+        }
+    }
+
+    private EnqueuedWorkflow enqueue(Workflow workflow, Map<String, String> propagated) {
         List<Workflow.Step> steps = workflow.steps();
         List<TaskDefinition> definitions = steps.stream().map(step -> this.tasks.require(step.request().task())).toList();
+        steps.forEach(step -> requireNoWorkflowHeaders(step.request()));
         String partitionKey = workflow.partitionKey();
         int partition = partitionKey != null ? PartitionHash.partitionOf(partitionKey, partitionCount())
                 : workflowPartition();
@@ -337,11 +353,14 @@ public final class QueueClient implements AutoCloseable {
                 .withHeader(QueueDefaults.WORKFLOW_HEADER, Long.toString(workflowId))
                 .withHeader(QueueDefaults.STEP_HEADER, step.name());
             NewJob job = prepareDependent(definitions.get(i), JobRequest.of(request.task(), request.payload(), options),
-                    "Step '" + step.name() + "' of workflow '" + workflow.name() + "'").inPartition(partition);
+                    propagated, "Step '" + step.name() + "' of workflow '" + workflow.name() + "'").inPartition(partition);
             graph.add(new GraphJob(job, options.dependsOn(), step.after().stream().map(index::get).toList(),
                     options.onDependencyFailure() != null ? options.onDependencyFailure() : workflow.dependencyFailure()));
         }
         List<Long> ids = writeGraph(target, graph, workflowId, workflow, partition);
+        if (this.load != null) {
+            ids.forEach(id -> this.load.add(partition));
+        }
         Map<String, Long> jobIds = new LinkedHashMap<>();
         for (int i = 0; i < steps.size(); i++) {
             jobIds.put(steps.get(i).name(), ids.get(i));
@@ -391,6 +410,22 @@ public final class QueueClient implements AutoCloseable {
                                 ? ", or in another partition (give dependents their dependencies' partition key)" : ""));
             }
         }
+        if (!external.isEmpty()) {
+            // Outside the caller's transaction, so that a running dependency's row is not held
+            // (its lease renewals would wait) for as long as that transaction lasts.
+            target.workflows().trackInOwnTransaction(external);
+        }
+        try {
+            return writeGraphInTransaction(target, graph, workflowId, workflow, partition);
+        }
+        catch (PartitionNotHeldException ex) {
+            throw new ShardException("Partition " + partition + " is moving to another shard; nothing was written. "
+                    + "Enqueue again in a moment");
+        }
+    }
+
+    private List<Long> writeGraphInTransaction(JobStore target, List<GraphJob> graph, Long workflowId, Workflow workflow,
+            int partition) {
         return target.inTransaction(() -> {
             List<Integer> roots = new ArrayList<>();
             List<Integer> waiting = new ArrayList<>();
@@ -475,12 +510,26 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /** A job of a workflow or with dependencies: as any job, without a dedup key. */
-    private NewJob prepareDependent(TaskDefinition task, JobRequest request, String what) {
-        NewJob job = prepare(task, request, Map.of());
+    private NewJob prepareDependent(TaskDefinition task, JobRequest request, Map<String, String> propagated, String what) {
+        NewJob job = prepare(task, request, propagated);
         if (job.dedupKey() != null) {
             throw new InvalidJobException(what + " has a dedup key; jobs in a workflow cannot have one");
         }
         return job;
+    }
+
+    /**
+     * Rejects the headers only workflows set: a job cannot claim a workflow's membership or step, or
+     * the counts of its dependencies, by hand.
+     */
+    private static void requireNoWorkflowHeaders(JobRequest request) {
+        for (String name : request.options().headers().keySet()) {
+            if (name.equals(QueueDefaults.WORKFLOW_HEADER) || name.equals(QueueDefaults.STEP_HEADER)
+                    || name.startsWith("pgqueue.dependencies.")) {
+                throw new InvalidJobException("The header '" + name + "' of a '" + request.task() + "' job is set by "
+                        + "pgqueue's workflows; leave it out (copying a running job's headers would copy it)");
+            }
+        }
     }
 
     private static void afterCommit(Runnable action) {

@@ -83,29 +83,40 @@ public interface TaskContext {
     /**
      * Records this job's result for the jobs that run after it ({@link #dependencyResult}): a small
      * value stored as JSON at once, replacing one recorded before (by an earlier attempt, too). It is
-     * kept while the workflow is kept (outside a workflow, while a job that depends on it waits or
-     * runs, and for the retention of completed jobs).
+     * kept while the workflow is kept; outside a workflow, while a job that depends on it waits or
+     * runs, and at least for the retention of completed jobs. Written at once, not fenced by the
+     * lease: an attempt that lost its lease may still record.
      * @param result the value, serialized as the payloads are
      * @throws IllegalArgumentException if its JSON is larger than {@value QueueDefaults#MAX_RESULT_BYTES} bytes
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
      */
-    void recordResult(Object result);
+    default void recordResult(Object result) {
+        throw new UnsupportedOperationException("Results are recorded by jobs the queue's workers run");
+    }
 
     /**
      * Reads the result a dependency recorded.
      * @param <T> the result type
-     * @param dependency the dependency's step name in the workflow, or its job id as text
+     * @param dependency the dependency's step name when it is a workflow step, else its job id as text
      * @param type the type to read the result as
      * @return the result, or empty if it recorded none (or is not a dependency of this job)
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
      */
-    <T> Optional<T> dependencyResult(String dependency, Class<T> type);
+    default <T> Optional<T> dependencyResult(String dependency, Class<T> type) {
+        throw new UnsupportedOperationException("Results are read by jobs the queue's workers run");
+    }
 
     /**
      * Reads the results of all dependencies that recorded one.
      * @param <T> the result type
      * @param type the type to read each result as
-     * @return the results by step name (or job id as text outside workflows), in dependency id order
+     * @return the results by step name (job id as text for a dependency outside workflows), in
+     * dependency id order
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
      */
-    <T> Map<String, T> dependencyResults(Class<T> type);
+    default <T> Map<String, T> dependencyResults(Class<T> type) {
+        throw new UnsupportedOperationException("Results are read by jobs the queue's workers run");
+    }
 
     /**
      * How the dependencies of a job ended.

@@ -174,7 +174,7 @@ public final class Workflow {
             if (steps == null || steps.isEmpty() || steps.stream().anyMatch(step -> step == null)) {
                 throw new InvalidJobException("after(...) needs at least one step name, and no null");
             }
-            steps = List.copyOf(steps);
+            steps = steps.stream().distinct().toList();
         }
     }
 

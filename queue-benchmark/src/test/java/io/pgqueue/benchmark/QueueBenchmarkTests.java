@@ -87,6 +87,16 @@ class QueueBenchmarkTests {
     }
 
     @Test
+    void workflowRunsEveryFanInAndEveryChainStep() throws Exception {
+        List<String> lines = QueueBenchmark.execute(Map.of("workload", "workflow", "width", "50", "workflows", "3",
+                "chain", "20", "url", url(), "repeat", "1", "warmup", "0"));
+
+        // The workload waits for 3 fan-ins and 20 chain steps before it reports.
+        assertThat(lines).singleElement().asString().startsWith("workload=workflow width=50 workflows=3 ")
+            .contains(" chain=20 hop_p50_ms=");
+    }
+
+    @Test
     void latencyRunsEveryJobAndDumpsOneLinePerJob(@TempDir Path dir) throws Exception {
         List<String> lines = QueueBenchmark.execute(Map.of("workload", "latency", "rates", "200", "seconds", "1",
                 "url", url(), "repeat", "1", "warmup", "0", "dump", dir.resolve("run").toString()));

@@ -117,7 +117,7 @@ public final class JobStore {
         this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
         this.vacuumActiveJobs = sql(JobStatements.VACUUM_ACTIVE_JOBS);
-        this.workflows = new WorkflowStore(this.jdbc, config);
+        this.workflows = new WorkflowStore(this.jdbc, config, dataSource);
     }
 
     /** @return the store of workflows, waiting jobs and results in this database */

@@ -30,12 +30,9 @@ final class WorkflowStatements {
             VALUES (:id, :name, :onFailure, :jobs, CAST(:steps AS jsonb), :partition)
             """;
 
-    /**
-     * Marks jobs just written as tracked: their end is applied to their workflow and dependents. The
-     * rows were written by this transaction, so no one else holds them.
-     */
+    /** Marks jobs as tracked: their end is applied to their workflow and dependents. */
     static final String TRACK = """
-            UPDATE ${schema}.job SET tracked = true WHERE id = ANY(CAST(:ids AS bigint[]))
+            UPDATE ${schema}.job SET tracked = true WHERE id = ANY(CAST(:ids AS bigint[])) AND NOT tracked
             """;
 
     /** Writes jobs that wait for others; returns the dependencies found nowhere (then nothing is written). */

@@ -11,10 +11,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import javax.sql.DataSource;
+
 import io.pgqueue.DependencyFailure;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.WorkflowInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import tools.jackson.databind.ObjectMapper;
@@ -30,9 +37,14 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class WorkflowStore {
 
+    private static final Logger log = LoggerFactory.getLogger(WorkflowStore.class);
+
     private static final ObjectMapper JSON = JsonMapper.builder().build();
 
     private final NamedParameterJdbcTemplate jdbc;
+
+    /** Transactions of their own, outside the caller's. */
+    private final TransactionTemplate ownTransactions;
 
     private final String nextIds;
     private final String missing;
@@ -50,8 +62,10 @@ public final class WorkflowStore {
     private final String deleteFinishedBefore;
     private final String deleteLooseResults;
 
-    WorkflowStore(NamedParameterJdbcTemplate jdbc, QueueConfig config) {
+    WorkflowStore(NamedParameterJdbcTemplate jdbc, QueueConfig config, DataSource dataSource) {
         this.jdbc = jdbc;
+        this.ownTransactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        this.ownTransactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
         this.nextIds = StoreSupport.sql(WorkflowStatements.NEXT_IDS, config);
         this.missing = StoreSupport.sql(WorkflowStatements.MISSING, config);
         this.insertWorkflow = StoreSupport.sql(WorkflowStatements.INSERT_WORKFLOW, config);
@@ -109,6 +123,24 @@ public final class WorkflowStore {
      */
     public void track(List<Long> ids) {
         this.jdbc.update(this.track, new MapSqlParameterSource("ids", SqlArrays.bigints(ids)));
+    }
+
+    /**
+     * Marks jobs in the queue tracked, in a transaction of its own that waits at most a second for
+     * their rows: jobs are about to depend on them. One it could not mark (written by the caller's
+     * uncommitted transaction, or held longer) is marked by {@link #addWaiting}.
+     * @param ids the job ids
+     */
+    public void trackInOwnTransaction(List<Long> ids) {
+        try {
+            this.ownTransactions.executeWithoutResult(status -> {
+                this.jdbc.getJdbcTemplate().execute("SET LOCAL lock_timeout = '1s'");
+                this.jdbc.update(this.track, new MapSqlParameterSource("ids", SqlArrays.bigints(ids)));
+            });
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not mark jobs {} tracked ahead; the enqueue marks them: {}", ids, ex.toString());
+        }
     }
 
     /**

@@ -222,6 +222,42 @@ class WorkflowTests {
     }
 
     @Test
+    void aStepsDelayCountsFromItsReleaseAndRepeatedNamesCountOnce() {
+        WorkerTask task = task("step", 1, (payload, context) -> { });
+        QueueClient client = nodes.client(task);
+        EnqueuedWorkflow workflow = client.workflow("delayed")
+            .add("a", "step", new Step("a", 1))
+            .add("b", JobRequest.of("step", new Step("b", 2), EnqueueOptions.defaults().withDelay(Duration.ofMinutes(10))),
+                    Workflow.after("a", "a"))
+            .enqueue();
+        List<ClaimedJob> claimed = queue.claim("step", 10);
+        assertThat(claimed).hasSize(1);
+
+        queue.store().record(List.of(Outcome.completed(claimed.get(0).lease())));
+
+        assertThat(queue.state(workflow.jobId("b"))).isEqualTo(JobState.READY);
+        assertThat(queue.secondsUntilDue(workflow.jobId("b"))).as("due 10 minutes after its release")
+            .isBetween(590.0, 600.0);
+        assertThat(queue.claim("step", 10)).isEmpty();
+    }
+
+    @Test
+    void headersOnlyWorkflowsSetAreRejected() {
+        WorkerTask task = task("step", 1, (payload, context) -> { });
+        QueueClient client = nodes.client(task);
+
+        assertThatThrownBy(() -> client.enqueue(JobRequest.of("step", new Step("x", 0),
+                EnqueueOptions.defaults().withHeader(QueueDefaults.WORKFLOW_HEADER, "12"))))
+            .isInstanceOf(InvalidJobException.class).hasMessageContaining("'pgqueue.workflow'");
+        assertThatThrownBy(() -> client.workflow("w").add("a", JobRequest.of("step", new Step("x", 0),
+                EnqueueOptions.defaults().withHeader(QueueDefaults.DEPENDENCIES_FAILED_HEADER, "0")), null).enqueue())
+            .isInstanceOf(InvalidJobException.class).hasMessageContaining("'pgqueue.dependencies.failed'");
+        Batch batch = client.batch("once").add("step", new Step("x", 0)).onFinish("step", new Step("y", 0));
+        batch.enqueue();
+        assertThatThrownBy(batch::enqueue).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void anUnknownDependencyIsRejectedAndNothingIsWritten() {
         WorkerTask task = task("step", 1, (payload, context) -> { });
         QueueClient client = nodes.client(task);

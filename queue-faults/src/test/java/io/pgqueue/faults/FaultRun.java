@@ -23,11 +23,13 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
+import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.JobRequest;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.Workflow;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.json.JsonMapper;
@@ -254,6 +256,33 @@ final class FaultRun implements AutoCloseable {
                 this.groups.put(results.get(i).jobId(), "g-" + ((from + i) % groups));
             }
         }
+    }
+
+    /**
+     * Enqueues workflows of {@code width} parts and one fan-in after all of them, one transaction
+     * each, remembering when each returned.
+     * @return per workflow, its fan-in's job id and then its parts' job ids
+     */
+    List<List<Long>> enqueueWorkflows(int workflows, int width, RecordTask.Work work) {
+        List<List<Long>> enqueuedWorkflows = new ArrayList<>();
+        for (int w = 0; w < workflows; w++) {
+            Workflow workflow = client().workflow("fault-" + w);
+            String[] parts = new String[width];
+            for (int i = 0; i < width; i++) {
+                parts[i] = "part-" + i;
+                workflow.add(parts[i], "record", work);
+            }
+            EnqueuedWorkflow enqueuedWorkflow = workflow.add("fan-in", "record", work, Workflow.after(parts)).enqueue();
+            long now = System.currentTimeMillis();
+            enqueuedWorkflow.jobs().values().forEach(id -> this.enqueued.put(id, now));
+            List<Long> ids = new ArrayList<>();
+            ids.add(enqueuedWorkflow.jobId("fan-in"));
+            for (String part : parts) {
+                ids.add(enqueuedWorkflow.jobId(part));
+            }
+            enqueuedWorkflows.add(ids);
+        }
+        return enqueuedWorkflows;
     }
 
     /** Enqueues one job; a failed call is counted and tried again until it succeeds. */

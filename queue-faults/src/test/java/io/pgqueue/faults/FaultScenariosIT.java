@@ -455,6 +455,50 @@ class FaultScenariosIT {
 
     @Test
     @Order(12)
+    void workflowsAcrossTwoNodesAndAKill() throws Exception {
+        int width = 10;
+        try (FaultRun run = new FaultRun(server, "faults_workflow")) {
+            run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4");
+            // 440 jobs of 100 ms on 8 handler threads: about 5.5 s of work, the kill a second in.
+            List<List<Long>> workflows = run.enqueueWorkflows(FULL ? 200 : 40, width, new Work(100, 0));
+            sleep(1000);
+            Set<Long> held = awaitHolding(run, "node-a");
+            long killedAt = now();
+            run.node("node-a").kill();
+            run.awaitFinished(Duration.ofMinutes(2));
+
+            Findings findings = Findings.of("workflows (10 parts, then a fan-in) on two nodes, kill -9 of one", run,
+                    Findings.cut("node-a", killedAt, Long.MAX_VALUE), List.of("node-a"));
+            Map<Long, List<Execution>> byJob = run.executions().stream().collect(Collectors.groupingBy(Execution::jobId));
+            int early = 0;
+            long killedParts = 0;
+            for (List<Long> workflow : workflows) {
+                long fanInStart = byJob.get(workflow.get(0)).stream().mapToLong(Execution::started).min().orElseThrow();
+                long lastPartEnd = 0;
+                for (long part : workflow.subList(1, workflow.size())) {
+                    List<Execution> executions = byJob.get(part);
+                    killedParts += executions.stream().anyMatch(execution -> execution.ended() == null) ? 1 : 0;
+                    lastPartEnd = Math.max(lastPartEnd, executions.stream().filter(execution -> execution.ended() != null)
+                        .mapToLong(Execution::ended).max().orElseThrow());
+                }
+                early += fanInStart < lastPartEnd ? 1 : 0;
+            }
+            long completed = run.jdbc.queryForObject("SELECT count(*) FROM pgqueue.workflow WHERE state = 'COMPLETED'",
+                    Long.class);
+            findings.note("%d jobs held by the killed node (%d parts cut off mid-run); %d of %d workflows completed; "
+                    + "fan-ins started before their last part ended: %d", held.size(), killedParts, completed,
+                    workflows.size(), early);
+            findings.report();
+
+            findings.assertNothingLostOrOverlapping();
+            assertThat(held).as("jobs the killed node held").isNotEmpty();
+            assertThat(early).as("fan-ins started before all their parts completed").isZero();
+            assertThat(completed).as("workflows completed").isEqualTo(workflows.size());
+        }
+    }
+
+    @Test
+    @Order(13)
     void soak() throws Exception {
         Duration length = FULL ? Duration.ofMinutes(10) : Duration.ofSeconds(40);
         Duration every = FULL ? Duration.ofSeconds(30) : Duration.ofSeconds(5);

@@ -39,11 +39,13 @@ DECLARE
     v_edge_jobs bigint[];
     v_edge_deps bigint[];
     v_edge_states text[];
+    v_ended_workflows text[] := '{}';
     v_notified integer;
 BEGIN
     WHILE cardinality(v_ids) > 0 LOOP
         SELECT array_agg(coalesce(f.state, 'CANCELLED') ORDER BY i.id),
-               array_agg((f.headers ->> 'pgqueue.workflow')::bigint ORDER BY i.id)
+               array_agg(CASE WHEN f.headers ->> 'pgqueue.workflow' ~ '^[0-9]{1,18}$'
+                              THEN CAST(f.headers ->> 'pgqueue.workflow' AS bigint) END ORDER BY i.id)
         INTO v_states, v_job_workflows
         FROM unnest(v_ids) AS i(id) LEFT JOIN ${flyway:defaultSchema}.job_finished AS f ON f.id = i.id;
 
@@ -61,7 +63,7 @@ BEGIN
                   FROM unnest(v_job_workflows, v_states) AS e(workflow, state)
                   WHERE e.workflow IS NOT NULL
                   GROUP BY e.workflow) AS c
-            WHERE w.id = c.workflow;
+            WHERE w.id = c.workflow AND w.state = 'RUNNING';
             WITH ended AS (
                 UPDATE ${flyway:defaultSchema}.workflow AS w
                 SET state = CASE WHEN w.failed > 0 THEN 'FAILED' WHEN w.cancelled > 0 THEN 'CANCELLED' ELSE 'COMPLETED' END,
@@ -69,10 +71,7 @@ BEGIN
                 WHERE w.id = ANY(v_workflows) AND w.state = 'RUNNING' AND w.completed + w.failed + w.cancelled >= w.jobs
                 RETURNING w.state
             )
-            UPDATE ${flyway:defaultSchema}.workflow_total AS t
-            SET workflows = t.workflows + e.n
-            FROM (SELECT state, count(*) AS n FROM ended GROUP BY state ORDER BY state) AS e
-            WHERE t.state = e.state;
+            SELECT v_ended_workflows || coalesce(array_agg(e.state), '{}') INTO v_ended_workflows FROM ended AS e;
         END IF;
 
         -- Edges of ended dependents are of no more use.
@@ -133,7 +132,8 @@ BEGIN
                                                        'pgqueue.dependencies.failed', r.failed::text),
                        s.due, s.due + r.tolerance_ms * interval '1 millisecond', r.max_attempts, r.created_at, r.partition, true
                 FROM released AS r,
-                     LATERAL (SELECT coalesce(greatest(r.run_at, now()), now() + r.delay_ms * interval '1 millisecond') AS due) AS s
+                     LATERAL (SELECT CASE WHEN r.run_at IS NOT NULL THEN greatest(r.run_at, now())
+                                      ELSE now() + r.delay_ms * interval '1 millisecond' END AS due) AS s
                 RETURNING id, task, schedule_time
             )
             SELECT count(pg_notify('${flyway:defaultSchema}.' || t.task, '')) INTO v_notified
@@ -146,6 +146,15 @@ BEGIN
         v_ids := v_cancelled;
         p_only := NULL;
     END LOOP;
+    -- The ended workflows are counted once, the rows locked in state order.
+    IF cardinality(v_ended_workflows) > 0 THEN
+        PERFORM 1 FROM ${flyway:defaultSchema}.workflow_total
+        WHERE state = ANY(v_ended_workflows) ORDER BY state FOR NO KEY UPDATE;
+        UPDATE ${flyway:defaultSchema}.workflow_total AS t
+        SET workflows = t.workflows + e.n
+        FROM (SELECT state, count(*) AS n FROM unnest(v_ended_workflows) AS state GROUP BY state) AS e
+        WHERE t.state = e.state;
+    END IF;
 END
 $end$;
 
@@ -158,11 +167,11 @@ AS $note$
 DECLARE
     v_list text := current_setting('pgqueue.ended_jobs', true);
 BEGIN
+    PERFORM set_config('pgqueue.ended_jobs', coalesce(v_list, '') || OLD.id || ',', true);
+    -- After the list holds the id: with constraints made immediate, the insert applies it at once.
     IF v_list IS NULL OR v_list = '' THEN
         INSERT INTO ${flyway:defaultSchema}.job_end_pending (txid) VALUES (txid_current()) ON CONFLICT DO NOTHING;
-        v_list := '';
     END IF;
-    PERFORM set_config('pgqueue.ended_jobs', v_list || OLD.id || ',', true);
     RETURN NULL;
 END
 $note$;
@@ -216,10 +225,14 @@ BEGIN
     SELECT coalesce(array_agg(DISTINCT CAST(d AS bigint) ORDER BY CAST(d AS bigint)), '{}') INTO v_deps
     FROM jsonb_array_elements(p_jobs) AS j, jsonb_array_elements_text(j -> 'dependsOn') AS d
     WHERE CAST(d AS bigint) <> ALL(v_new);
-    SELECT coalesce(array_agg(id ORDER BY id), '{}') INTO v_active FROM (
-        SELECT job.id FROM ${flyway:defaultSchema}.job AS job WHERE job.id = ANY(v_deps) ORDER BY job.id FOR NO KEY UPDATE) AS a;
+    -- In the order jobs move (waiting, active, finished), so that one moving meanwhile is found in
+    -- its next place. KEY SHARE holds off a release or a completion (which delete the row) until
+    -- this transaction ends, not the lease renewals and progress writes of a running dependency.
     SELECT coalesce(array_agg(id ORDER BY id), '{}') INTO v_waiting FROM (
-        SELECT w.id FROM ${flyway:defaultSchema}.job_waiting AS w WHERE w.id = ANY(v_deps) ORDER BY w.id FOR NO KEY UPDATE) AS a;
+        SELECT w.id FROM ${flyway:defaultSchema}.job_waiting AS w WHERE w.id = ANY(v_deps) ORDER BY w.id FOR KEY SHARE) AS a;
+    SELECT coalesce(array_agg(id ORDER BY id), '{}') INTO v_active FROM (
+        SELECT job.id FROM ${flyway:defaultSchema}.job AS job
+        WHERE job.id = ANY(v_deps) AND job.id <> ALL(v_waiting) ORDER BY job.id FOR KEY SHARE) AS a;
     SELECT coalesce(array_agg(f.id ORDER BY f.id), '{}') INTO v_finished
     FROM ${flyway:defaultSchema}.job_finished AS f
     WHERE f.id = ANY(v_deps) AND f.id <> ALL(v_active) AND f.id <> ALL(v_waiting);
@@ -229,6 +242,8 @@ BEGIN
     IF FOUND THEN
         RETURN;
     END IF;
+    -- The caller marks dependencies tracked in a transaction of its own first (a running dependency's
+    -- row is not held for the length of this one); this catches any it could not.
     UPDATE ${flyway:defaultSchema}.job SET tracked = true WHERE id = ANY(v_active) AND NOT tracked;
     INSERT INTO ${flyway:defaultSchema}.job_waiting (id, task, priority, payload, headers, run_at, delay_ms, tolerance_ms,
             max_attempts, partition, workflow, on_failure, dependencies, pending)
@@ -236,8 +251,9 @@ BEGIN
            CAST(j ->> 'runAt' AS timestamptz), coalesce(CAST(j ->> 'delayMs' AS bigint), 0), CAST(j ->> 'toleranceMs' AS bigint),
            CAST(j ->> 'maxAttempts' AS integer), coalesce(CAST(j ->> 'partition' AS integer), 0),
            CAST(j ->> 'workflow' AS bigint), j ->> 'onFailure',
-           jsonb_array_length(j -> 'dependsOn'), jsonb_array_length(j -> 'dependsOn')
-    FROM jsonb_array_elements(p_jobs) AS j;
+           d.n, d.n
+    FROM jsonb_array_elements(p_jobs) AS j,
+         LATERAL (SELECT count(DISTINCT x) AS n FROM jsonb_array_elements_text(j -> 'dependsOn') AS x) AS d;
     INSERT INTO ${flyway:defaultSchema}.job_dependency (depends_on, job_id)
     SELECT DISTINCT CAST(d AS bigint), CAST(j ->> 'id' AS bigint)
     FROM jsonb_array_elements(p_jobs) AS j, jsonb_array_elements_text(j -> 'dependsOn') AS d;
@@ -257,6 +273,10 @@ AS $cancel$
 DECLARE
     v_task text;
 BEGIN
+    -- The workflow first, as end_jobs locks it, then the job.
+    PERFORM 1 FROM ${flyway:defaultSchema}.workflow AS wf
+    WHERE wf.id = (SELECT w.workflow FROM ${flyway:defaultSchema}.job_waiting AS w WHERE w.id = p_id)
+    FOR NO KEY UPDATE;
     WITH cancelled AS (
         DELETE FROM ${flyway:defaultSchema}.job_waiting AS w WHERE w.id = p_id RETURNING w.*
     ), archived AS (
