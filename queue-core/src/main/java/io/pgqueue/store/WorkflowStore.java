@@ -1,5 +1,6 @@
 package io.pgqueue.store;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -10,12 +11,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 import javax.sql.DataSource;
 
 import io.pgqueue.DependencyFailure;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.WorkflowInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -189,15 +192,39 @@ public final class WorkflowStore {
     }
 
     /**
-     * Records a job's result (replacing one recorded before).
+     * Records (or replaces) a job's result, under its workflow and step when its headers name them.
      * @param jobId the job id
-     * @param workflow its workflow, or {@code null}
-     * @param step its step in the workflow, or {@code null}
+     * @param headers the job's headers
      * @param json the result as JSON text
+     * @throws IllegalArgumentException if the JSON is larger than {@link QueueDefaults#MAX_RESULT_BYTES}
      */
-    public void recordResult(long jobId, Long workflow, String step, String json) {
+    public void recordResult(long jobId, Map<String, String> headers, String json) {
+        int bytes = json.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > QueueDefaults.MAX_RESULT_BYTES) {
+            throw new IllegalArgumentException("The result of job " + jobId + " is " + bytes + " bytes of JSON; at most "
+                    + QueueDefaults.MAX_RESULT_BYTES + " are kept. Store large results elsewhere and record a reference");
+        }
+        String workflow = headers.get(QueueDefaults.WORKFLOW_HEADER);
         this.jdbc.update(this.recordResult, new MapSqlParameterSource("id", jobId)
-            .addValue("workflow", workflow, Types.BIGINT).addValue("step", step, Types.VARCHAR).addValue("result", json));
+            .addValue("workflow", workflow == null ? null : Long.valueOf(workflow), Types.BIGINT)
+            .addValue("step", headers.get(QueueDefaults.STEP_HEADER), Types.VARCHAR).addValue("result", json));
+    }
+
+    /**
+     * Reads the results of a job's dependencies that recorded one.
+     * @param <T> the type read
+     * @param jobId the job id
+     * @param reader reads one result's JSON text
+     * @return by step name (job id as text for a dependency outside workflows), in dependency id order
+     */
+    public <T> Map<String, T> dependencyResults(long jobId, Function<String, T> reader) {
+        Map<String, T> results = new LinkedHashMap<>();
+        dependencyResults(jobId).forEach((dependency, json) -> {
+            if (json != null) {
+                results.put(dependency, reader.apply(json));
+            }
+        });
+        return results;
     }
 
     /**

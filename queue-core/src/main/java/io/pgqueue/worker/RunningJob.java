@@ -1,12 +1,9 @@
 package io.pgqueue.worker;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
-import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskContext;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.Lease;
@@ -268,30 +265,16 @@ final class RunningJob implements TaskContext {
 
     @Override
     public void recordResult(Object result) {
-        String json = this.mapper.writeValueAsString(result);
-        int bytes = json.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > QueueDefaults.MAX_RESULT_BYTES) {
-            throw new IllegalArgumentException("The result of job " + jobId() + " is " + bytes + " bytes of JSON; at most "
-                    + QueueDefaults.MAX_RESULT_BYTES + " are kept. Store large results elsewhere and record a reference");
-        }
-        this.shard.store().workflows().recordResult(jobId(), workflowId().orElse(null),
-                this.headers.get(QueueDefaults.STEP_HEADER), json);
+        this.shard.store().workflows().recordResult(jobId(), this.headers, this.mapper.writeValueAsString(result));
     }
 
     @Override
     public <T> Optional<T> dependencyResult(String dependency, Class<T> type) {
-        String json = this.shard.store().workflows().dependencyResults(jobId()).get(dependency);
-        return json == null ? Optional.empty() : Optional.ofNullable(this.mapper.readValue(json, type));
+        return Optional.ofNullable(dependencyResults(type).get(dependency));
     }
 
     @Override
     public <T> Map<String, T> dependencyResults(Class<T> type) {
-        Map<String, T> results = new LinkedHashMap<>();
-        this.shard.store().workflows().dependencyResults(jobId()).forEach((dependency, json) -> {
-            if (json != null) {
-                results.put(dependency, this.mapper.readValue(json, type));
-            }
-        });
-        return results;
+        return this.shard.store().workflows().dependencyResults(jobId(), json -> this.mapper.readValue(json, type));
     }
 }

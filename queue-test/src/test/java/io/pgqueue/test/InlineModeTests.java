@@ -1,0 +1,64 @@
+package io.pgqueue.test;
+
+import io.pgqueue.QueueClient;
+import io.pgqueue.test.TestApplication.Journal;
+import io.pgqueue.test.TestApplication.Mail;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The inline mode: an enqueue runs the jobs at once, after its transaction commits. */
+@SpringBootTest(classes = TestApplication.class)
+@AutoConfigurePgQueueTest(mode = QueueTestMode.INLINE)
+class InlineModeTests {
+
+    @Autowired
+    QueueTester queue;
+
+    @Autowired
+    QueueClient client;
+
+    @Autowired
+    Journal journal;
+
+    @Autowired
+    PlatformTransactionManager transactions;
+
+    @Test
+    void anEnqueueReturnsAfterItsJobAndTheJobsItEnqueuedRan() {
+        this.journal.entries.clear();
+
+        this.client.enqueue("welcome-mail", new Mail("cy@example.com"));
+
+        assertThat(this.journal.entries).containsExactly("mail cy@example.com", "audit mailed cy@example.com");
+        this.queue.refuteEnqueued("welcome-mail");
+        this.queue.refuteEnqueued("audit");
+    }
+
+    @Test
+    void insideATransactionTheJobsRunAfterItCommits() {
+        this.journal.entries.clear();
+
+        new TransactionTemplate(this.transactions).executeWithoutResult(status -> {
+            this.client.enqueue("welcome-mail", new Mail("dee@example.com"));
+            assertThat(this.journal.entries).as("not before the commit").isEmpty();
+        });
+
+        assertThat(this.journal.entries).containsExactly("mail dee@example.com", "audit mailed dee@example.com");
+    }
+
+    @Test
+    void aWorkflowRunsToItsEndAtItsEnqueue() {
+        this.journal.entries.clear();
+
+        this.client.workflow("inline").add("a", "audit", new TestApplication.Entry("abcd"))
+            .add("report", "report", new TestApplication.Entry("r"), io.pgqueue.Workflow.after("a"))
+            .enqueue();
+
+        assertThat(this.journal.entries).containsExactly("audit abcd", "report {a=4}");
+    }
+}

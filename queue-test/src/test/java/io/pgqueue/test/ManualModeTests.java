@@ -1,0 +1,167 @@
+package io.pgqueue.test;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.JobRequest;
+import io.pgqueue.JobState;
+import io.pgqueue.QueueClient;
+import io.pgqueue.Workflow;
+import io.pgqueue.test.TestApplication.Entry;
+import io.pgqueue.test.TestApplication.Journal;
+import io.pgqueue.test.TestApplication.Mail;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The test kit in its default mode: nothing runs until the test drains. */
+@SpringBootTest(classes = TestApplication.class)
+@AutoConfigurePgQueueTest
+class ManualModeTests {
+
+    @Autowired
+    QueueTester queue;
+
+    @Autowired
+    QueueClient client;
+
+    @Autowired
+    Journal journal;
+
+    @Autowired
+    PlatformTransactionManager transactions;
+
+    @Autowired
+    JdbcTemplate jdbc;
+
+    @BeforeEach
+    void clearJournal() {
+        this.journal.entries.clear();
+        this.journal.flakyCalls.set(0);
+    }
+
+    @Test
+    void enqueuedJobsWaitUntilDrainedAndDrainRunsTheJobsTheyEnqueue() {
+        this.client.enqueue("welcome-mail", new Mail("ann@example.com"));
+
+        EnqueuedJob job = this.queue.assertEnqueued("welcome-mail", Mail.class, mail -> mail.to().startsWith("ann"));
+        assertThat(job.state()).isEqualTo(JobState.READY);
+        this.queue.assertEnqueued("welcome-mail", new Mail("ann@example.com"));
+        assertThat(this.journal.entries).as("nothing ran").isEmpty();
+
+        DrainResult drained = this.queue.drain();
+
+        assertThat(drained.completed()).as("the mail and the audit it enqueued").isEqualTo(2);
+        assertThat(this.journal.entries).containsExactly("mail ann@example.com", "audit mailed ann@example.com");
+        this.queue.refuteEnqueued("welcome-mail");
+        this.queue.refuteEnqueued("audit");
+    }
+
+    @Test
+    void assertionsSayWhatIsInTheQueue() {
+        this.client.enqueue("welcome-mail", new Mail("bob@example.com"));
+
+        assertThatThrownBy(() -> this.queue.assertEnqueued("welcome-mail", new Mail("ann@example.com")))
+            .isInstanceOf(AssertionError.class)
+            .hasMessageContaining("Expected a 'welcome-mail' job with payload {\"to\":\"ann@example.com\"}")
+            .hasMessageContaining("bob@example.com");
+        assertThatThrownBy(() -> this.queue.refuteEnqueued("welcome-mail")).isInstanceOf(AssertionError.class)
+            .hasMessageContaining("bob@example.com");
+        assertThatThrownBy(() -> this.queue.assertEnqueued("audit")).hasMessageContaining("there is none");
+    }
+
+    @Test
+    void assertionsSeeTheTestsOwnUncommittedTransaction() {
+        new TransactionTemplate(this.transactions).executeWithoutResult(status -> {
+            this.client.enqueue(JobRequest.of("audit", new Entry("inside"), EnqueueOptions.defaults().withPriority(5)));
+            this.queue.assertEnqueued("audit", job -> job.priority() == 5);
+            status.setRollbackOnly();
+        });
+
+        this.queue.refuteEnqueued("audit");
+    }
+
+    @Test
+    void aRetryWaitsForItsBackoffUntilTheQueuesTimeMoves() {
+        this.client.enqueue("flaky", new Entry("x"));
+
+        assertThat(this.queue.drain().retried()).isEqualTo(1);
+        EnqueuedJob retry = this.queue.assertEnqueued("flaky");
+        assertThat(retry.attempt()).isEqualTo(1);
+        assertThat(this.queue.drain().ran()).as("not due for a minute").isZero();
+
+        this.queue.advance(Duration.ofMinutes(1));
+
+        assertThat(this.queue.drain().completed()).isEqualTo(1);
+        assertThat(this.journal.entries).containsExactly("flaky x on attempt 2");
+    }
+
+    @Test
+    void jobsScheduledLaterRunWhenTheQueuesTimeReachesThem() {
+        long id = this.client.enqueue(JobRequest.of("audit", new Entry("later"),
+                EnqueueOptions.defaults().withDelay(Duration.ofHours(2)))).jobId();
+
+        assertThat(this.queue.drain().ran()).isZero();
+        this.queue.advance(Duration.ofHours(1));
+        assertThat(this.queue.drain().ran()).isZero();
+        this.queue.advance(Duration.ofHours(1));
+        assertThat(this.queue.drain().completed()).isEqualTo(1);
+        assertThat(this.jdbc.queryForObject("SELECT state FROM pgqueue.job_finished WHERE id = ?", String.class, id))
+            .isEqualTo("COMPLETED");
+    }
+
+    @Test
+    void aDayOfQueueTimeFiresTheNightlyScheduleOnce() {
+        List<Long> fired = this.queue.advance(Duration.ofDays(1));
+
+        assertThat(fired).hasSize(1);
+        this.queue.assertEnqueued("nightly");
+        assertThat(this.queue.drain().completed()).isEqualTo(1);
+        assertThat(this.journal.entries).containsExactly("nightly");
+        assertThat(this.queue.advance(Duration.ofHours(1))).isEmpty();
+    }
+
+    @Test
+    void aWorkflowDrainsInOrderAndHandsResultsOn() {
+        this.client.workflow("audit-and-report")
+            .add("a", "audit", new Entry("abc"))
+            .add("b", "audit", new Entry("de"))
+            .add("report", "report", new Entry("r"), Workflow.after("a", "b"))
+            .enqueue();
+        assertThat(this.queue.assertEnqueued("report").state()).isEqualTo(JobState.WAITING);
+
+        assertThat(this.queue.drain().completed()).isEqualTo(3);
+
+        assertThat(this.journal.entries).last().isEqualTo("report {a=3, b=2}");
+    }
+
+    @Test
+    void runJobRunsOneJobNowAndRunHandlerRunsAHandlerWithoutTheQueue() throws Exception {
+        long later = this.client.enqueue(JobRequest.of("audit", new Entry("now"),
+                EnqueueOptions.defaults().withDelay(Duration.ofDays(3)))).jobId();
+
+        assertThat(this.queue.runJob(later)).isEqualTo(JobState.COMPLETED);
+        this.queue.runHandler("audit", new Entry("direct"));
+
+        assertThat(this.journal.entries).containsExactly("audit now", "audit direct");
+        assertThatThrownBy(() -> this.queue.runHandler("no-such-task", new Entry("x")))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("welcome-mail");
+    }
+
+    @Test
+    void drainStopsJobsThatKeepEnqueuingJobs() {
+        this.client.enqueue("forever", new Entry("again"));
+
+        assertThatThrownBy(() -> this.queue.drain("forever", 5)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("drain ran 5 jobs and more are due");
+        this.queue.assertEnqueued("forever");
+    }
+}
