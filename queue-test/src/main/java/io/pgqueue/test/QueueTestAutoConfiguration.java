@@ -11,6 +11,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -22,6 +23,9 @@ public class QueueTestAutoConfiguration {
 
     /** The property {@link AutoConfigurePgQueueTest#mode()} sets. */
     static final String MODE_PROPERTY = "pgqueue.test.mode";
+
+    /** The property naming the database {@link AutoConfigurePgQueueTest} created for the context. */
+    static final String DATABASE_PROPERTY = "pgqueue.test.database";
 
     @Bean
     QueueTestClock queueTestClock() {
@@ -36,8 +40,10 @@ public class QueueTestAutoConfiguration {
     @Bean
     @ConditionalOnBean(PgQueue.class)
     QueueTester queueTester(PgQueue queue, QueueTaskBindings bindings, ObjectProvider<JsonMapper> mapper,
-            QueueTestClock clock) {
-        return new QueueTester(queue, bindings, mapper.getIfAvailable(() -> JsonMapper.builder().build()), clock);
+            QueueTestClock clock, Environment environment) {
+        return new QueueTester(queue, bindings, mapper.getIfAvailable(() -> JsonMapper.builder().build()), clock,
+                environment.getProperty(MODE_PROPERTY, QueueTestMode.class, QueueTestMode.MANUAL),
+                environment.getProperty(DATABASE_PROPERTY));
     }
 
     @Bean

@@ -39,6 +39,7 @@ class QueueTestContextCustomizerFactory implements ContextCustomizerFactory {
                 TestPostgres server = TestPostgres.server();
                 String name = server.createDatabase("pgqueue_test");
                 properties.put("spring.datasource.url", server.jdbcUrl(name));
+                properties.put(QueueTestAutoConfiguration.DATABASE_PROPERTY, name);
                 if (server.user() != null) {
                     properties.put("spring.datasource.username", server.user());
                 }

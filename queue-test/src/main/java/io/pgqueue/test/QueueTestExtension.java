@@ -6,12 +6,13 @@ import org.springframework.test.context.junit.jupiter.SpringExtension;
 
 /**
  * Empties the queue and resets its clock before each test of an {@link AutoConfigurePgQueueTest}
- * class, so that tests sharing a cached context do not see each other's jobs.
+ * class, so that tests sharing a cached context do not see each other's jobs (nothing, when the
+ * context has no queue: {@code pgqueue.enabled=false}).
  */
 public class QueueTestExtension implements BeforeEachCallback {
 
     @Override
     public void beforeEach(ExtensionContext context) {
-        SpringExtension.getApplicationContext(context).getBean(QueueTester.class).reset();
+        SpringExtension.getApplicationContext(context).getBeanProvider(QueueTester.class).ifAvailable(QueueTester::reset);
     }
 }

@@ -27,6 +27,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.core.JacksonException;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
@@ -79,13 +80,21 @@ public final class QueueTester {
 
     private final AttemptOutcomes outcomes;
 
+    private final QueueTestMode mode;
+
+    /** The database {@link AutoConfigurePgQueueTest} created, or {@code null} with {@code database = false}. */
+    private final String database;
+
     /** Runs work with no transaction of the caller's bound to the thread. */
     private final TransactionTemplate outsideTransactions;
 
     /** Set while this thread drains, so that enqueues of the jobs it runs do not drain again (inline mode). */
     private final ThreadLocal<Boolean> draining = ThreadLocal.withInitial(() -> false);
 
-    QueueTester(PgQueue queue, QueueTaskBindings bindings, ObjectMapper mapper, QueueTestClock clock) {
+    QueueTester(PgQueue queue, QueueTaskBindings bindings, ObjectMapper mapper, QueueTestClock clock, QueueTestMode mode,
+            String database) {
+        this.mode = mode;
+        this.database = database;
         this.queue = queue;
         this.bindings = bindings;
         this.mapper = mapper;
@@ -243,14 +252,22 @@ public final class QueueTester {
                 if (claimed.isEmpty()) {
                     return new DrainResult(counts[0], counts[1], counts[2], counts[3]);
                 }
-                for (ClaimedJob job : claimed) {
-                    if (ran == maxJobs) {
-                        store().record(List.of(Outcome.released(job.lease(), "drain limit reached")));
-                        throw new IllegalStateException("drain ran " + maxJobs + " jobs and more are due: do jobs keep "
-                                + "enqueuing jobs? Use drain(task, maxJobs) to run a bounded number");
+                int next = 0;
+                try {
+                    for (; next < claimed.size(); next++) {
+                        if (ran == maxJobs) {
+                            throw new IllegalStateException("drain ran " + maxJobs + " jobs and more are due: do jobs keep "
+                                    + "enqueuing jobs? Use drain(task, maxJobs) to run a bounded number");
+                        }
+                        ran++;
+                        count(counts, run(claimed.get(next)));
                     }
-                    ran++;
-                    count(counts, run(job));
+                }
+                finally {
+                    // Jobs claimed and not run go back as they were.
+                    for (int k = next; k < claimed.size(); k++) {
+                        store().record(List.of(Outcome.released(claimed.get(k).lease(), "the drain stopped")));
+                    }
                 }
             }
         }
@@ -279,6 +296,12 @@ public final class QueueTester {
      * @throws IllegalArgumentException if no such job is READY
      */
     public JobState runJob(long jobId) {
+        List<String> tasks = this.jdbc.queryForList("SELECT task FROM " + this.schema + ".job WHERE id = ? AND state = 'READY'",
+                String.class, jobId);
+        if (tasks.isEmpty()) {
+            throw new IllegalArgumentException("Job " + jobId + " is not in the queue as READY");
+        }
+        worker(tasks.get(0));
         int moved = this.jdbc.update("UPDATE " + this.schema + ".job SET priority = 1000, schedule_time = '-infinity', "
                 + "delay_tolerance_deadline = NULL WHERE id = ? AND state = 'READY'", jobId);
         if (moved == 0) {
@@ -295,7 +318,7 @@ public final class QueueTester {
 
     /**
      * Runs a task's handler on a payload directly, on this thread, without the queue: the handler's
-     * exceptions reach the caller.
+     * exceptions reach the caller; a result it records is not kept (there is no job).
      * @param task the task
      * @param payload the payload, converted to the handler's payload type as it would be read from the queue
      * @throws Exception what the handler threw
@@ -311,7 +334,8 @@ public final class QueueTester {
     /**
      * Moves the queue's time forward: jobs scheduled within the duration (and retries whose backoff
      * ends within it) become due, and the recurring jobs whose slots it passes are enqueued (each
-     * missed slot as the schedule's catch-up says). Nothing runs until {@link #drain()}.
+     * missed slot as the schedule's catch-up says). Nothing runs until {@link #drain()}, except in
+     * {@link QueueTestMode#INLINE}, where the jobs that became due run before it returns.
      * @param duration how far, positive
      * @return the jobs of recurring schedules it enqueued
      */
@@ -324,6 +348,9 @@ public final class QueueTester {
         List<Long> fired = this.queue.schedules().fireDue().stream().map(EnqueueResult::jobId).toList();
         // A slot's job is due at the slot on the scheduler's clock, which runs ahead of the database's.
         shiftJobs(this.clock.offset(), fired);
+        if (this.mode == QueueTestMode.INLINE) {
+            drainInline();
+        }
         return fired;
     }
 
@@ -338,6 +365,24 @@ public final class QueueTester {
      * calls it before each test.
      */
     public void reset() {
+        if (this.queue.shards().sharded()) {
+            throw new IllegalStateException("The test kit runs an unsharded queue; this one has shards "
+                    + this.queue.shards().all().stream().map(shard -> shard.name()).toList());
+        }
+        this.outsideTransactions.executeWithoutResult(status -> empty());
+    }
+
+    private void empty() {
+        if (this.database != null) {
+            String actual = this.jdbc.queryForObject("SELECT current_database()", String.class);
+            if (!this.database.equals(actual)) {
+                throw new IllegalStateException("The queue uses database '" + actual + "', not the test database '"
+                        + this.database + "' @AutoConfigurePgQueueTest created (a DataSource of its own: "
+                        + "@QueueDataSource, a DataSource bean, a service connection?); the test kit will not empty it. "
+                        + "Point the queue at the test database, or use @AutoConfigurePgQueueTest(database = false) "
+                        + "on a database you own for tests");
+            }
+        }
         this.clock.reset();
         this.jdbc.execute("TRUNCATE " + String.join(", ", List.of("job", "job_finished", "job_waiting", "job_dependency",
                 "job_result", "workflow", "schedule", "task_control", "task_rate", "task_group_cursor").stream()
@@ -367,13 +412,22 @@ public final class QueueTester {
         WorkerTask worker = worker(job.task());
         Map<String, String> headers = job.headers() == null ? Map.of() : this.mapper.readValue(job.headers(), HEADERS);
         Outcome outcome;
+        Object payload = null;
         try {
-            Object payload = this.mapper.readValue(job.payload(), this.mapper.constructType(worker.payloadType()));
+            payload = this.mapper.readValue(job.payload(), this.mapper.constructType(worker.payloadType()));
+        }
+        catch (JacksonException ex) {
+            // As a worker does: a payload the handler cannot read fails for good.
+            outcome = Outcome.failed(job.lease(), "Payload cannot be read as " + worker.payloadType().getTypeName() + ": "
+                    + ex.getOriginalMessage());
+            return store().record(List.of(outcome)).applied().getOrDefault(job.id(), JobState.FAILED);
+        }
+        try {
             worker.handler().handle(payload, new TestTaskContext(job.id(), job.task(), job.attempt(), job.maxAttempts(),
                     headers, worker.timeout(), store()));
             outcome = this.outcomes.succeeded(job);
         }
-        catch (Exception | AssertionError ex) {
+        catch (Throwable ex) {
             outcome = this.outcomes.failed(job, ex);
         }
         FencedResult result = store().record(List.of(outcome));
@@ -478,7 +532,10 @@ public final class QueueTester {
 
         @Override
         public void recordResult(Object result) {
-            this.store.workflows().recordResult(this.jobId, this.headers, QueueTester.this.mapper.writeValueAsString(result));
+            String json = QueueTester.this.mapper.writeValueAsString(result);
+            if (this.jobId >= 0) {
+                this.store.workflows().recordResult(this.jobId, this.headers, json);
+            }
         }
 
         @Override

@@ -71,7 +71,9 @@ public final class TestPostgres {
         boolean dockerSocket = setting("DOCKER_HOST") != null || new File("/var/run/docker.sock").exists()
                 || new File(System.getProperty("user.home"), ".docker/run/docker.sock").exists();
         if (dockerSocket && DockerClientFactory.instance().isDockerAvailable()) {
+            // Each cached test context holds a connection pool: room for many of them.
             PostgreSQLContainer container = new PostgreSQLContainer("postgres:17-alpine");
+            container.setCommand("postgres", "-c", "max_connections=300", "-c", "fsync=off");
             container.start();
             Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "pgqueue-test-postgres-stop"));
             log.info("pgqueue tests use a Testcontainers PostgreSQL");

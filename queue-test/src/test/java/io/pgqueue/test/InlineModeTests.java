@@ -61,4 +61,16 @@ class InlineModeTests {
 
         assertThat(this.journal.entries).containsExactly("audit abcd", "report {a=4}");
     }
+
+    @Test
+    void movingTheQueuesTimeRunsTheJobsThatBecameDue() {
+        this.journal.entries.clear();
+        this.client.enqueue(io.pgqueue.JobRequest.of("audit", new TestApplication.Entry("later"),
+                io.pgqueue.EnqueueOptions.defaults().withDelay(java.time.Duration.ofHours(1))));
+        assertThat(this.journal.entries).isEmpty();
+
+        this.queue.advance(java.time.Duration.ofHours(1));
+
+        assertThat(this.journal.entries).containsExactly("audit later");
+    }
 }

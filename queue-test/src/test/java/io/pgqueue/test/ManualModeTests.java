@@ -164,4 +164,18 @@ class ManualModeTests {
             .hasMessageContaining("drain ran 5 jobs and more are due");
         this.queue.assertEnqueued("forever");
     }
+
+    @Test
+    void aStoppedDrainGivesBackTheJobsItClaimedAndDidNotRun() {
+        this.client.enqueue("audit", new Entry("one"));
+        this.client.enqueue("report", new Entry("two"));
+
+        // One job of each task is claimed per round: the limit stops the drain after the first.
+        assertThatThrownBy(() -> this.queue.drain(null, 1)).isInstanceOf(IllegalStateException.class);
+
+        assertThat(this.journal.entries).hasSize(1);
+        String left = this.journal.entries.get(0).startsWith("audit") ? "report" : "audit";
+        assertThat(this.queue.assertEnqueued(left).state()).isEqualTo(JobState.READY);
+        assertThat(this.queue.drain().ran()).isEqualTo(1);
+    }
 }
