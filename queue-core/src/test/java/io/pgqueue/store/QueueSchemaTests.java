@@ -74,7 +74,7 @@ class QueueSchemaTests {
 
         // As if separate tooling had applied V1-V17 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.workflow, partly.job_waiting, partly.job_dependency, "
-                + "partly.job_result, partly.workflow_total, partly.job_end_pending");
+                + "partly.job_result, partly.workflow_total, partly.job_end_pending CASCADE");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
             .hasMessageContaining("'partly' is not migrated to version 18 (missing: table partly.workflow, "

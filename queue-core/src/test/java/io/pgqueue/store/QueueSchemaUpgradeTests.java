@@ -69,7 +69,7 @@ class QueueSchemaUpgradeTests {
         assertThat(functions("upgraded")).as("the functions of a new installation").isEqualTo(functions("fresh"))
             .extracting(function -> function.substring(0, function.indexOf('(')))
             .containsExactly("CREATE OR REPLACE FUNCTION S.add_waiting_jobs", "CREATE OR REPLACE FUNCTION S.apply_job_ends",
-                    "CREATE OR REPLACE FUNCTION S.cancel_waiting_job",
+                    "CREATE OR REPLACE FUNCTION S.cancel_waiting_job", "CREATE OR REPLACE FUNCTION S.cancelled_waiting_job",
                     "CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",

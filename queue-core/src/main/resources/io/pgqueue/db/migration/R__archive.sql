@@ -1,7 +1,7 @@
 -- pgqueue: the row a finished job leaves in job_finished, current definition (repeatable
 -- migration: see R__claim.sql).
 --
--- The one place that lists job_finished's columns: the outcome functions (R__fenced_writes.sql)
+-- With cancelled_waiting_job below, the places that list job_finished's columns: the outcome functions (R__fenced_writes.sql)
 -- and the cancel statement (JobStatements.CANCEL) archive the rows they delete from job as
 --     INSERT INTO job_finished
 --     SELECT a.* FROM deleted AS d, LATERAL finished_job(d, 'STATE', d.attempt, d.last_error, d.progress) AS a
@@ -27,3 +27,16 @@ $finished$;
 
 COMMENT ON FUNCTION ${flyway:defaultSchema}.finished_job(${flyway:defaultSchema}.job, text, integer, text, text)
     IS 'pgqueue finished_job revision 2: keeps the partition';
+
+-- The row a job that waited for its dependencies leaves in job_finished when it is cancelled before
+-- it ran (R__workflows.sql): CANCELLED, no attempt, the reason as its last error. Inlined like
+-- finished_job; adding a column to job_finished means adding it here too.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.cancelled_waiting_job(p_job ${flyway:defaultSchema}.job_waiting,
+                                                                       p_reason text)
+RETURNS SETOF ${flyway:defaultSchema}.job_finished
+LANGUAGE sql STABLE
+AS $cancelled$
+    SELECT (p_job).id, (p_job).task, 'CANCELLED', (p_job).priority, (p_job).payload, (p_job).headers, now(),
+           CAST(NULL AS timestamptz), 0, (p_job).max_attempts, CAST(NULL AS text), CAST(NULL AS text), p_reason,
+           (p_job).created_at, CAST(NULL AS timestamptz), now(), CAST(NULL AS text), 0, (p_job).partition
+$cancelled$;

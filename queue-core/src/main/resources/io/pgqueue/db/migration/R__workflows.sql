@@ -102,13 +102,14 @@ BEGIN
                 DELETE FROM ${flyway:defaultSchema}.job_waiting AS w
                 USING hit
                 WHERE w.id = hit.job_id AND w.on_failure = 'CANCEL'
-                RETURNING w.*, hit.dependency, hit.state AS dependency_state
+                RETURNING w.*
             ), archived AS (
-                INSERT INTO ${flyway:defaultSchema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
-                        delay_tolerance_deadline, attempt, max_attempts, last_error, created_at, partition)
-                SELECT c.id, c.task, 'CANCELLED', c.priority, c.payload, c.headers, now(), NULL, 0, c.max_attempts,
-                       'dependency ' || c.dependency || ' ended ' || c.dependency_state, c.created_at, c.partition
+                INSERT INTO ${flyway:defaultSchema}.job_finished
+                SELECT a.*
                 FROM cancelled AS c
+                JOIN hit ON hit.job_id = c.id,
+                     LATERAL ${flyway:defaultSchema}.cancelled_waiting_job(c,
+                             'dependency ' || hit.dependency || ' ended ' || hit.state) AS a
             )
             SELECT coalesce(array_agg(c.id ORDER BY c.id), '{}') INTO v_cancelled FROM cancelled AS c;
 
@@ -280,11 +281,8 @@ BEGIN
     WITH cancelled AS (
         DELETE FROM ${flyway:defaultSchema}.job_waiting AS w WHERE w.id = p_id RETURNING w.*
     ), archived AS (
-        INSERT INTO ${flyway:defaultSchema}.job_finished (id, task, state, priority, payload, headers, schedule_time,
-                attempt, max_attempts, last_error, created_at, partition)
-        SELECT c.id, c.task, 'CANCELLED', c.priority, c.payload, c.headers, now(), 0, c.max_attempts, 'cancelled while waiting',
-               c.created_at, c.partition
-        FROM cancelled AS c
+        INSERT INTO ${flyway:defaultSchema}.job_finished
+        SELECT a.* FROM cancelled AS c, LATERAL ${flyway:defaultSchema}.cancelled_waiting_job(c, 'cancelled while waiting') AS a
     )
     SELECT c.task INTO v_task FROM cancelled AS c;
     IF v_task IS NULL THEN
