@@ -14,6 +14,7 @@ import java.util.stream.Collectors;
 import io.pgqueue.faults.FaultRun.Execution;
 import io.pgqueue.faults.RecordTask.Work;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -96,6 +97,8 @@ class FaultScenariosIT {
     @Test
     @Order(2)
     void serverRestartInFastModeWithProducers() throws Exception {
+        // The short run restarts in immediate mode only (the crash); the full run in both.
+        Assumptions.assumeTrue(FULL, "the restart in fast mode runs with -Dfaults.scale=full");
         serverRestart("fast");
     }
 
@@ -228,7 +231,7 @@ class FaultScenariosIT {
             // Five seconds' worth of jobs buffered beyond those running, to be handed back.
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4",
                     "--pgqueue.pools.default.prefetch-window=5s");
-            run.enqueueBacklog(FULL ? 2000 : 600, new Work(200, 0), 50);
+            run.enqueueBacklog(FULL ? 2000 : 320, new Work(200, 0), 50);
             sleep(FULL ? 3000 : 1000);
             Set<Long> held = run.heldBy("node-a");
             long termAt = now();
@@ -266,7 +269,7 @@ class FaultScenariosIT {
             // still waiting in the cut-off node's buffer.
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4", "--pgqueue.tasks.record.timeout=10s",
                     "--pgqueue.pools.default.prefetch-window=5s");
-            run.enqueueBacklog(FULL ? 400 : 200, new Work(1000, 0), 20);
+            run.enqueueBacklog(FULL ? 400 : 130, new Work(1000, 0), 20);
             // Once jobs have finished, the pools know their execution time and buffer 5 s of them.
             sleep(3000);
             Set<Long> held = run.heldBy("node-a");
@@ -404,16 +407,16 @@ class FaultScenariosIT {
             Findings findings = Findings.of("rate 40/1s on two nodes", run, Map.of(), List.of());
             List<Long> starts = run.executions().stream().map(Execution::started).sorted().toList();
             // A token bucket lets at most burst + rate * t be claimed in any span t. What the bucket
-            // bounds are the claims: their times are the database's (the claim's started_at, its
-            // transaction's start, a moment before it takes permits: 1 more is allowed in a span).
-            // The handlers' starts follow the claims on two busy JVMs, where a pause bunches them.
+            // bounds are the claims: their times are the database's (a rate-limited job's started_at
+            // is the moment its claim counted the permits). The handlers' starts follow the claims on
+            // two busy JVMs, where a pause bunches them.
             List<Long> claims = run.jdbc.queryForList("SELECT CAST(extract(epoch FROM started_at) * 1000000 AS bigint) "
                     + "FROM pgqueue.job_finished WHERE task = 'record' ORDER BY started_at", Long.class);
-            int excess = beyondBucket(claims, 1_000_000.0, burst, permits) - 1;
+            int excess = beyondBucket(claims, 1_000_000.0, burst, permits);
             int startsExcess = beyondBucket(starts, 1000.0, burst, permits);
             double took = (starts.get(starts.size() - 1) - from) / 1000.0;
             findings.note("%d starts in %.2f s (%.1f/s); most claims in any span beyond burst + rate x span: %d "
-                    + "(handler starts: %d)", starts.size(), took, starts.size() / took, Math.max(excess + 1, 0),
+                    + "(handler starts: %d)", starts.size(), took, starts.size() / took, Math.max(excess, 0),
                     Math.max(startsExcess, 0));
             findings.report();
 
@@ -430,7 +433,8 @@ class FaultScenariosIT {
         for (int i = 0; i < times.size(); i++) {
             for (int j = i; j < times.size(); j++) {
                 double seconds = (times.get(j) - times.get(i)) / unitsPerSecond;
-                excess = Math.max(excess, (j - i + 1) - (int) Math.floor(burst + permits * seconds));
+                // The bucket's own arithmetic is in floating point: a hair of slack against rounding.
+                excess = Math.max(excess, (j - i + 1) - (int) Math.floor(burst + permits * seconds + 1e-6));
             }
         }
         return excess;
@@ -512,9 +516,10 @@ class FaultScenariosIT {
     @Test
     @Order(13)
     void soak() throws Exception {
-        Duration length = FULL ? Duration.ofMinutes(10) : Duration.ofSeconds(40);
-        Duration every = FULL ? Duration.ofSeconds(30) : Duration.ofSeconds(5);
-        int rate = FULL ? 1000 : 200;
+        Assumptions.assumeTrue(FULL, "the soak runs with -Dfaults.scale=full");
+        Duration length = Duration.ofMinutes(10);
+        Duration every = Duration.ofSeconds(30);
+        int rate = 1000;
         try (FaultRun run = new FaultRun(server, "faults_soak")) {
             run.startNodes(List.of("node-a"), "--faults.heap-sample-interval=" + every.toMillis() + "ms",
                     "--pgqueue.tasks.record.concurrency=8");

@@ -23,7 +23,8 @@
 -- lock of the task held until this claim commits, so concurrent claims of it on any node see each
 -- other's jobs: the claim counts the task's claimed jobs flagged "limited" (job_limited_idx) and
 -- takes at most the concurrency left, and takes at most the whole permits of the task's token
--- bucket (task_rate, refilled at permits/millis up to burst, paid for what was claimed). When a
+-- bucket (task_rate, refilled at permits/millis up to burst, paid for what was claimed; such jobs'
+-- started_at is the moment the permits were counted, so their claim times keep to the bucket). When a
 -- limit, not the backlog, cut such a claim, a row without an id tells the caller: limit_wait_millis
 -- is the time until the next permit, -1 for "until a slot frees", or -2 for "until a slot frees or
 -- new jobs come" (a task with groups whose groups held jobs back). A task with groups ("groups":
@@ -191,6 +192,7 @@ BEGIN
             v_want := CAST(v_rule ->> 'want' AS integer);
             v_free := v_want;
             v_permits := NULL;
+            v_now := NULL;
             v_counted := v_rule ? 'concurrency';
             v_held_back := false;
             PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}.claim:' || v_task, 0));
@@ -233,7 +235,7 @@ BEGIN
                 RETURN QUERY
                     UPDATE ${flyway:defaultSchema}.job AS claimed
                     SET state = p_state, lease_owner = p_owner, lease_epoch = claimed.lease_epoch + 1,
-                        attempt = claimed.attempt + 1, started_at = now(), limited = v_counted,
+                        attempt = claimed.attempt + 1, started_at = coalesce(v_now, now()), limited = v_counted,
                         expected_status_change_time = now() + p_lease_millis * interval '1 millisecond'
                     WHERE claimed.id = ANY(v_ids)
                     RETURNING claimed.id, claimed.lease_epoch, claimed.task, CAST(claimed.payload AS text),
