@@ -136,6 +136,50 @@ public final class QueueAdmin {
     }
 
     /**
+     * Finds a job on any shard, with its payload, headers, last error and progress.
+     * @param jobId the job
+     * @return the job, or empty when no job has the id (or retention removed it)
+     */
+    public Optional<JobSnapshot> job(long jobId) {
+        for (JobStore store : jobStores()) {
+            Optional<JobSnapshot> found = store.find(jobId);
+            if (found.isPresent()) {
+                return found;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Lists one page of jobs of every shard, in keyset order (see {@link JobQuery}): as fast on
+     * the thousandth page as on the first.
+     * @param query the group, the filters and where the previous page stopped
+     * @return the page
+     */
+    public JobPage jobs(JobQuery query) {
+        List<JobStore> stores = jobStores();
+        if (stores.size() == 1) {
+            return stores.get(0).list(query);
+        }
+        Comparator<JobPage.Job> order = query.group().finished()
+                ? Comparator.comparing(JobPage.Job::finishedAt).thenComparingLong(JobPage.Job::id).reversed()
+                : Comparator.comparingLong(JobPage.Job::id);
+        List<JobPage.Job> merged = new ArrayList<>();
+        boolean more = false;
+        for (JobStore store : stores) {
+            JobPage page = store.list(query);
+            merged.addAll(page.jobs());
+            more |= page.next() != null;
+        }
+        merged.sort(order);
+        if (merged.size() <= query.limit() && !more) {
+            return new JobPage(List.copyOf(merged), null);
+        }
+        List<JobPage.Job> page = List.copyOf(merged.subList(0, Math.min(query.limit(), merged.size())));
+        return new JobPage(page, page.get(page.size() - 1).position().text());
+    }
+
+    /**
      * Puts every FAILED job of a task back into the queue (except those whose dedup key an active job holds).
      * @param task the task
      * @return the ids of the re-run jobs

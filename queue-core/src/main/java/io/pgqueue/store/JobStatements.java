@@ -394,4 +394,9 @@ final class JobStatements {
                    NULL, NULL, false, false, NULL, created_at, NULL, NULL, NULL, partition
             FROM ${schema}.job_waiting WHERE id = :id
             """;
+
+    /** One page of a group of jobs: see R__job_listing.sql for its order, its filters and the indexes it walks. */
+    static final String LIST = """
+            SELECT * FROM ${schema}.list_jobs(:group, :task, :from, :to, :dedupKey, :error, :afterTime, :afterId, :limit)
+            """;
 }

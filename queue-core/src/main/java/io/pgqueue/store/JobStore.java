@@ -6,6 +6,7 @@ import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -24,6 +25,8 @@ import java.util.stream.IntStream;
 import javax.sql.DataSource;
 
 import io.pgqueue.CancelResult;
+import io.pgqueue.JobPage;
+import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
@@ -73,6 +76,7 @@ public final class JobStore {
     private final String find;
     private final String rerunFailed;
     private final String recentFailures;
+    private final String list;
     private final String vacuumActiveJobs;
 
     private final WorkflowStore workflows;
@@ -116,6 +120,7 @@ public final class JobStore {
         this.find = sql(JobStatements.FIND);
         this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
+        this.list = sql(JobStatements.LIST);
         this.vacuumActiveJobs = sql(JobStatements.VACUUM_ACTIVE_JOBS);
         this.workflows = new WorkflowStore(this.jdbc, config, dataSource);
     }
@@ -678,6 +683,39 @@ public final class JobStore {
                 rs.getString("progress"), rs.getInt("partition")))
             .stream()
             .findFirst();
+    }
+
+    /**
+     * Lists one page of jobs in this database.
+     * @param query the group, the filters and where the previous page stopped
+     * @return the page; {@link JobPage#next()} is set when more jobs follow
+     */
+    public JobPage list(JobQuery query) {
+        JobQuery.Position after = query.position();
+        MapSqlParameterSource params = new MapSqlParameterSource("group", query.group().name())
+            .addValue("task", query.task())
+            .addValue("from", timestamp(query.from()), Types.TIMESTAMP_WITH_TIMEZONE)
+            .addValue("to", timestamp(query.to()), Types.TIMESTAMP_WITH_TIMEZONE)
+            .addValue("dedupKey", query.dedupKey())
+            .addValue("error", query.errorText())
+            .addValue("afterTime", timestamp(after == null ? null : after.finishedAt()), Types.TIMESTAMP_WITH_TIMEZONE)
+            .addValue("afterId", after == null ? null : after.id(), Types.BIGINT)
+            .addValue("limit", query.limit() + 1);
+        List<JobPage.Job> jobs = this.jdbc.query(this.list, params, (rs, row) -> new JobPage.Job(rs.getLong("id"),
+                rs.getString("task"), JobState.valueOf(rs.getString("state")), rs.getInt("priority"),
+                rs.getInt("attempt"), rs.getInt("max_attempts"), StoreSupport.instant(rs, "created_at"),
+                StoreSupport.instant(rs, "schedule_time"), StoreSupport.instant(rs, "started_at"),
+                StoreSupport.instant(rs, "finished_at"), rs.getString("dedup_key"), rs.getString("error"),
+                rs.getString("lease_owner")));
+        if (jobs.size() <= query.limit()) {
+            return new JobPage(jobs, null);
+        }
+        List<JobPage.Job> page = List.copyOf(jobs.subList(0, query.limit()));
+        return new JobPage(page, page.get(page.size() - 1).position().text());
+    }
+
+    private static OffsetDateTime timestamp(Instant instant) {
+        return instant == null ? null : instant.atOffset(ZoneOffset.UTC);
     }
 
     private static MapSqlParameterSource leaseParams(List<Lease> leases) {

@@ -35,7 +35,7 @@ public final class QueueSchema {
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
-     * R__fenced_writes, R__archive and R__workflows), which {@link #requireMigrated} looks for; {@code ${schema}}
+     * R__fenced_writes, R__archive, R__workflows and R__job_listing), which {@link #requireMigrated} looks for; {@code ${schema}}
      * stands for the queue's schema.
      */
     private static final List<String> WORKER_FUNCTIONS = List.of(
@@ -48,7 +48,8 @@ public final class QueueSchema {
             "${schema}.complete_jobs(bigint[], integer[], boolean)",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
             "${schema}.end_jobs(bigint[], bigint[])", "${schema}.add_waiting_jobs(jsonb)",
-            "${schema}.cancel_waiting_job(bigint)");
+            "${schema}.cancel_waiting_job(bigint)",
+            "${schema}.list_jobs(text, text, timestamptz, timestamptz, text, text, timestamptz, bigint, integer)");
 
     /**
      * The functions whose body this release relies on beyond their signature, with the revision

@@ -43,17 +43,20 @@ final class StatsStatements {
                 WHERE state = 'FAILED'
                    OR (state = 'COMPLETED' AND finished_at > statement_timestamp() - interval '1 minute')
                 GROUP BY task
+            ), paused AS (
+                -- A paused task shows as paused before it has jobs, too.
+                SELECT task FROM ${schema}.task_control WHERE paused
             )
-            SELECT coalesce(a.task, f.task) AS task,
+            SELECT coalesce(a.task, f.task, p.task) AS task,
                    coalesce(a.ready, 0) AS ready, coalesce(a.scheduled, 0) AS scheduled,
                    coalesce(a.starting, 0) AS starting, coalesce(a.running, 0) AS running,
                    coalesce(a.stuck, 0) AS stuck, coalesce(a.lag, 0) AS lag,
                    coalesce(f.failed, 0) AS failed, coalesce(f.completed_last_minute, 0) AS completed_last_minute,
                    coalesce(f.failed_last_minute, 0) AS failed_last_minute,
-                   coalesce(c.paused, false) AS paused
+                   p.task IS NOT NULL AS paused
             FROM active a
             FULL JOIN finished f ON f.task = a.task
-            LEFT JOIN ${schema}.task_control c ON c.task = coalesce(a.task, f.task)
+            FULL JOIN paused p ON p.task = coalesce(a.task, f.task)
             ORDER BY 1
             """;
 

@@ -42,6 +42,8 @@ class QueueSchemaUpgradeTests {
                     + "function upgraded.finished_job(upgraded.job, text, integer, text, text), "
                     + "function upgraded.end_jobs(bigint[], bigint[]), function upgraded.add_waiting_jobs(jsonb), "
                     + "function upgraded.cancel_waiting_job(bigint), "
+                    + "function upgraded.list_jobs(text, text, timestamptz, timestamptz, text, text, timestamptz, bigint, "
+                    + "integer), "
                     + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
                     + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
                     + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
@@ -58,7 +60,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V18 and the repeatable migrations").isEqualTo(13);
+        assertThat(result.migrationsExecuted).as("V10 to V19 and the repeatable migrations").isEqualTo(15);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -74,7 +76,8 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.held_leases",
-                    "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.mark_running",
+                    "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.list_jobs",
+                    "CREATE OR REPLACE FUNCTION S.mark_running",
                     "CREATE OR REPLACE FUNCTION S.note_job_end", "CREATE OR REPLACE FUNCTION S.partition_of",
                     "CREATE OR REPLACE FUNCTION S.record_outcomes", "CREATE OR REPLACE FUNCTION S.renew_leases",
                     "CREATE OR REPLACE FUNCTION S.require_ascending");
