@@ -2,7 +2,7 @@
 # End-to-end SQS checks with the `aws sqs` CLI (v1 = JSON protocol in recent releases, Debian v2.9 = query protocol).
 # Env: AWS_CLI (default aws), SQS_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION (us-east-1),
 #      QUEUE_PREFIX, CHECK_SIGNATURES (1|0), STALE_HANDLE (unused here), CLI_PARALLEL (1 = run cases concurrently, default),
-#      CASES (optional comma list).
+#      CLI_JOBS (with CLI_PARALLEL=1, at most this many cases at once; default all), CASES (optional comma list).
 # Output: PASS <case>[: detail] | FAIL <case>: reason | SKIP <case>: why. Exit 0 iff no FAIL.
 set -u
 AWS="${AWS_CLI:-aws}"
@@ -11,6 +11,7 @@ REGION="${AWS_REGION:-us-east-1}"
 PREFIX="${QUEUE_PREFIX:-cli$(date +%s)$RANDOM}"
 CHECK_SIG="${CHECK_SIGNATURES:-1}"
 PARALLEL="${CLI_PARALLEL:-1}"
+JOBS="${CLI_JOBS:-0}"
 ONLY_CASES="${CASES:-}"   # optional comma list of case names (delete-queue always runs)
 export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-test}" AWS_SECRET_ACCESS_KEY="${AWS_SECRET_ACCESS_KEY:-test}"
 export AWS_PAGER="" AWS_DEFAULT_OUTPUT=json
@@ -224,13 +225,18 @@ report() { # report NAME RC OUTFILE
 }
 runcase() { ( set -e; "case_${1//-/_}" ) >"$TMP/out.$1" 2>&1; echo $? >"$TMP/rc.$1"; }
 
-echo "# $VERSION endpoint=$EP prefix=$PREFIX parallel=$PARALLEL"
+echo "# $VERSION endpoint=$EP prefix=$PREFIX parallel=$PARALLEL jobs=$JOBS"
 START=$(date +%s)
 if [ -n "${ONLY_CASES}" ]; then
   SEL=(); for c in "${CASES[@]}"; do [[ ",$ONLY_CASES," == *",$c,"* ]] && SEL+=("$c"); done; CASES=("${SEL[@]}")
 fi
 for c in "${CASES[@]}"; do
-  if [ "$PARALLEL" = 1 ]; then runcase "$c" & else runcase "$c"; fi
+  if [ "$PARALLEL" = 1 ]; then
+    while [ "$JOBS" -gt 0 ] && [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+    runcase "$c" &
+  else
+    runcase "$c"
+  fi
 done
 wait
 for c in "${CASES[@]}"; do
