@@ -9,9 +9,9 @@ import io.pgqueue.observe.QueueEvents;
 
 /**
  * Counts, per task, the jobs this node started after their delay-tolerance deadline, for the
- * {@code queues} endpoint (metrics count them too, as {@code pgqueue.jobs.deadline.missed}).
+ * {@code queues} endpoint and the console (metrics count them too, as {@code pgqueue.jobs.deadline.missed}).
  */
-final class LocalDeadlineMisses implements QueueEvents {
+public final class LocalDeadlineMisses implements QueueEvents {
 
     private final Map<String, AtomicLong> misses = new ConcurrentHashMap<>();
 
@@ -22,7 +22,11 @@ final class LocalDeadlineMisses implements QueueEvents {
         }
     }
 
-    long count(String task) {
+    /**
+     * @param task the task
+     * @return the jobs of the task this node started after their deadline since it started
+     */
+    public long count(String task) {
         AtomicLong count = this.misses.get(task);
         return count == null ? 0 : count.get();
     }

@@ -32,6 +32,23 @@ public class QueueConfigurationException extends RuntimeException {
         this.action = action;
     }
 
+    /**
+     * Checks a configured path of an HTTP endpoint of pgqueue's own, below the root.
+     * @param property the property's name
+     * @param configured its value
+     * @param example what to set instead, e.g. "a path such as /sqs"
+     * @return the path without trailing slashes
+     * @throws QueueConfigurationException if it is not a path below the root
+     */
+    public static String requirePathBelowRoot(String property, String configured, String example) {
+        String path = configured == null ? "" : configured.strip().replaceAll("/+$", "");
+        if (!path.matches("(/[A-Za-z0-9._~-]+)+")) {
+            throw new QueueConfigurationException(property + " '" + configured + "' is not a path below the root",
+                    "Set " + property + " to " + example);
+        }
+        return path;
+    }
+
     /** @return what to do about it */
     public String getAction() {
         return this.action;

@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Misconfiguration fails the start-up with a report that says what to fix.
  */
-class QueueConfigurationFailureTests {
+public class QueueConfigurationFailureTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
         .withInitializer(new TestDatabaseInitializer())
@@ -206,7 +206,7 @@ class QueueConfigurationFailureTests {
     }
 
     /** Checks the report the failure analyzer makes of a start-up failure. */
-    static void assertAnalysis(Throwable failure, String description, String action) {
+    public static void assertAnalysis(Throwable failure, String description, String action) {
         FailureAnalysis analysis = new QueueConfigurationFailureAnalyzer().analyze(failure);
         assertThat(analysis).as("failure analysis of %s", failure).isNotNull();
         assertThat(analysis.getDescription()).startsWith("pgqueue could not start: ").contains(description);

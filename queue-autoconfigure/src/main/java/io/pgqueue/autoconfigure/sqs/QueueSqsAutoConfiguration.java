@@ -60,12 +60,8 @@ public final class QueueSqsAutoConfiguration {
     }
 
     private static String path(String configured) {
-        String path = configured == null ? "" : configured.strip().replaceAll("/+$", "");
-        if (!path.matches("(/[A-Za-z0-9._~-]+)+")) {
-            throw new QueueConfigurationException("pgqueue.sqs.path '" + configured + "' is not a path below the root",
-                    "Set pgqueue.sqs.path to a path such as /sqs (the endpoint gets its own servlet, so it cannot be /)");
-        }
-        return path;
+        return QueueConfigurationException.requirePathBelowRoot("pgqueue.sqs.path", configured,
+                "a path such as /sqs (the endpoint gets its own servlet, so it cannot be /)");
     }
 
     private static Map<String, String> secrets(QueueSqsProperties properties) {

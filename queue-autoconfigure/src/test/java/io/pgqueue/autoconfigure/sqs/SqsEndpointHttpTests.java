@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.pgqueue.autoconfigure.console.QueueConsoleHttpTests;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
@@ -29,7 +30,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * asynchronously when a message comes.
  */
 @SpringBootTest(classes = SqsEndpointHttpTests.SqsApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = { "pgqueue.sqs.enabled=true", "pgqueue.sqs.allow-anonymous=true", "pgqueue.workers.enabled=false" })
+        properties = { "pgqueue.sqs.enabled=true", "pgqueue.sqs.allow-anonymous=true", "pgqueue.workers.enabled=false",
+                QueueConsoleHttpTests.WITHOUT_SECURITY })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 class SqsEndpointHttpTests {
 

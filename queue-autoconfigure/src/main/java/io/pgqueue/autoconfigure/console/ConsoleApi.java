@@ -1,0 +1,341 @@
+package io.pgqueue.autoconfigure.console;
+
+import java.security.Principal;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import io.pgqueue.CancelResult;
+import io.pgqueue.JobPage;
+import io.pgqueue.JobQuery;
+import io.pgqueue.JobSnapshot;
+import io.pgqueue.JobState;
+import io.pgqueue.QueueAdmin;
+import io.pgqueue.QueueAdminException;
+import io.pgqueue.autoconfigure.LocalDeadlineMisses;
+import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
+import io.pgqueue.observe.QueueStats;
+import io.pgqueue.observe.TaskStats;
+import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.schedule.ScheduleInfo;
+import io.pgqueue.store.NodeStore;
+import io.pgqueue.worker.PoolState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.servlet.function.ServerRequest;
+import org.springframework.web.servlet.function.ServerResponse;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The console's JSON API: reads the cached statistics and acts through {@link QueueAdmin}, the
+ * same as the {@code queues} Actuator endpoint. Answers errors as {@code application/problem+json}.
+ */
+final class ConsoleApi {
+
+    private static final Logger log = LoggerFactory.getLogger(ConsoleApi.class);
+
+    /** The header every action must carry: a form on another site cannot send it. */
+    static final String ACTION_HEADER = "X-PgQueue-Console";
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final QueueAdmin admin;
+
+    private final QueueStatsPoller stats;
+
+    private final ConsoleHistory history;
+
+    private final ObjectProvider<QueueWorkersLifecycle> workers;
+
+    private final ObjectProvider<LocalDeadlineMisses> misses;
+
+    private final boolean readOnly;
+
+    ConsoleApi(QueueAdmin admin, QueueStatsPoller stats, ConsoleHistory history,
+            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly) {
+        this.admin = admin;
+        this.stats = stats;
+        this.history = history;
+        this.workers = workers;
+        this.misses = misses;
+        this.readOnly = readOnly;
+    }
+
+    /** {@code GET api/overview}: tasks, the hour's chart, nodes, this node's pools, schedules. */
+    ServerResponse overview(ServerRequest request) {
+        QueueStats latest = this.stats.latest();
+        LocalDeadlineMisses deadlineMisses = this.misses.getIfAvailable();
+        List<Map<String, Object>> tasks = this.admin.knownTasks().stream().map(name -> {
+            TaskStats task = latest.task(name);
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("name", name);
+            body.put("ready", task.ready());
+            body.put("scheduled", task.scheduled());
+            body.put("starting", task.starting());
+            body.put("running", task.running());
+            body.put("failed", task.failed());
+            body.put("oldestDueAgeSeconds", task.lagSeconds());
+            body.put("stuckLeases", task.stuck());
+            body.put("completedLastMinute", task.completedLastMinute());
+            body.put("failedLastMinute", task.failedLastMinute());
+            body.put("deadlineMisses", deadlineMisses == null ? null : deadlineMisses.count(name));
+            body.put("paused", task.paused());
+            return body;
+        }).toList();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("readOnly", this.readOnly);
+        body.put("user", request.principal().map(Principal::getName).orElse(null));
+        body.put("statsTakenAt", latest.takenAt());
+        body.put("statsError", latest.error() == null ? null : latest.error().toString());
+        body.put("tasks", tasks);
+        body.put("history", Map.of("stepSeconds", ConsoleHistory.STEP.toSeconds(), "points",
+                this.history.points().stream().map(point -> Map.of("at", point.at(), "completed", point.completed(),
+                        "failed", point.failed())).toList()));
+        body.put("nodes", this.admin.nodes().stream().map(ConsoleApi::node).toList());
+        body.put("pools", pools());
+        body.put("schedules", this.admin.schedules().stream().map(ConsoleApi::schedule).toList());
+        return json(body);
+    }
+
+    /** {@code GET api/jobs}: one page of a group of jobs, see {@link JobQuery}. */
+    ServerResponse jobs(ServerRequest request) {
+        JobQuery.Group group = JobQuery.Group.of(request.param("state").orElse("FAILED"));
+        JobQuery query = JobQuery.of(group)
+            .withTask(request.param("task").orElse(null))
+            .withTimeRange(instant(request, "from"), instant(request, "to"))
+            .withDedupKey(request.param("dedupKey").orElse(null))
+            .withErrorText(request.param("error").orElse(null))
+            .withLimit(request.param("limit").map(ConsoleApi::limit).orElse(JobQuery.DEFAULT_LIMIT))
+            .after(request.param("after").orElse(null));
+        JobPage page = this.admin.jobs(query);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("state", group.name());
+        body.put("jobs", page.jobs());
+        body.put("next", page.next());
+        return json(body);
+    }
+
+    /** {@code GET api/jobs/{id}}: one job with its payload, headers, last error and progress. */
+    ServerResponse job(ServerRequest request) {
+        long id = jobId(request);
+        Optional<JobSnapshot> found = this.admin.job(id);
+        if (found.isEmpty()) {
+            return problem(HttpStatus.NOT_FOUND, "No job has id " + id + " (or retention removed it)");
+        }
+        JobSnapshot job = found.get();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("id", job.id());
+        body.put("task", job.task());
+        body.put("state", job.state());
+        body.put("priority", job.priority());
+        body.put("payload", job.payload());
+        body.put("headers", job.headers());
+        body.put("scheduleTime", job.scheduleTime());
+        body.put("delayToleranceDeadline", job.delayToleranceDeadline());
+        body.put("attempt", job.attempt());
+        body.put("maxAttempts", job.maxAttempts());
+        body.put("leaseOwner", job.leaseOwner());
+        body.put("leaseDeadline", job.leaseDeadline());
+        body.put("dedupKey", job.dedupKey());
+        body.put("rerunRequested", job.rerunRequested());
+        body.put("cancelRequested", job.cancelRequested());
+        body.put("lastError", job.lastError());
+        body.put("createdAt", job.createdAt());
+        body.put("startedAt", job.startedAt());
+        body.put("finishedAt", job.finishedAt());
+        body.put("progress", job.progress());
+        body.put("partition", job.partition());
+        body.put("workflow", workflowOf(job.headers()));
+        return json(body);
+    }
+
+    /** {@code POST api/tasks/{task}/{action}}: pause, resume or rerun-failed. */
+    ServerResponse taskAction(ServerRequest request) {
+        String task = request.pathVariable("task");
+        String action = request.pathVariable("action");
+        String message = switch (action) {
+            case "pause" -> this.admin.pause(task) ? "Paused " + task : task + " was paused already";
+            case "resume" -> this.admin.resume(task) ? "Resumed " + task : task + " was not paused";
+            case "rerun-failed" -> {
+                int rerun = this.admin.rerunFailed(task).size();
+                yield "Re-running " + rerun + " failed job" + (rerun == 1 ? "" : "s") + " of " + task;
+            }
+            default -> throw new IllegalArgumentException("Unknown action '" + action + "' for a task; use pause, "
+                    + "resume or rerun-failed");
+        };
+        return acted(request, message);
+    }
+
+    /** {@code POST api/jobs/{id}/{action}}: rerun or cancel. */
+    ServerResponse jobAction(ServerRequest request) {
+        long id = jobId(request);
+        String action = request.pathVariable("action");
+        String message = switch (action) {
+            case "rerun" -> {
+                this.admin.rerun(id);
+                yield "Job " + id + " is queued again";
+            }
+            case "cancel" -> this.admin.cancel(id) == CancelResult.CANCELLED ? "Job " + id + " is cancelled"
+                    : "Job " + id + " is asked to stop: it ends cancelled at its worker's next heartbeat";
+            default -> throw new IllegalArgumentException("Unknown action '" + action + "' for a job; use rerun or "
+                    + "cancel");
+        };
+        return acted(request, message);
+    }
+
+    /** {@code POST api/rescue}: every expired lease, now. */
+    ServerResponse rescue(ServerRequest request) {
+        Map<JobState, Long> rescued = this.admin.rescueNow();
+        long total = rescued.values().stream().mapToLong(Long::longValue).sum();
+        return acted(request, total == 0 ? "No lease had expired" : "Rescued " + total + " job"
+                + (total == 1 ? "" : "s") + " with an expired lease: " + rescued);
+    }
+
+    /** Refuses an action of a read-only console, or one without the console's header. */
+    Optional<ServerResponse> refuseAction(ServerRequest request) {
+        if (this.readOnly) {
+            return Optional.of(problem(HttpStatus.FORBIDDEN, "The console is read-only: add Spring Security (the "
+                    + "console then needs its role), or set pgqueue.console.read-only=false"));
+        }
+        if (request.headers().firstHeader(ACTION_HEADER) == null) {
+            return Optional.of(problem(HttpStatus.FORBIDDEN, "An action needs the " + ACTION_HEADER + " header"));
+        }
+        return Optional.empty();
+    }
+
+    /** Answers a failed request: the caller's mistakes as 400 or 404, anything else as 500. */
+    ServerResponse error(Throwable failure, ServerRequest request) {
+        if (failure instanceof QueueAdminException ex) {
+            boolean unknown = ex.getMessage().startsWith("No job has id") || ex.getMessage().startsWith("Unknown task");
+            return problem(unknown ? HttpStatus.NOT_FOUND : HttpStatus.CONFLICT, ex.getMessage());
+        }
+        if (failure instanceof IllegalArgumentException) {
+            return problem(HttpStatus.BAD_REQUEST, failure.getMessage());
+        }
+        log.warn("The console's request {} {} failed", request.method(), request.path(), failure);
+        return problem(HttpStatus.INTERNAL_SERVER_ERROR, "The request failed: " + failure);
+    }
+
+    static ServerResponse problem(HttpStatus status, String detail) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("type", "about:blank");
+        body.put("title", status.getReasonPhrase());
+        body.put("status", status.value());
+        body.put("detail", detail);
+        return ServerResponse.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(body);
+    }
+
+    private ServerResponse acted(ServerRequest request, String message) {
+        this.stats.refresh();
+        log.info("Console: {} ({} {} by {})", message, request.method(), request.path(),
+                request.principal().map(Principal::getName).orElse("an anonymous user"));
+        return json(Map.of("message", message));
+    }
+
+    private static ServerResponse json(Object body) {
+        return ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).header("Cache-Control", "no-store").body(body);
+    }
+
+    private List<Map<String, Object>> pools() {
+        QueueWorkersLifecycle lifecycle = this.workers.getIfAvailable();
+        if (lifecycle == null) {
+            return List.of();
+        }
+        return lifecycle.pools().stream().map((PoolState pool) -> {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("name", pool.name());
+            body.put("capacity", pool.capacity());
+            body.put("busy", pool.busy());
+            body.put("hung", pool.hung());
+            body.put("buffered", pool.buffered());
+            body.put("tasks", List.copyOf(pool.tasks().keySet()));
+            return body;
+        }).toList();
+    }
+
+    private static Map<String, Object> node(NodeStore.Node node) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("id", node.id());
+        body.put("host", node.host());
+        body.put("startedAt", node.startedAt());
+        body.put("lastHeartbeat", node.lastHeartbeat());
+        body.put("pools", parse(node.pools()));
+        return body;
+    }
+
+    private static Map<String, Object> schedule(ScheduleInfo info) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("name", info.schedule().name());
+        body.put("task", info.schedule().task());
+        body.put("cron", info.schedule().cron());
+        body.put("zone", info.schedule().zone().getId());
+        body.put("nextFire", info.nextFire());
+        body.put("lastFire", info.lastFire());
+        body.put("lastJobState", info.lastJobState());
+        return body;
+    }
+
+    private static Object parse(String json) {
+        if (json == null) {
+            return Map.of();
+        }
+        try {
+            return JSON.readValue(json, Object.class);
+        }
+        catch (JacksonException ex) {
+            return Map.of();
+        }
+    }
+
+    private static Long workflowOf(String headers) {
+        if (parse(headers) instanceof Map<?, ?> map && map.get("pgqueue.workflow") != null) {
+            try {
+                return Long.valueOf(map.get("pgqueue.workflow").toString());
+            }
+            catch (NumberFormatException ex) {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    private static long jobId(ServerRequest request) {
+        String id = request.pathVariable("id");
+        try {
+            return Long.parseLong(id);
+        }
+        catch (NumberFormatException ex) {
+            throw new IllegalArgumentException("'" + id + "' is not a job id");
+        }
+    }
+
+    private static int limit(String limit) {
+        try {
+            return Integer.parseInt(limit.trim());
+        }
+        catch (NumberFormatException ex) {
+            throw new IllegalArgumentException("limit '" + limit + "' is not a number");
+        }
+    }
+
+    private static Instant instant(ServerRequest request, String name) {
+        Optional<String> value = request.param(name).filter(text -> !text.isBlank());
+        if (value.isEmpty()) {
+            return null;
+        }
+        try {
+            return Instant.parse(value.get().trim());
+        }
+        catch (DateTimeParseException ex) {
+            throw new IllegalArgumentException(name + " '" + value.get() + "' is not an instant such as "
+                    + "2026-01-31T12:00:00Z");
+        }
+    }
+}

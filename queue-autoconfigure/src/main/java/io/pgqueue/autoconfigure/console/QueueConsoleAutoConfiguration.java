@@ -1,0 +1,82 @@
+package io.pgqueue.autoconfigure.console;
+
+import io.pgqueue.QueueAdmin;
+import io.pgqueue.autoconfigure.LocalDeadlineMisses;
+import io.pgqueue.autoconfigure.QueueAutoConfiguration;
+import io.pgqueue.autoconfigure.QueueConfigurationException;
+import io.pgqueue.autoconfigure.QueueEndpointAutoConfiguration;
+import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
+import io.pgqueue.observe.QueueStatsPoller;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.web.servlet.function.RouterFunction;
+import org.springframework.web.servlet.function.ServerResponse;
+
+/**
+ * Serves the web console at {@code pgqueue.console.path} (default {@code /pgqueue}) in a Spring
+ * MVC application: its page and assets from the jar, its JSON API below {@code api/}. With Spring
+ * Security present, {@link QueueConsoleSecurityConfiguration} requires {@code pgqueue.console.role}
+ * for it; without, it is read-only unless {@code pgqueue.console.read-only=false}, and says so at
+ * start-up. Runs after Boot's web and security auto-configurations, so that the application's
+ * default security is in place before the console adds its own filter chain.
+ */
+@AutoConfiguration(after = { QueueAutoConfiguration.class, QueueEndpointAutoConfiguration.class },
+        afterName = { "org.springframework.boot.webmvc.autoconfigure.WebMvcAutoConfiguration",
+                "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration",
+                "org.springframework.boot.security.autoconfigure.actuate.web.servlet.ManagementWebSecurityAutoConfiguration" })
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(RouterFunction.class)
+@ConditionalOnBean(QueueAdmin.class)
+@ConditionalOnBooleanProperty(name = "pgqueue.console.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(QueueConsoleProperties.class)
+@Import(QueueConsoleSecurityConfiguration.class)
+public final class QueueConsoleAutoConfiguration {
+
+    /** The bean name of the console's security filter chain, when Spring Security is present. */
+    static final String SECURITY_CHAIN = "pgqueueConsoleSecurityFilterChain";
+
+    @Bean
+    @ConditionalOnMissingBean
+    LocalDeadlineMisses queueLocalDeadlineMisses() {
+        return new LocalDeadlineMisses();
+    }
+
+    @Bean
+    ConsoleHistory pgqueueConsoleHistory(QueueStatsPoller stats) {
+        return new ConsoleHistory(stats);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "pgqueueConsoleRoutes")
+    RouterFunction<ServerResponse> pgqueueConsoleRoutes(QueueConsoleProperties properties, QueueAdmin admin,
+            QueueStatsPoller stats, ConsoleHistory history, ObjectProvider<QueueWorkersLifecycle> workers,
+            ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans) {
+        String path = path(properties.getPath());
+        boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);
+        boolean readOnly = properties.getReadOnly() != null ? properties.getReadOnly() : !secured;
+        if (!secured) {
+            LoggerFactory.getLogger(QueueConsoleAutoConfiguration.class).warn("The pgqueue console at {}/ has no "
+                    + "Spring Security to protect it: anyone who reaches this application sees its jobs and their "
+                    + "payloads{}. Add spring-boot-starter-security (the console then needs role {}), or set "
+                    + "pgqueue.console.enabled=false", path, readOnly ? "; it is read-only"
+                            : ", and pause, re-run and cancel them (pgqueue.console.read-only=false)", properties.getRole());
+        }
+        return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, history, workers, misses, readOnly));
+    }
+
+    /** The configured path without trailing slashes; anything but a path below the root stops the start. */
+    static String path(String configured) {
+        return QueueConfigurationException.requirePathBelowRoot("pgqueue.console.path", configured,
+                "a path such as /pgqueue (the console's page is at <path>/)");
+    }
+}

@@ -1,0 +1,64 @@
+package io.pgqueue.autoconfigure.console;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration properties of the web console ({@code pgqueue.console.*}).
+ */
+@ConfigurationProperties("pgqueue.console")
+public class QueueConsoleProperties {
+
+    /**
+     * Whether to serve the web console (needs a Spring MVC web application).
+     */
+    private boolean enabled = true;
+
+    /**
+     * Path of the console: its page is at {@code <path>/}, its JSON API below {@code <path>/api/}.
+     */
+    private String path = "/pgqueue";
+
+    /**
+     * Role a user needs for the console when Spring Security is present (without the
+     * {@code ROLE_} prefix).
+     */
+    private String role = "QUEUE_ADMIN";
+
+    /**
+     * Whether the console only shows, without actions (pause, resume, re-run, cancel, rescue). By
+     * default, read-only unless Spring Security protects it.
+     */
+    private Boolean readOnly;
+
+    public boolean isEnabled() {
+        return this.enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getPath() {
+        return this.path;
+    }
+
+    public void setPath(String path) {
+        this.path = path;
+    }
+
+    public String getRole() {
+        return this.role;
+    }
+
+    public void setRole(String role) {
+        this.role = role;
+    }
+
+    public Boolean getReadOnly() {
+        return this.readOnly;
+    }
+
+    public void setReadOnly(Boolean readOnly) {
+        this.readOnly = readOnly;
+    }
+}

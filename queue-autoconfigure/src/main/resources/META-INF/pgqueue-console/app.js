@@ -1,0 +1,948 @@
+'use strict';
+
+(() => {
+  const API_BASE = new URL('api/', document.baseURI);
+  const GROUPS = ['READY', 'SCHEDULED', 'RUNNING', 'WAITING', 'COMPLETED', 'FAILED', 'CANCELLED'];
+  const FINISHED = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
+  const ACTIVE = new Set(['READY', 'SCHEDULED', 'STARTING', 'RUNNING', 'WAITING']);
+  const DEFAULT_GROUP = 'FAILED';
+  const PAGE_SIZE = 50;
+  const OVERVIEW_REFRESH_MS = 2000;
+  const DETAIL_REFRESH_MS = 1000;
+  const RETRY_MS = 3000;
+  const STALE_HEARTBEAT_SECONDS = 30;
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const NUMBER = new Intl.NumberFormat('en-US');
+
+  const $ = (id) => document.getElementById(id);
+  const view = $('view');
+
+  const app = {
+    overview: null,      // the last overview answer: read-only flag, user, task names
+    generation: 0,       // bumped on every (re)load; answers for an older generation are dropped
+    timer: null,
+    busy: false,
+    serverOffsetMs: 0,   // server clock minus browser clock, when they differ noticeably
+    lastJobsHash: null,  // the jobs list the operator came from, for "Back to jobs"
+    message: null,
+    actionError: null,
+    loadError: null,
+  };
+
+  // ---------------------------------------------------------------- DOM building
+
+  function build(ns, tag, attrs, children) {
+    const el = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value == null || value === false) continue;
+      el.setAttribute(name, value === true ? '' : String(value));
+    }
+    for (const child of children.flat(Infinity)) {
+      if (child == null || child === false) continue;
+      el.append(child instanceof Node ? child : String(child));
+    }
+    return el;
+  }
+
+  const h = (tag, attrs, ...children) => build(null, tag, attrs, children);
+  const s = (tag, attrs, ...children) => build(SVG_NS, tag, attrs, children);
+
+  // Updates `from` in place to look like `to`, so refreshes keep element identity, focus and scroll.
+  function morph(from, to) {
+    if (from.nodeType !== Node.ELEMENT_NODE) {
+      if (from.nodeValue !== to.nodeValue) from.nodeValue = to.nodeValue;
+      return;
+    }
+    for (const attr of [...from.attributes]) {
+      if (!to.hasAttribute(attr.name)) from.removeAttribute(attr.name);
+    }
+    for (const attr of to.attributes) {
+      if (from.getAttribute(attr.name) !== attr.value) from.setAttribute(attr.name, attr.value);
+    }
+    morphChildren(from, to);
+  }
+
+  const keyOf = (node) => (node.nodeType === Node.ELEMENT_NODE ? node.getAttribute('data-key') : null);
+  const sameKind = (a, b) => a.nodeType === b.nodeType && a.nodeName === b.nodeName;
+
+  function morphChildren(parent, next) {
+    const keyed = new Map();
+    for (const child of parent.childNodes) {
+      const key = keyOf(child);
+      if (key != null) keyed.set(key, child);
+    }
+    let cursor = parent.firstChild;
+    for (const wanted of [...next.childNodes]) {
+      const key = keyOf(wanted);
+      let match = null;
+      if (key != null) {
+        match = keyed.get(key) || null;
+        keyed.delete(key);
+        if (match && !sameKind(match, wanted)) match = null;
+      } else if (cursor && keyOf(cursor) == null && sameKind(cursor, wanted)) {
+        match = cursor;
+      }
+      if (match) {
+        if (match === cursor) cursor = cursor.nextSibling;
+        else parent.insertBefore(match, cursor);
+        morph(match, wanted);
+      } else {
+        parent.insertBefore(wanted, cursor);
+      }
+    }
+    while (cursor) {
+      const following = cursor.nextSibling;
+      parent.removeChild(cursor);
+      cursor = following;
+    }
+  }
+
+  // Shows a page: morphs it into the current one when the route is unchanged, replaces it otherwise.
+  function paint(node) {
+    const current = view.firstChild;
+    if (current && view.childNodes.length === 1 && view.dataset.page === location.hash && sameKind(current, node)) {
+      morph(current, node);
+    } else {
+      view.replaceChildren(node);
+      view.dataset.page = location.hash;
+    }
+  }
+
+  // ---------------------------------------------------------------- formatting
+
+  const pad = (n) => String(n).padStart(2, '0');
+  const num = (n) => (n == null ? '—' : NUMBER.format(n));
+  const serverNow = () => Date.now() + app.serverOffsetMs;
+
+  function formatTime(iso) {
+    if (!iso) return '—';
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) return iso;
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} `
+      + `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+
+  function formatClock(ms) {
+    const d = new Date(ms);
+    return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  }
+
+  function formatDuration(seconds) {
+    if (seconds == null || Number.isNaN(seconds)) return '—';
+    const sec = Math.max(0, seconds);
+    if (sec < 10) return `${Number(sec.toFixed(1))} s`;
+    if (sec < 60) return `${Math.floor(sec)} s`;
+    if (sec < 3600) return `${Math.floor(sec / 60)} min`;
+    if (sec < 86400) {
+      const minutes = Math.floor((sec % 3600) / 60);
+      return `${Math.floor(sec / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
+    }
+    const hours = Math.floor((sec % 86400) / 3600);
+    return `${Math.floor(sec / 86400)} d${hours ? ` ${hours} h` : ''}`;
+  }
+
+  function formatRelative(iso) {
+    if (!iso) return '—';
+    const t = Date.parse(iso);
+    if (Number.isNaN(t)) return iso;
+    const seconds = (serverNow() - t) / 1000;
+    if (Math.abs(seconds) < 1) return 'now';
+    const span = formatDuration(Math.abs(seconds) < 10 ? Math.round(Math.abs(seconds)) : Math.abs(seconds));
+    return seconds > 0 ? `${span} ago` : `in ${span}`;
+  }
+
+  function time(iso, withRelative) {
+    if (!iso) return h('span', { class: 'muted' }, '—');
+    return h('time', { datetime: iso, title: `${iso} (${formatRelative(iso)})` },
+      formatTime(iso),
+      withRelative ? h('span', { class: 'rel' }, ` ${formatRelative(iso)}`) : null);
+  }
+
+  function badge(state) {
+    if (!state) return h('span', { class: 'muted' }, '—');
+    return h('span', { class: `badge badge-${state.toLowerCase()}` }, state);
+  }
+
+  function firstLine(text) {
+    return text ? String(text).split(/\r?\n/, 1)[0] : '';
+  }
+
+  function prettyJson(text) {
+    if (text == null || text === '') return '';
+    try {
+      return JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      return String(text);
+    }
+  }
+
+  function countCell(field, value, href, extraClass) {
+    const cls = ['num', value ? extraClass : 'zero'].filter(Boolean).join(' ');
+    return h('td', { class: cls, 'data-field': field },
+      value > 0 && href ? h('a', { href }, num(value)) : num(value));
+  }
+
+  // ---------------------------------------------------------------- routing
+
+  function jobsHash(params) {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(params)) {
+      if (value != null && value !== '') query.set(name, value);
+    }
+    const text = query.toString();
+    return text ? `#/jobs?${text}` : '#/jobs';
+  }
+
+  function parseRoute() {
+    const raw = location.hash.replace(/^#\/?/, '');
+    const q = raw.indexOf('?');
+    const path = q < 0 ? raw : raw.slice(0, q);
+    const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+    const parts = path.split('/').filter(Boolean);
+    if (parts.length === 0 || (parts.length === 1 && parts[0] === 'overview')) return { page: 'overview' };
+    if (parts[0] === 'jobs' && parts.length === 1) return { page: 'jobs', params };
+    if (parts[0] === 'jobs' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'detail', id: parts[1] };
+    return null;
+  }
+
+  function stopTimer() {
+    clearTimeout(app.timer);
+    app.timer = null;
+  }
+
+  function later(generation, ms, fn) {
+    stopTimer();
+    app.timer = setTimeout(() => {
+      if (generation !== app.generation) return;
+      if (document.hidden) later(generation, ms, fn);
+      else fn();
+    }, ms);
+  }
+
+  function navigate() {
+    const route = parseRoute();
+    if (!route) {
+      location.replace('#/overview');
+      return;
+    }
+    app.message = null;
+    app.actionError = null;
+    app.loadError = null;
+    renderNotices();
+    for (const link of document.querySelectorAll('[data-nav]')) {
+      if (link.dataset.nav === (route.page === 'detail' ? 'jobs' : route.page)) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+    if (route.page === 'jobs') app.lastJobsHash = location.hash;
+    view.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
+    view.dataset.page = location.hash;
+    window.scrollTo(0, 0);
+    reload();
+  }
+
+  // Loads the current page again, keeping what is on screen until the answer arrives.
+  function reload() {
+    stopTimer();
+    const generation = ++app.generation;
+    const route = parseRoute();
+    if (!route) return;
+    if (route.page === 'overview') loadOverview(generation);
+    else if (route.page === 'jobs') loadJobs(generation, route.params);
+    else loadDetail(generation, route.id);
+  }
+
+  // ---------------------------------------------------------------- API
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  function cookie(name) {
+    for (const part of document.cookie.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+      const value = part.slice(eq + 1).trim();
+      try {
+        return decodeURIComponent(value);
+      } catch {
+        return value;
+      }
+    }
+    return null;
+  }
+
+  async function problem(res) {
+    let body = null;
+    try {
+      body = await res.json();
+    } catch {
+      body = null;
+    }
+    const text = body && (body.detail || body.title);
+    if (res.status === 401) {
+      return new ApiError(401, `Not signed in (HTTP 401)${text ? `: ${text}` : '. Sign in and reload the page.'}`);
+    }
+    if (res.status === 403) {
+      return new ApiError(403, `Not allowed (HTTP 403)${text ? `: ${text}` : ': this account may not do this, or the CSRF token is missing.'}`);
+    }
+    return new ApiError(res.status, text || `The console API answered HTTP ${res.status}.`);
+  }
+
+  async function api(path, init = {}) {
+    let res;
+    try {
+      res = await fetch(new URL(path, API_BASE), {
+        method: init.method || 'GET',
+        headers: { Accept: 'application/json', ...init.headers },
+        credentials: 'same-origin',
+        cache: 'no-store',
+      });
+    } catch (e) {
+      throw new ApiError(0, `The console API did not answer: ${e.message}`);
+    }
+    const date = Date.parse(res.headers.get('Date') || '');
+    if (!Number.isNaN(date)) {
+      const offset = date - Date.now();
+      app.serverOffsetMs = Math.abs(offset) > 2000 ? offset : 0;
+    }
+    if (!res.ok) throw await problem(res);
+    const type = res.headers.get('Content-Type') || '';
+    if (!type.includes('json')) {
+      throw new ApiError(res.status, 'The console API did not answer with JSON; the session may have ended. Reload the page to sign in.');
+    }
+    return res.json();
+  }
+
+  function post(path) {
+    const headers = { 'X-PgQueue-Console': '1' };
+    const token = cookie('XSRF-TOKEN');
+    if (token != null) headers['X-XSRF-TOKEN'] = token;
+    return api(path, { method: 'POST', headers });
+  }
+
+  const taskPath = (task, action) => `tasks/${encodeURIComponent(task)}/${action}`;
+
+  // ---------------------------------------------------------------- notices and header
+
+  function renderNotices() {
+    $('message').textContent = app.message || '';
+    $('message-box').hidden = !app.message;
+    const error = app.actionError || app.loadError;
+    $('error').textContent = error || '';
+    $('error-box').hidden = !error;
+  }
+
+  function setLoadError(error) {
+    const text = error ? error.message : null;
+    if (app.loadError !== text) {
+      app.loadError = text;
+      renderNotices();
+    }
+  }
+
+  function useOverview(data) {
+    app.overview = data;
+    $('read-only').hidden = !data.readOnly;
+    const user = $('user');
+    user.textContent = data.user ? `Signed in as ${data.user}` : '';
+    user.hidden = !data.user;
+    const statsError = $('stats-error');
+    statsError.textContent = data.statsError ? `Statistics: ${data.statsError}` : '';
+    statsError.hidden = !data.statsError;
+  }
+
+  // Actions are shown only once the server said the console is not read-only.
+  const canAct = () => app.overview != null && app.overview.readOnly === false;
+
+  // ---------------------------------------------------------------- actions
+
+  function confirmDialog(text) {
+    const dialog = $('confirm');
+    $('confirm-text').textContent = text;
+    dialog.returnValue = '';
+    return new Promise((resolve) => {
+      dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
+      dialog.showModal();
+      dialog.querySelector('[data-test="confirm-cancel"]').focus();
+    });
+  }
+
+  function describe(data) {
+    const { action, task, job } = data;
+    const jobName = `job ${job}${task ? ` (${task})` : ''}`;
+    switch (action) {
+      case 'pause':
+        return { path: taskPath(task, 'pause'),
+          question: `Pause ${task}? No node claims its jobs until it is resumed; jobs already running finish.` };
+      case 'resume':
+        return { path: taskPath(task, 'resume'), question: `Resume ${task}? Nodes claim its jobs again.` };
+      case 'rerun-failed':
+        return { path: taskPath(task, 'rerun-failed'),
+          question: `Re-run the ${num(Number(data.count))} failed jobs of ${task}? Each goes back to the queue with a fresh attempt budget, except those whose dedup key an active job holds.` };
+      case 'rescue':
+        return { path: 'rescue',
+          question: 'Rescue expired leases now? Every claimed job whose lease has expired is handled at once instead of at the next rescue interval: it goes back to the queue, or ends when no attempt is left or its cancellation was requested.' };
+      case 'rerun':
+        return { path: `jobs/${job}/rerun`,
+          question: `Re-run ${jobName}? It goes back to the queue with a fresh attempt budget.` };
+      case 'cancel':
+        return { path: `jobs/${job}/cancel`,
+          question: `Cancel ${jobName}? A job that waits is cancelled at once; a running one at its worker's next heartbeat.` };
+      default:
+        return null;
+    }
+  }
+
+  async function runAction(data) {
+    const action = describe(data);
+    if (!action || app.busy) return;
+    app.busy = true;
+    try {
+      if (!await confirmDialog(action.question)) return;
+      app.message = null;
+      app.actionError = null;
+      renderNotices();
+      try {
+        const answer = await post(action.path);
+        app.message = (answer && answer.message) || 'Done.';
+      } catch (e) {
+        app.actionError = e.message;
+      }
+      renderNotices();
+      reload();
+    } finally {
+      app.busy = false;
+    }
+  }
+
+  // ---------------------------------------------------------------- overview
+
+  async function loadOverview(generation) {
+    try {
+      const data = await api('overview');
+      if (generation !== app.generation) return;
+      useOverview(data);
+      paint(renderOverview(data));
+      setLoadError(null);
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+    }
+    later(generation, OVERVIEW_REFRESH_MS, () => loadOverview(generation));
+  }
+
+  function renderOverview(data) {
+    const tasks = data.tasks || [];
+    const actions = canAct();
+    return h('div', { class: 'page' },
+      h('div', { class: 'page-head' },
+        h('h1', null, 'Overview'),
+        h('span', { class: 'muted small' }, data.statsTakenAt ? `Statistics taken ${formatTime(data.statsTakenAt)}` : ''),
+        h('span', { class: 'spacer' }),
+        actions ? h('button', { type: 'button', class: 'btn', 'data-action': 'rescue' }, 'Rescue expired leases now') : null),
+      renderTiles(tasks),
+      renderHistory(data.history),
+      h('section', { class: 'card', 'data-key': 'tasks' },
+        h('h2', null, 'Tasks'),
+        renderTaskTable(tasks, actions)),
+      h('div', { class: 'columns', 'data-key': 'cluster' },
+        h('section', { class: 'card' }, h('h2', null, 'Nodes'), renderNodes(data.nodes || [])),
+        h('section', { class: 'card' }, h('h2', null, 'Pools on this node'), renderPools(data.pools || []))),
+      h('section', { class: 'card', 'data-key': 'schedules' },
+        h('h2', null, 'Schedules'),
+        renderSchedules(data.schedules || [])));
+  }
+
+  function renderTiles(tasks) {
+    const sum = (pick) => tasks.reduce((total, t) => total + (pick(t) || 0), 0);
+    const ready = sum((t) => t.ready);
+    const running = sum((t) => (t.starting || 0) + (t.running || 0));
+    const failed = sum((t) => t.failed);
+    const oldest = tasks.reduce((max, t) => Math.max(max, t.oldestDueAgeSeconds || 0), 0);
+    const misses = sum((t) => t.deadlineMisses);
+    const paused = tasks.filter((t) => t.paused).length;
+    const tile = (key, label, value, tone) =>
+      h('div', { class: `tile${tone ? ` tile-${tone}` : ''}`, 'data-test': `tile-${key}` },
+        h('div', { class: 'tile-label' }, label),
+        h('div', { class: 'tile-value' }, value));
+    return h('div', { class: 'tiles', 'data-key': 'tiles' },
+      tile('ready', 'Ready', num(ready)),
+      tile('running', 'Running', num(running)),
+      tile('failed', 'Failed', num(failed), failed ? 'bad' : null),
+      tile('oldest-due', 'Oldest due', tasks.length ? formatDuration(oldest) : '—', oldest >= 60 ? 'warn' : null),
+      tile('deadline-misses', 'Deadline misses', num(misses), misses ? 'warn' : null),
+      tile('paused', 'Paused tasks', num(paused), paused ? 'warn' : null));
+  }
+
+  function renderTaskTable(tasks, actions) {
+    const head = h('tr', null,
+      h('th', null, 'Task'),
+      h('th', { class: 'num' }, 'Ready'),
+      h('th', { class: 'num' }, 'Scheduled'),
+      h('th', { class: 'num' }, 'Running'),
+      h('th', { class: 'num' }, 'Failed'),
+      h('th', { class: 'num', title: 'How long the oldest due job has waited' }, 'Oldest due'),
+      h('th', { class: 'num', title: 'Claimed jobs whose lease has expired' }, 'Stuck leases'),
+      h('th', { class: 'num', title: 'Jobs completed in the last minute' }, 'Done / min'),
+      h('th', { class: 'num', title: 'Jobs failed in the last minute' }, 'Failed / min'),
+      h('th', { class: 'num', title: 'Jobs started after their delay-tolerance deadline' }, 'Deadline misses'),
+      h('th', null, 'State'),
+      actions ? h('th', { class: 'actions' }, 'Actions') : null);
+    const rows = tasks.map((t) => {
+      const running = (t.starting || 0) + (t.running || 0);
+      const link = (state) => jobsHash({ task: t.name, state });
+      return h('tr', { 'data-task': t.name, 'data-key': `task:${t.name}`, class: t.paused ? 'is-paused' : null },
+        h('td', { class: 'name' }, h('a', { href: link(t.failed > 0 ? 'FAILED' : 'READY') }, t.name)),
+        countCell('ready', t.ready, link('READY')),
+        countCell('scheduled', t.scheduled, link('SCHEDULED')),
+        h('td', { class: `num${running ? '' : ' zero'}`, 'data-field': 'running',
+          title: `starting ${num(t.starting || 0)}, running ${num(t.running || 0)}` },
+          running ? h('a', { href: link('RUNNING') }, num(running)) : num(running)),
+        countCell('failed', t.failed, link('FAILED'), 'bad'),
+        h('td', { class: `num${t.oldestDueAgeSeconds >= 60 ? ' warn' : ''}`, 'data-field': 'oldestDueAge' },
+          t.ready || t.oldestDueAgeSeconds ? formatDuration(t.oldestDueAgeSeconds) : '—'),
+        countCell('stuckLeases', t.stuckLeases, null, 'warn'),
+        countCell('completedLastMinute', t.completedLastMinute),
+        countCell('failedLastMinute', t.failedLastMinute, null, 'bad'),
+        countCell('deadlineMisses', t.deadlineMisses, null, 'warn'),
+        h('td', { 'data-field': 'paused' },
+          h('span', { class: `badge ${t.paused ? 'badge-paused' : 'badge-active'}` }, t.paused ? 'paused' : 'running')),
+        actions ? h('td', { class: 'actions' },
+          t.paused
+            ? h('button', { type: 'button', class: 'btn btn-sm', 'data-action': 'resume', 'data-task': t.name }, 'Resume')
+            : h('button', { type: 'button', class: 'btn btn-sm', 'data-action': 'pause', 'data-task': t.name }, 'Pause'),
+          h('button', { type: 'button', class: 'btn btn-sm', 'data-action': 'rerun-failed', 'data-task': t.name,
+            'data-count': t.failed || 0, disabled: !(t.failed > 0) }, 'Re-run failed')) : null);
+    });
+    if (!rows.length) {
+      rows.push(h('tr', { 'data-key': 'empty' }, h('td', { class: 'empty', colspan: actions ? 12 : 11 }, 'No tasks yet.')));
+    }
+    return h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid', 'data-test': 'task-table' }, h('thead', null, head), h('tbody', null, rows)));
+  }
+
+  function niceStep(max, ticks) {
+    const raw = Math.max(1, max / ticks);
+    const power = 10 ** Math.floor(Math.log10(raw));
+    for (const m of [1, 2, 5, 10]) {
+      if (m * power >= raw) return Math.max(1, m * power);
+    }
+    return 10 * power;
+  }
+
+  function chartWidth() {
+    const box = view.querySelector('.chart-box');
+    const width = box ? box.clientWidth : view.clientWidth - 34;
+    return Math.max(360, Math.round(width || 900));
+  }
+
+  function renderHistory(history) {
+    const points = (history && history.points) || [];
+    const total = (pick) => points.reduce((sum, p) => sum + (pick(p) || 0), 0);
+    const legend = h('div', { class: 'legend' },
+      h('span', { class: 'swatch swatch-completed' }), `Completed ${num(total((p) => p.completed))}`,
+      h('span', { class: 'swatch swatch-failed' }), `Failed ${num(total((p) => p.failed))}`,
+      h('span', { class: 'muted' }, ' per minute, last hour'));
+    return h('section', { class: 'card', 'data-key': 'history' },
+      h('div', { class: 'card-head' }, h('h2', null, 'Throughput'), legend),
+      h('div', { class: 'chart-box' }, historyChart(history, chartWidth())));
+  }
+
+  // Two panels on one time axis: completed per minute above, failed per minute (own scale) below.
+  function historyChart(history, width) {
+    const margin = { left: 48, right: 14, top: 10, bottom: 24 };
+    const completedH = 120;
+    const gap = 14;
+    const failedH = 44;
+    const height = margin.top + completedH + gap + failedH + margin.bottom;
+    const points = (history && history.points) || [];
+    const stepMs = ((history && history.stepSeconds) || 60) * 1000;
+    const attrs = { 'data-test': 'history-chart', class: 'chart', viewBox: `0 0 ${width} ${height}`,
+      width: '100%', height, role: 'img', 'aria-label': 'Jobs completed and failed per minute' };
+    if (!points.length) {
+      return s('svg', attrs,
+        s('text', { x: width / 2, y: height / 2, 'text-anchor': 'middle', class: 'chart-empty' }, 'No history yet'));
+    }
+    const slots = 60;
+    const end = Date.parse(points[points.length - 1].at);
+    const start = end - (slots - 1) * stepMs;
+    const innerW = width - margin.left - margin.right;
+    const slotW = innerW / slots;
+    const barW = Math.max(1, slotW - 2);
+
+    const panel = (key, pick, top, panelH, ticks, label) => {
+      const peak = points.reduce((max, p) => Math.max(max, pick(p) || 0), 0);
+      const step = niceStep(peak, ticks);
+      const max = Math.max(step, Math.ceil(peak / step) * step);
+      const y = (v) => top + panelH - (v / max) * panelH;
+      const grid = [];
+      for (let v = 0; v <= max; v += step) {
+        grid.push(s('line', { class: v === 0 ? 'axis' : 'gridline', x1: margin.left, x2: width - margin.right, y1: y(v), y2: y(v) }),
+          s('text', { class: 'tick', x: margin.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, num(v)));
+      }
+      grid.push(s('text', { class: 'panel-label', x: margin.left + 4, y: top + 10 }, label));
+      return { y, grid: s('g', { 'data-key': `${key}-grid` }, grid) };
+    };
+    const completed = panel('completed', (p) => p.completed, margin.top, completedH, 4, 'completed / min');
+    const failed = panel('failed', (p) => p.failed, margin.top + completedH + gap, failedH, 1, 'failed / min');
+
+    const bars = [];
+    for (const p of points) {
+      const at = Date.parse(p.at);
+      const i = Math.round((at - start) / stepMs);
+      if (Number.isNaN(i) || i < 0 || i >= slots) continue;
+      const x = margin.left + i * slotW;
+      const c = p.completed || 0;
+      const f = p.failed || 0;
+      bars.push(s('g', { 'data-key': p.at, class: 'bar' },
+        s('title', null, `${formatClock(at)}: ${num(c)} completed, ${num(f)} failed`),
+        s('rect', { class: 'hit', x, y: margin.top, width: slotW, height: height - margin.top - margin.bottom }),
+        s('rect', { class: 'bar-completed', x: x + 1, y: completed.y(c), width: barW, height: completed.y(0) - completed.y(c) }),
+        f ? s('rect', { class: 'bar-failed', x: x + 1, y: failed.y(f), width: barW, height: failed.y(0) - failed.y(f) }) : null));
+    }
+    const labels = [0, 15, 30, 45, slots - 1].map((i) =>
+      s('text', { class: 'tick', x: margin.left + (i + 0.5) * slotW, y: height - 6,
+        'text-anchor': i === 0 ? 'start' : i === slots - 1 ? 'end' : 'middle' }, formatClock(start + i * stepMs)));
+    return s('svg', attrs,
+      completed.grid,
+      failed.grid,
+      s('g', { 'data-key': 'labels' }, labels),
+      s('g', { 'data-key': 'bars' }, bars));
+  }
+
+  function renderNodes(nodes) {
+    const rows = nodes.map((n) => {
+      const age = (serverNow() - Date.parse(n.lastHeartbeat)) / 1000;
+      const pools = Object.entries(n.pools || {}).map(([name, pool]) =>
+        h('div', { class: 'pool' },
+          h('strong', null, name), ` (${num(pool.capacity)})`,
+          (pool.tasks || []).length ? `: ${pool.tasks.join(', ')}` : ''));
+      return h('tr', { 'data-node': n.id, 'data-key': `node:${n.id}` },
+        h('td', { class: 'name' }, n.id),
+        h('td', null, n.host || '—'),
+        h('td', null, time(n.startedAt)),
+        h('td', { class: age > STALE_HEARTBEAT_SECONDS ? 'warn' : null, title: n.lastHeartbeat || '' }, formatRelative(n.lastHeartbeat)),
+        h('td', null, pools.length ? pools : h('span', { class: 'muted' }, '—')));
+    });
+    if (!rows.length) rows.push(h('tr', { 'data-key': 'empty' }, h('td', { class: 'empty', colspan: 5 }, 'No nodes registered.')));
+    return h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid', 'data-test': 'node-table' },
+        h('thead', null, h('tr', null,
+          h('th', null, 'Node'), h('th', null, 'Host'), h('th', null, 'Started'),
+          h('th', null, 'Last heartbeat'), h('th', null, 'Pools (capacity): tasks'))),
+        h('tbody', null, rows)));
+  }
+
+  function renderPools(pools) {
+    const rows = pools.map((p) => h('tr', { 'data-pool': p.name, 'data-key': `pool:${p.name}` },
+      h('td', { class: 'name' }, p.name),
+      h('td', { class: 'num' }, num(p.capacity)),
+      h('td', { class: 'num' },
+        num(p.busy),
+        h('meter', { class: 'meter', min: 0, max: p.capacity || 1, value: p.busy || 0,
+          title: `${num(p.busy)} of ${num(p.capacity)} busy` })),
+      countCell('hung', p.hung, null, 'bad'),
+      h('td', { class: 'num' }, num(p.buffered))));
+    if (!rows.length) rows.push(h('tr', { 'data-key': 'empty' }, h('td', { class: 'empty', colspan: 5 }, 'No pools on this node.')));
+    return h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid', 'data-test': 'pool-table' },
+        h('thead', null, h('tr', null,
+          h('th', null, 'Pool'), h('th', { class: 'num' }, 'Capacity'), h('th', { class: 'num' }, 'Busy'),
+          h('th', { class: 'num' }, 'Hung'), h('th', { class: 'num' }, 'Buffered'))),
+        h('tbody', null, rows)));
+  }
+
+  function renderSchedules(schedules) {
+    const rows = schedules.map((sc) => h('tr', { 'data-schedule': sc.name, 'data-key': `schedule:${sc.name}` },
+      h('td', { class: 'name' }, sc.name),
+      h('td', null, h('a', { href: jobsHash({ task: sc.task, state: 'COMPLETED' }) }, sc.task)),
+      h('td', null, h('code', null, sc.cron)),
+      h('td', null, sc.zone || '—'),
+      h('td', null, time(sc.nextFire, true)),
+      h('td', null, time(sc.lastFire, true)),
+      h('td', null, badge(sc.lastJobState))));
+    if (!rows.length) rows.push(h('tr', { 'data-key': 'empty' }, h('td', { class: 'empty', colspan: 7 }, 'No schedules.')));
+    return h('div', { class: 'table-wrap' },
+      h('table', { class: 'grid', 'data-test': 'schedule-table' },
+        h('thead', null, h('tr', null,
+          h('th', null, 'Schedule'), h('th', null, 'Task'), h('th', null, 'Cron'), h('th', null, 'Zone'),
+          h('th', null, 'Next fire'), h('th', null, 'Last fire'), h('th', null, 'Last job'))),
+        h('tbody', null, rows)));
+  }
+
+  // ---------------------------------------------------------------- jobs
+
+  function readFilters(params) {
+    const state = (params.get('state') || '').toUpperCase();
+    return {
+      state: GROUPS.includes(state) ? state : DEFAULT_GROUP,
+      task: params.get('task') || '',
+      from: params.get('from') || '',
+      to: params.get('to') || '',
+      dedupKey: params.get('dedupKey') || '',
+      error: params.get('error') || '',
+      after: params.get('after') || '',
+    };
+  }
+
+  function filterQuery(filters) {
+    return {
+      state: filters.state, task: filters.task, from: filters.from, to: filters.to,
+      dedupKey: filters.dedupKey, error: filters.error,
+    };
+  }
+
+  function toLocalInput(iso) {
+    const d = new Date(iso);
+    if (!iso || Number.isNaN(d.getTime())) return '';
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T`
+      + `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+
+  function toInstant(local, label) {
+    if (!local) return '';
+    const d = new Date(local);
+    if (Number.isNaN(d.getTime())) throw new Error(`${label} is not a valid date and time.`);
+    return d.toISOString().replace('.000Z', 'Z');
+  }
+
+  async function loadJobs(generation, params) {
+    const filters = readFilters(params);
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries({ ...filterQuery(filters), after: filters.after })) {
+      if (value) query.set(name, value);
+    }
+    query.set('limit', String(PAGE_SIZE));
+    const [page, overview] = await Promise.all([
+      api(`jobs?${query}`).catch((e) => e),
+      api('overview').catch(() => null),
+    ]);
+    if (generation !== app.generation) return;
+    if (overview) useOverview(overview);
+    if (page instanceof Error) setLoadError(page);
+    else setLoadError(null);
+    paint(renderJobs(filters, page instanceof Error ? null : page));
+  }
+
+  function renderJobs(filters, page) {
+    const group = (page && page.state) || filters.state;
+    const taskNames = new Set(((app.overview && app.overview.tasks) || []).map((t) => t.name));
+    if (filters.task) taskNames.add(filters.task);
+    const stateTabs = GROUPS.map((g) =>
+      h('a', { href: jobsHash({ ...filterQuery(filters), state: g }), class: 'tab', 'aria-current': g === filters.state ? 'page' : null },
+        badge(g)));
+    const form = h('form', { class: 'filters', 'data-test': 'job-filter', novalidate: true, autocomplete: 'off' },
+      h('label', null, 'State',
+        h('select', { name: 'state' }, GROUPS.map((g) => h('option', { value: g, selected: g === filters.state }, g)))),
+      h('label', null, 'Task',
+        h('select', { name: 'task' },
+          h('option', { value: '', selected: !filters.task }, 'any task'),
+          [...taskNames].sort().map((name) => h('option', { value: name, selected: name === filters.task }, name)))),
+      h('label', null, 'From', h('input', { type: 'datetime-local', name: 'from', step: 1, value: toLocalInput(filters.from) })),
+      h('label', null, 'To', h('input', { type: 'datetime-local', name: 'to', step: 1, value: toLocalInput(filters.to) })),
+      h('label', null, 'Dedup key', h('input', { type: 'text', name: 'dedupKey', value: filters.dedupKey, spellcheck: 'false' })),
+      h('label', null, 'Error contains', h('input', { type: 'search', name: 'error', maxlength: 200, value: filters.error })),
+      h('div', { class: 'filter-buttons' },
+        h('button', { type: 'submit', class: 'btn btn-primary', 'data-test': 'filter-apply' }, 'Apply'),
+        h('a', { class: 'btn btn-link', href: jobsHash({ state: filters.state }) }, 'Clear')));
+
+    return h('div', { class: 'page' },
+      h('div', { class: 'page-head' }, h('h1', null, 'Jobs'), h('nav', { class: 'tabs', 'aria-label': 'Job states' }, stateTabs)),
+      h('section', { class: 'card' }, form),
+      page ? renderJobTable(filters, page, group) : null);
+  }
+
+  function renderJobTable(filters, page, group) {
+    const jobs = page.jobs || [];
+    const finished = FINISHED.has(group);
+    const running = group === 'RUNNING';
+    const timeLabel = finished ? 'Finished' : running ? 'Started' : 'Scheduled';
+    const rows = jobs.map((job) => h('tr', { 'data-job-id': job.id, 'data-key': `job:${job.id}` },
+      h('td', { class: 'num id' }, h('a', { href: `#/jobs/${job.id}`, 'data-test': 'job-link' }, job.id)),
+      h('td', { class: 'name' }, h('a', { href: jobsHash({ ...filterQuery(filters), task: job.task }) }, job.task)),
+      h('td', { 'data-field': 'state' }, badge(job.state)),
+      h('td', { class: 'num', 'data-field': 'attempt' }, `${num(job.attempt)} / ${num(job.maxAttempts)}`),
+      h('td', null, time(job.createdAt)),
+      h('td', null, time(finished ? job.finishedAt : running ? job.startedAt : job.scheduleTime)),
+      running ? h('td', null, job.leaseOwner || '—') : null,
+      h('td', null, job.dedupKey ? h('span', { class: 'mono' }, job.dedupKey) : h('span', { class: 'muted' }, '—')),
+      h('td', { class: 'error-cell', 'data-field': 'error' },
+        job.error ? h('span', { title: firstLine(job.error) }, firstLine(job.error)) : h('span', { class: 'muted' }, '—'))));
+    const filtered = filters.task || filters.from || filters.to || filters.dedupKey || filters.error;
+    const first = filters.after ? h('a', { class: 'btn btn-sm', href: jobsHash(filterQuery(filters)), 'data-test': 'first-page' }, 'First page') : null;
+    const next = page.next
+      ? h('a', { class: 'btn btn-sm', href: jobsHash({ ...filterQuery(filters), after: page.next }), 'data-test': 'next-page' }, 'Next page')
+      : null;
+    return h('section', { class: 'card' },
+      jobs.length
+        ? h('div', { class: 'table-wrap' },
+          h('table', { class: 'grid', 'data-test': 'job-table' },
+            h('thead', null, h('tr', null,
+              h('th', { class: 'num' }, 'ID'), h('th', null, 'Task'), h('th', null, 'State'),
+              h('th', { class: 'num' }, 'Attempt'), h('th', null, 'Created'), h('th', null, timeLabel),
+              running ? h('th', null, 'Node') : null,
+              h('th', null, 'Dedup key'), h('th', null, 'Error'))),
+            h('tbody', null, rows)))
+        : h('p', { class: 'empty', 'data-test': 'no-jobs' },
+          filters.after ? `No more ${group} jobs.` : `No ${group} jobs${filtered ? ' match these filters' : ''}.`),
+      h('div', { class: 'pager' },
+        h('span', { class: 'muted' },
+          `${num(jobs.length)} ${jobs.length === 1 ? 'job' : 'jobs'} on this page, `
+            + (finished ? 'newest first' : 'oldest first')),
+        h('span', { class: 'spacer' }),
+        first, next));
+  }
+
+  function applyFilters(form) {
+    const data = new FormData(form);
+    let from;
+    let to;
+    try {
+      from = toInstant(data.get('from'), 'From');
+      to = toInstant(data.get('to'), 'To');
+      if (from && to && Date.parse(from) >= Date.parse(to)) throw new Error('From must be before To.');
+    } catch (e) {
+      app.actionError = e.message;
+      renderNotices();
+      return;
+    }
+    const hash = jobsHash({
+      state: data.get('state'), task: data.get('task'), from, to,
+      dedupKey: String(data.get('dedupKey') || '').trim(), error: String(data.get('error') || '').trim(),
+    });
+    if (hash === location.hash) {
+      app.actionError = null;
+      renderNotices();
+      reload();
+    } else {
+      location.hash = hash;
+    }
+  }
+
+  // ---------------------------------------------------------------- job detail
+
+  async function loadDetail(generation, id) {
+    try {
+      const [job] = await Promise.all([
+        api(`jobs/${id}`),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderDetail(job));
+      if (ACTIVE.has(job.state)) later(generation, DETAIL_REFRESH_MS, () => loadDetail(generation, id));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+      if (e.status === 404) {
+        paint(h('div', { class: 'page' },
+          h('div', { class: 'page-head' }, h('h1', null, `Job ${id}`)),
+          h('p', { class: 'empty', 'data-test': 'job-not-found' }, 'No job has this id, or retention removed it.'),
+          h('p', null, h('a', { href: app.lastJobsHash || '#/jobs', 'data-test': 'back-to-jobs' }, '← Back to jobs'))));
+      } else {
+        later(generation, RETRY_MS, () => loadDetail(generation, id));
+      }
+    }
+  }
+
+  function renderDetail(job) {
+    const state = job.state;
+    const active = ACTIVE.has(state);
+    const actions = canAct();
+    const group = state === 'STARTING' ? 'RUNNING' : state;
+    const back = app.lastJobsHash || jobsHash({ task: job.task, state: GROUPS.includes(group) ? group : DEFAULT_GROUP });
+    const yesNo = (v) => (v ? 'yes' : 'no');
+    const field = (label, name, value) => [h('dt', null, label), h('dd', { 'data-field': name }, value)];
+    const block = (title, name, text, extraClass) => h('section', { class: 'card', 'data-key': `block:${name}` },
+      h('h2', null, title),
+      h('pre', { class: `code${extraClass ? ` ${extraClass}` : ''}`, 'data-field': name }, text));
+
+    return h('div', { class: 'page', 'data-test': 'job-detail' },
+      h('div', { class: 'page-head' },
+        h('a', { href: back, class: 'back', 'data-test': 'back-to-jobs' }, '← Back to jobs'),
+        h('h1', null, `Job ${job.id}`),
+        badge(state),
+        h('span', { class: 'muted' }, job.task),
+        active ? h('span', { class: 'live', title: 'Refreshes every second' }, 'live') : null,
+        h('span', { class: 'spacer' }),
+        actions && state === 'FAILED'
+          ? h('button', { type: 'button', class: 'btn', 'data-action': 'rerun', 'data-job': job.id, 'data-task': job.task }, 'Re-run')
+          : null,
+        actions && active
+          ? h('button', { type: 'button', class: 'btn btn-danger', 'data-action': 'cancel', 'data-job': job.id, 'data-task': job.task }, 'Cancel')
+          : null),
+      h('section', { class: 'card', 'data-key': 'fields' },
+        h('dl', { class: 'fields' },
+          field('ID', 'id', String(job.id)),
+          field('Task', 'task', h('a', { href: jobsHash({ task: job.task, state: GROUPS.includes(group) ? group : DEFAULT_GROUP }) }, job.task)),
+          field('State', 'state', badge(state)),
+          field('Attempt', 'attempt', `${num(job.attempt)} / ${num(job.maxAttempts)}`),
+          field('Priority', 'priority', num(job.priority)),
+          field('Partition', 'partition', num(job.partition)),
+          field('Dedup key', 'dedupKey', job.dedupKey ? h('span', { class: 'mono' }, job.dedupKey) : '—'),
+          field('Workflow', 'workflow', job.workflow != null ? String(job.workflow) : '—'),
+          field('Created', 'createdAt', time(job.createdAt, true)),
+          field('Scheduled', 'scheduleTime', time(job.scheduleTime, true)),
+          field('Started', 'startedAt', time(job.startedAt, true)),
+          field('Finished', 'finishedAt', time(job.finishedAt, true)),
+          field('Lease owner', 'leaseOwner', job.leaseOwner || '—'),
+          field('Lease deadline', 'leaseDeadline', time(job.leaseDeadline, true)),
+          field('Re-run requested', 'rerunRequested', yesNo(job.rerunRequested)),
+          field('Cancel requested', 'cancelRequested', yesNo(job.cancelRequested)),
+          field('Delay tolerance deadline', 'delayToleranceDeadline', time(job.delayToleranceDeadline, true)))),
+      job.lastError ? block('Last error', 'lastError', job.lastError, 'code-error') : null,
+      block('Payload', 'payload', prettyJson(job.payload)),
+      job.headers != null ? block('Headers', 'headers', prettyJson(job.headers)) : null,
+      job.progress != null ? block('Progress', 'progress', prettyJson(job.progress)) : null);
+  }
+
+  // ---------------------------------------------------------------- wiring
+
+  document.addEventListener('click', (event) => {
+    const dismiss = event.target.closest('[data-dismiss]');
+    if (dismiss) {
+      if (dismiss.dataset.dismiss === 'message') app.message = null;
+      else {
+        app.actionError = null;
+        app.loadError = null;
+      }
+      renderNotices();
+      return;
+    }
+    const button = event.target.closest('button[data-action]');
+    if (button && !button.disabled) {
+      event.preventDefault();
+      runAction({ ...button.dataset });
+    }
+  });
+
+  document.addEventListener('submit', (event) => {
+    const form = event.target.closest('form[data-test="job-filter"]');
+    if (!form) return;
+    event.preventDefault();
+    applyFilters(form);
+  });
+
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && app.timer) reload();
+  });
+
+  let resizeTimer = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      const route = parseRoute();
+      if (route && route.page === 'overview' && app.overview && view.querySelector('.chart-box')) {
+        paint(renderOverview(app.overview));
+      }
+    }, 150);
+  });
+
+  window.addEventListener('hashchange', navigate);
+
+  if (!location.hash || location.hash === '#' || location.hash === '#/') location.replace('#/overview');
+  else navigate();
+})();

@@ -1,0 +1,184 @@
+package io.pgqueue.autoconfigure.console;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+
+import io.pgqueue.JobState;
+import io.pgqueue.QueueAdmin;
+import io.pgqueue.QueueClient;
+import io.pgqueue.QueueTask;
+import io.pgqueue.TaskContext;
+import io.pgqueue.TaskHandler;
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.test.context.ContextConfiguration;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The console over real HTTP without Spring Security, opened with pgqueue.console.read-only=false:
+ * its page and assets, the API's reads and actions, and its answers to bad requests.
+ */
+@SpringBootTest(classes = QueueConsoleHttpTests.ConsoleApplication.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = { "pgqueue.console.read-only=false", "pgqueue.stats.interval=200ms",
+                QueueConsoleHttpTests.WITHOUT_SECURITY })
+@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+public class QueueConsoleHttpTests {
+
+    /** The test class path has Spring Security (for the console's security tests): left out here. */
+    public static final String WITHOUT_SECURITY = "spring.autoconfigure.exclude="
+            + "org.springframework.boot.security.autoconfigure.SecurityAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.UserDetailsServiceAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.web.servlet.SecurityFilterAutoConfiguration,"
+            + "org.springframework.boot.security.autoconfigure.actuate.web.servlet.ManagementWebSecurityAutoConfiguration";
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class ConsoleApplication {
+
+        @Bean
+        Fails fails() {
+            return new Fails();
+        }
+    }
+
+    /** Fails every attempt of a payload "fail", completes any other. */
+    @QueueTask(name = "fails", maxAttempts = 1)
+    static class Fails implements TaskHandler<String> {
+
+        @Override
+        public void handle(String payload, TaskContext context) {
+            if (payload.equals("fail")) {
+                throw new IllegalStateException("the remote side refused\nsecond line");
+            }
+        }
+    }
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    QueueClient queue;
+
+    @Autowired
+    QueueAdmin admin;
+
+    @Test
+    void thePageAndItsAssetsComeFromTheJarWithTheirOwnNotFound() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        HttpResponse<String> bare = browser.get("/pgqueue");
+        assertThat(bare.statusCode()).isEqualTo(308);
+        assertThat(bare.headers().firstValue("Location")).hasValue("/pgqueue/");
+
+        HttpResponse<String> page = browser.get("/pgqueue/");
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/html");
+        assertThat(page.headers().firstValue("Content-Security-Policy").orElseThrow()).contains("default-src 'self'");
+        assertThat(page.body()).contains("<title>pgqueue console</title>").contains("app.js");
+        assertThat(browser.get("/pgqueue/app.js").statusCode()).isEqualTo(200);
+        assertThat(browser.get("/pgqueue/app.css").statusCode()).isEqualTo(200);
+
+        HttpResponse<String> missing = browser.get("/pgqueue/missing.js");
+        assertThat(missing.statusCode()).isEqualTo(404);
+        assertThat(missing.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/nothing")).get("detail").asString())
+            .isEqualTo("No console API at GET /pgqueue/api/nothing");
+    }
+
+    @Test
+    void aFailedJobIsListedShownWithItsStackAndRerun() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        long id = this.queue.enqueue("fails", "fail").jobId();
+        await().atMost(Duration.ofSeconds(20)).until(() -> this.admin.job(id).orElseThrow().state() == JobState.FAILED);
+
+        JsonNode page = ConsoleClient.json(browser.get("/pgqueue/api/jobs?state=FAILED&task=fails&error=REFUSED"));
+        assertThat(page.get("state").asString()).isEqualTo("FAILED");
+        JsonNode listed = page.get("jobs").get(0);
+        assertThat(listed.get("id").asLong()).isEqualTo(id);
+        assertThat(listed.get("error").asString()).isEqualTo("java.lang.IllegalStateException: the remote side refused");
+        assertThat(page.get("next").isNull()).isTrue();
+
+        JsonNode job = ConsoleClient.json(browser.get("/pgqueue/api/jobs/" + id));
+        assertThat(job.get("state").asString()).isEqualTo("FAILED");
+        assertThat(job.get("payload").asString()).isEqualTo("\"fail\"");
+        assertThat(job.get("lastError").asString()).contains("second line").contains("\tat ");
+        assertThat(job.get("attempt").asInt()).isEqualTo(1);
+
+        java.time.Instant failedAt = this.admin.job(id).orElseThrow().finishedAt();
+        HttpResponse<String> rerun = browser.act("/pgqueue/api/jobs/" + id + "/rerun");
+        assertThat(rerun.statusCode()).isEqualTo(200);
+        assertThat(ConsoleClient.json(rerun).get("message").asString()).isEqualTo("Job " + id + " is queued again");
+        // It runs again, with a fresh attempt budget, and fails again.
+        await().atMost(Duration.ofSeconds(20)).until(() -> this.admin.job(id).orElseThrow().finishedAt() != null
+                && this.admin.job(id).orElseThrow().finishedAt().isAfter(failedAt));
+        assertThat(this.admin.job(id).orElseThrow().state()).isEqualTo(JobState.FAILED);
+
+        HttpResponse<String> again = browser.act("/pgqueue/api/jobs/" + id + "/cancel");
+        assertThat(again.statusCode()).as("a finished job cannot be cancelled").isEqualTo(409);
+        assertThat(ConsoleClient.json(again).get("detail").asString()).isEqualTo("Job " + id + " has already finished");
+    }
+
+    @Test
+    void pausingATaskShowsInTheOverview() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        HttpResponse<String> paused = browser.act("/pgqueue/api/tasks/fails/pause");
+        assertThat(paused.statusCode()).isEqualTo(200);
+        assertThat(ConsoleClient.json(paused).get("message").asString()).isEqualTo("Paused fails");
+        try {
+            JsonNode overview = ConsoleClient.json(browser.get("/pgqueue/api/overview"));
+            assertThat(overview.get("readOnly").asBoolean()).isFalse();
+            JsonNode task = null;
+            for (JsonNode each : overview.get("tasks")) {
+                if (each.get("name").asString().equals("fails")) {
+                    task = each;
+                }
+            }
+            assertThat(task).isNotNull();
+            assertThat(task.get("paused").asBoolean()).isTrue();
+            assertThat(task.has("deadlineMisses")).isTrue();
+            assertThat(overview.get("nodes").get(0).get("pools").get("default").get("tasks").toString()).contains("fails");
+            assertThat(overview.get("pools").get(0).get("name").asString()).isEqualTo("default");
+            assertThat(overview.get("history").get("stepSeconds").asInt()).isEqualTo(60);
+        }
+        finally {
+            browser.act("/pgqueue/api/tasks/fails/resume");
+        }
+    }
+
+    @Test
+    void badRequestsAreAnsweredWithWhatIsWrongAndChangeNothing() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        Map<String, String> problems = Map.of(
+                "/pgqueue/api/jobs?state=done", "Unknown group of jobs 'done'",
+                "/pgqueue/api/jobs?state=READY&after=x", "'x' is not a page position of READY jobs",
+                "/pgqueue/api/jobs?from=yesterday", "from 'yesterday' is not an instant",
+                "/pgqueue/api/jobs?limit=0", "A page holds 1 to 500 jobs, not 0",
+                "/pgqueue/api/jobs/abc", "'abc' is not a job id");
+        for (Map.Entry<String, String> problem : problems.entrySet()) {
+            HttpResponse<String> response = browser.get(problem.getKey());
+            assertThat(response.statusCode()).as(problem.getKey()).isEqualTo(400);
+            assertThat(ConsoleClient.json(response).get("detail").asString()).as(problem.getKey())
+                .startsWith(problem.getValue());
+        }
+        assertThat(browser.get("/pgqueue/api/jobs/987654321").statusCode()).isEqualTo(404);
+        assertThat(browser.act("/pgqueue/api/tasks/unknown/pause").statusCode()).isEqualTo(404);
+        assertThat(browser.act("/pgqueue/api/tasks/fails/explode").statusCode()).isEqualTo(400);
+
+        HttpResponse<String> forged = browser.postBare("/pgqueue/api/tasks/fails/pause");
+        assertThat(forged.statusCode()).as("an action without the console's header").isEqualTo(403);
+        assertThat(this.admin.knownTasks()).contains("fails");
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/overview")).get("tasks").toString())
+            .doesNotContain("\"paused\":true");
+    }
+}

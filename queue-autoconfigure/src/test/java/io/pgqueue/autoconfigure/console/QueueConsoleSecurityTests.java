@@ -1,0 +1,93 @@
+package io.pgqueue.autoconfigure.console;
+
+import java.net.http.HttpResponse;
+
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.test.context.ContextConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * With Spring Security and the application's default security: the console needs its role, its
+ * actions need the CSRF token from the cookie, and the rest of the application stays protected by
+ * the application's own chain.
+ */
+@SpringBootTest(classes = QueueConsoleSecurityTests.SecuredApplication.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = { "pgqueue.workers.enabled=false", "pgqueue.console.role=OPS" })
+@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+class QueueConsoleSecurityTests {
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(QueueConsoleHttpTests.Fails.class)
+    static class SecuredApplication {
+
+        @Bean
+        InMemoryUserDetailsManager users() {
+            return new InMemoryUserDetailsManager(User.withUsername("operator").password("{noop}secret").roles("OPS").build(),
+                    User.withUsername("viewer").password("{noop}secret").roles("USER").build());
+        }
+    }
+
+    @LocalServerPort
+    int port;
+
+    @Test
+    void theConsoleNeedsItsRole() throws Exception {
+        assertThat(new ConsoleClient(this.port).get("/pgqueue/api/overview").statusCode()).isEqualTo(401);
+        assertThat(new ConsoleClient(this.port).get("/pgqueue/").statusCode()).isEqualTo(401);
+        assertThat(new ConsoleClient(this.port).as("viewer", "secret").get("/pgqueue/api/overview").statusCode())
+            .isEqualTo(403);
+
+        HttpResponse<String> overview = new ConsoleClient(this.port).as("operator", "secret").get("/pgqueue/api/overview");
+        assertThat(overview.statusCode()).isEqualTo(200);
+        assertThat(ConsoleClient.json(overview).get("user").asString()).isEqualTo("operator");
+        assertThat(ConsoleClient.json(overview).get("readOnly").asBoolean()).as("protected, it acts").isFalse();
+    }
+
+    @Test
+    void actionsNeedTheCsrfTokenOfTheCookie() throws Exception {
+        ConsoleClient operator = new ConsoleClient(this.port).as("operator", "secret");
+        // Refused before authentication reads the credentials: 401, and nothing changed.
+        assertThat(operator.postBare("/pgqueue/api/tasks/fails/pause").statusCode()).as("no token yet").isEqualTo(401);
+        assertThat(paused(operator)).isFalse();
+
+        assertThat(operator.get("/pgqueue/api/overview").statusCode()).isEqualTo(200);
+        assertThat(operator.csrfToken()).as("the cookie the page reads").isNotBlank();
+        assertThat(operator.act("/pgqueue/api/tasks/fails/pause").statusCode()).isEqualTo(200);
+        assertThat(paused(operator)).isTrue();
+        assertThat(operator.act("/pgqueue/api/tasks/fails/resume").statusCode()).isEqualTo(200);
+
+        ConsoleClient viewer = new ConsoleClient(this.port).as("viewer", "secret");
+        viewer.get("/pgqueue/api/overview");
+        assertThat(viewer.act("/pgqueue/api/tasks/fails/pause").statusCode()).isEqualTo(403);
+        assertThat(paused(operator)).isFalse();
+    }
+
+    private static boolean paused(ConsoleClient operator) throws Exception {
+        for (tools.jackson.databind.JsonNode task : ConsoleClient.json(operator.get("/pgqueue/api/overview")).get("tasks")) {
+            if (task.get("name").asString().equals("fails")) {
+                return task.get("paused").asBoolean();
+            }
+        }
+        throw new AssertionError("the overview lists no task 'fails'");
+    }
+
+    @Test
+    void theRestOfTheApplicationKeepsItsOwnSecurity() throws Exception {
+        assertThat(new ConsoleClient(this.port).get("/actuator/queues").statusCode()).isEqualTo(401);
+        assertThat(new ConsoleClient(this.port).get("/anything").statusCode()).isEqualTo(401);
+        assertThat(new ConsoleClient(this.port).as("viewer", "secret").get("/actuator/health").statusCode())
+            .as("the application's chain lets any signed-in user in").isEqualTo(200);
+    }
+}

@@ -1,0 +1,185 @@
+package io.pgqueue.sample;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import io.pgqueue.JobPage;
+import io.pgqueue.JobQuery;
+import io.pgqueue.QueueAdmin;
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.MediaType;
+import org.springframework.test.context.ContextConfiguration;
+import org.springframework.test.web.servlet.client.RestTestClient;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The web console of the running sample application in a real browser (headless Chromium driven
+ * by Selenium): a failed thumbnail is seen, re-run and seen complete, a task is paused and seen
+ * paused. Each page's screenshot is written to {@code target/console-screenshots/}. Skipped, with
+ * the reason, where Debian's {@code chromium} and {@code chromium-driver} are not installed.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "sample.embedded-postgres.enabled=false", "sample.images.fail-first=1", "sample.images.failure-rate=0",
+        "pgqueue.tasks.generate-thumbnail.max-attempts=1",
+        "pgqueue.poll-interval=200ms", "pgqueue.stats.interval=500ms" })
+@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+@AutoConfigureRestTestClient
+class ConsoleBrowserTests {
+
+    private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+
+    private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+
+    private static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
+
+    private static WebDriver browser;
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    RestTestClient http;
+
+    @Autowired
+    QueueAdmin admin;
+
+    @BeforeAll
+    static void startBrowser() throws IOException {
+        Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER),
+                "No browser to drive: install Debian's chromium and chromium-driver (/usr/bin/chromium, "
+                        + "/usr/bin/chromedriver), as .ci/run does, to run the console's browser test");
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(CHROMIUM.toFile());
+        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--window-size=1400,1000");
+        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
+            .usingAnyFreePort().build();
+        browser = new ChromeDriver(service, options);
+        Files.createDirectories(SCREENSHOTS);
+    }
+
+    @AfterAll
+    static void stopBrowser() {
+        if (browser != null) {
+            browser.quit();
+        }
+    }
+
+    @Test
+    void aFailedJobIsSeenRerunAndSeenComplete() throws IOException {
+        upload("cat.jpg");
+        await().atMost(Duration.ofSeconds(30)).until(() -> failedThumbnails().size() == 1);
+        long id = failedThumbnails().get(0).id();
+
+        open("#/overview");
+        WebElement thumbnails = waitFor(By.cssSelector("tr[data-task='generate-thumbnail']"));
+        wait(Duration.ofSeconds(10)).until(driver -> thumbnails.findElement(By.cssSelector("[data-field='failed']"))
+            .getText().trim().equals("1"));
+        waitFor(By.cssSelector("svg[data-test='history-chart']"));
+
+        browser.findElement(By.cssSelector("a[data-test='nav-jobs']")).click();
+        open("#/jobs?state=FAILED&task=generate-thumbnail");
+        WebElement row = waitFor(By.cssSelector("tr[data-job-id='" + id + "']"));
+        assertThat(row.findElement(By.cssSelector("[data-field='state']")).getText()).isEqualTo("FAILED");
+        assertThat(row.getText()).contains("image service timed out");
+        screenshot("jobs");
+
+        row.findElement(By.cssSelector("a[data-test='job-link']")).click();
+        WebElement detail = waitFor(By.cssSelector("[data-test='job-detail']"));
+        assertThat(detail.findElement(By.cssSelector("[data-field='state']")).getText()).isEqualTo("FAILED");
+        assertThat(detail.findElement(By.cssSelector("pre[data-field='lastError']")).getText())
+            .contains("java.lang.IllegalStateException: image service timed out").contains("at io.pgqueue.sample");
+        assertThat(detail.findElement(By.cssSelector("pre[data-field='payload']")).getText()).contains("\"fileId\"");
+        screenshot("job-failed");
+
+        detail.findElement(By.cssSelector("button[data-action='rerun']")).click();
+        WebElement confirm = waitFor(By.cssSelector("dialog[data-test='confirm']"));
+        wait(Duration.ofSeconds(5)).until(ExpectedConditions.visibilityOf(confirm));
+        screenshot("confirm");
+        confirm.findElement(By.cssSelector("[data-test='confirm-ok']")).click();
+
+        wait(Duration.ofSeconds(30)).until(driver -> driver.findElement(
+                By.cssSelector("[data-test='job-detail'] [data-field='state']")).getText().equals("COMPLETED"));
+        assertThat(browser.findElement(By.cssSelector("[data-test='message']")).getText())
+            .contains("Job " + id + " is queued again");
+        screenshot("job-completed");
+        assertThat(this.admin.job(id).orElseThrow().state().name()).isEqualTo("COMPLETED");
+
+        // The overview once its chart has its first minute (a few seconds after the start).
+        open("#/overview");
+        wait(Duration.ofSeconds(20)).until(driver -> !driver.findElement(By.cssSelector("svg[data-test='history-chart']"))
+            .getText().contains("No history yet"));
+        screenshot("overview");
+    }
+
+    @Test
+    void aPausedTaskIsSeenPausedAndResumed() throws IOException {
+        open("#/overview");
+        WebElement push = waitFor(By.cssSelector("tr[data-task='send-push']"));
+        assertThat(push.findElement(By.cssSelector("[data-field='paused']")).getText()).isEqualTo("running");
+        push.findElement(By.cssSelector("button[data-action='pause']")).click();
+        waitFor(By.cssSelector("dialog[data-test='confirm'] [data-test='confirm-ok']")).click();
+
+        wait(Duration.ofSeconds(10)).until(driver -> driver.findElement(
+                By.cssSelector("tr[data-task='send-push'] [data-field='paused']")).getText().equals("paused"));
+        assertThat(this.admin.knownTasks()).contains("send-push");
+        screenshot("paused");
+
+        browser.findElement(By.cssSelector("tr[data-task='send-push'] button[data-action='resume']")).click();
+        waitFor(By.cssSelector("dialog[data-test='confirm'] [data-test='confirm-ok']")).click();
+        wait(Duration.ofSeconds(10)).until(driver -> driver.findElement(
+                By.cssSelector("tr[data-task='send-push'] [data-field='paused']")).getText().equals("running"));
+    }
+
+    private List<JobPage.Job> failedThumbnails() {
+        return this.admin.jobs(JobQuery.of(JobQuery.Group.FAILED).withTask("generate-thumbnail")).jobs();
+    }
+
+    private void upload(String name) {
+        this.http.post().uri("/files").contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("owner", "ann", "folder", "inbox", "name", name, "sizeBytes", 2048))
+            .exchange().expectStatus().is2xxSuccessful();
+    }
+
+    private void open(String route) {
+        browser.get("http://127.0.0.1:" + this.port + "/pgqueue/" + route);
+    }
+
+    private static WebElement waitFor(By selector) {
+        return wait(Duration.ofSeconds(15)).until(ExpectedConditions.visibilityOfElementLocated(selector));
+    }
+
+    private static WebDriverWait wait(Duration timeout) {
+        return new WebDriverWait(browser, timeout);
+    }
+
+    private static void screenshot(String name) throws IOException {
+        byte[] png = ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES);
+        Files.write(SCREENSHOTS.resolve("console-" + name + ".png"), png);
+    }
+}
