@@ -36,6 +36,10 @@ final class BenchmarkDatabase implements AutoCloseable {
         }
     }
 
+    String jdbcUrl() {
+        return this.url;
+    }
+
     String description() {
         return this.embedded != null ? "embedded PostgreSQL" : this.url.replaceAll("password=[^&]*", "password=***");
     }

@@ -61,7 +61,8 @@ import tools.jackson.databind.json.JsonMapper;
  * machine-readable line per workload, e.g. {@code workload=drain n=100000 enqueue_per_s=...}.
  * <p>
  * Arguments ({@code key=value}): {@code workload} = drain | latency | mixed | backlog | tasks | all
- * (default all), {@code balance} (the balancer under a skewed load, with {@code shards=3}, {@code rate}
+ * (default all; these drive the core directly), {@code starter-drain}, {@code starter-latency} or
+ * {@code starter-latency-external} (an application built with the starter: {@link StarterBenchmark}), {@code balance} (the balancer under a skewed load, with {@code shards=3}, {@code rate}
  * and {@code seconds}; not in all), or {@code balancer}: the partition balancer's simulation ({@link BalancerSimulation},
  * no database; {@code out} names its output directory), {@code n} (jobs for drain/tasks, default 100000), {@code url}, {@code concurrency}
  * (handler threads of the no-op task, default 8), {@code backlog} (queued jobs for the backlog
@@ -146,6 +147,15 @@ public final class QueueBenchmark {
         if ("sqs".equals(args.get("workload"))) {
             // A client of running SQS servers: no database of its own.
             SqsBenchmark.main(args);
+            System.exit(0);
+        }
+        if (args.getOrDefault("workload", "").startsWith("starter-")) {
+            // Through the starter: a Spring Boot application of its own on the benchmark's database.
+            try (BenchmarkDatabase database = new BenchmarkDatabase(args.get("url"))) {
+                List<String> lines = StarterBenchmark.run(args, database.jdbcUrl());
+                System.out.println();
+                Summary.of(lines).forEach(System.out::println);
+            }
             System.exit(0);
         }
         if ("balancer".equals(args.get("workload"))) {

@@ -46,6 +46,27 @@ class QueueBenchmarkTests {
         assertThat(lines).allSatisfy(line -> assertThat(Double.parseDouble(field(line, "alloc_bytes_per_job"))).isPositive());
     }
 
+    @Test
+    void theStarterWorkloadsRunAnApplicationBuiltWithTheStarter() throws Exception {
+        List<String> drain = StarterBenchmark.run(Map.of("workload", "starter-drain", "n", "2000", "repeat", "1"), url());
+        assertThat(drain).singleElement().satisfies(line -> {
+            assertThat(line).startsWith("workload=starter-drain n=2000");
+            assertThat(Double.parseDouble(field(line, "drain_per_s"))).isPositive();
+        });
+        for (String workload : List.of("starter-latency", "starter-latency-external")) {
+            List<String> latency = StarterBenchmark.run(Map.of("workload", workload, "rate", "200", "count", "100",
+                    "repeat", "1", "producer_warmup", "50"), url());
+            assertThat(latency).singleElement().satisfies(line -> {
+                assertThat(line).startsWith("workload=" + workload + " rate=200 n=100");
+                assertThat(Double.parseDouble(field(line, "p50_ms"))).isPositive()
+                    .isLessThanOrEqualTo(Double.parseDouble(field(line, "p99_ms")));
+            });
+        }
+        assertThat(new JdbcTemplate(db.dataSource()).queryForObject("SELECT (SELECT count(*) FROM pgqueue.job) "
+                + "+ (SELECT count(*) FROM pgqueue.job_finished)", Long.class))
+            .as("the last run's jobs: the producer's warm-up and the measured ones").isEqualTo(50 + 100);
+    }
+
     private static String field(String line, String key) {
         return java.util.Arrays.stream(line.split(" ")).filter(pair -> pair.startsWith(key + "=")).findFirst()
             .orElseThrow().substring(key.length() + 1);
