@@ -49,7 +49,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * handler's start: p50, p95, p99, max;</li>
  * <li>{@code workload=starter-latency-external}: the same with the producer in another JVM
  * ({@link ExternalProducer}, after {@code producer_warmup} jobs it enqueues uncounted, default
- * 3,000), timed on the machine's clock.</li>
+ * 3,000), timed on the machine's clock; {@code dump} names a file that gets, per job of the last
+ * run, its id, the return of its enqueue call and its handler's start, in microseconds since the
+ * epoch (to set beside the job's {@code created_at} and {@code started_at} in the database).</li>
  * </ul>
  * {@code repeat} runs of each (default 3), after one discarded run; any {@code --spring.*} or
  * {@code --pgqueue.*} argument overrides a setting.
@@ -132,7 +134,7 @@ final class StarterBenchmark {
                             Integer.parseInt(args.getOrDefault("count", "4000")));
                     case "starter-latency-external" -> external(jdbc, url, Integer.parseInt(args.getOrDefault("rate", "200")),
                             Integer.parseInt(args.getOrDefault("count", "4000")),
-                            Integer.parseInt(args.getOrDefault("producer_warmup", "3000")));
+                            Integer.parseInt(args.getOrDefault("producer_warmup", "3000")), args.get("dump"));
                     default -> throw new IllegalArgumentException("Unknown workload '" + workload + "'");
                 };
                 if (run == 0) {
@@ -218,7 +220,7 @@ final class StarterBenchmark {
     }
 
     /** Single enqueues at a fixed rate from another JVM: enqueue return to handler start, on the machine's clock. */
-    private static String external(JdbcTemplate jdbc, String url, int rate, int count, int warmup)
+    private static String external(JdbcTemplate jdbc, String url, int rate, int count, int warmup, String dump)
             throws IOException, InterruptedException {
         clear(jdbc);
         NoopTask.reset(true);
@@ -237,12 +239,18 @@ final class StarterBenchmark {
         }
         awaitStarts(count);
         List<double[]> latencies = new ArrayList<>();
+        StringBuilder dumped = new StringBuilder();
         for (String line : Files.readAllLines(out)) {
             String[] fields = line.split(" ");
             long id = Long.parseLong(fields[0]);
-            latencies.add(new double[] { (NoopTask.STARTED_EPOCH_MICROS.get(id) - Long.parseLong(fields[1])) / 1000.0 });
+            long startedMicros = NoopTask.STARTED_EPOCH_MICROS.get(id);
+            latencies.add(new double[] { (startedMicros - Long.parseLong(fields[1])) / 1000.0 });
+            dumped.append(line).append(' ').append(startedMicros).append('\n');
         }
         Files.deleteIfExists(out);
+        if (dump != null) {
+            Files.writeString(Path.of(dump), dumped.toString());
+        }
         return percentiles("starter-latency-external", rate, latencies.stream().mapToDouble(each -> each[0]).toArray());
     }
 
