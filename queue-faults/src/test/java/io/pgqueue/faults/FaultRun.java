@@ -328,25 +328,27 @@ final class FaultRun implements AutoCloseable {
         return running;
     }
 
-    /** Waits until every enqueued job has finished, or the timeout passes. */
+    /**
+     * Waits until every acknowledged job (its enqueue call returned its id) has finished, or the
+     * timeout passes. Counting finished rows would not do: an enqueue call that failed as the
+     * server went down may have committed all the same, and its job, which no one waits for,
+     * would stand in for one still running.
+     */
     void awaitFinished(Duration timeout) {
         long deadline = System.currentTimeMillis() + timeout.toMillis();
-        while (finishedCount() < this.enqueued.size() && System.currentTimeMillis() < deadline) {
+        while (unfinished() > 0 && System.currentTimeMillis() < deadline) {
             sleep(250);
         }
     }
 
-    private long finishedCount() {
+    /** @return the acknowledged jobs not finished yet, or {@link Long#MAX_VALUE} while the database cannot tell */
+    private long unfinished() {
         try {
-            long finished = 0;
-            for (JdbcTemplate shard : this.shards.values()) {
-                finished += shard.queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE task = 'record'",
-                        Long.class);
-            }
-            return finished;
+            Map<Long, String> finished = finishedStates();
+            return this.enqueued.keySet().stream().filter(id -> !finished.containsKey(id)).count();
         }
         catch (RuntimeException ex) {
-            return -1;
+            return Long.MAX_VALUE;
         }
     }
 
