@@ -238,20 +238,20 @@ final class StarterBenchmark {
             throw new IllegalStateException("The producer JVM failed");
         }
         awaitStarts(count);
-        List<double[]> latencies = new ArrayList<>();
+        List<String> lines = Files.readAllLines(out);
+        double[] millis = new double[lines.size()];
         StringBuilder dumped = new StringBuilder();
-        for (String line : Files.readAllLines(out)) {
-            String[] fields = line.split(" ");
-            long id = Long.parseLong(fields[0]);
-            long startedMicros = NoopTask.STARTED_EPOCH_MICROS.get(id);
-            latencies.add(new double[] { (startedMicros - Long.parseLong(fields[1])) / 1000.0 });
-            dumped.append(line).append(' ').append(startedMicros).append('\n');
+        for (int i = 0; i < millis.length; i++) {
+            String[] fields = lines.get(i).split(" ");
+            long startedMicros = NoopTask.STARTED_EPOCH_MICROS.get(Long.parseLong(fields[0]));
+            millis[i] = (startedMicros - Long.parseLong(fields[1])) / 1000.0;
+            dumped.append(lines.get(i)).append(' ').append(startedMicros).append('\n');
         }
         Files.deleteIfExists(out);
         if (dump != null) {
             Files.writeString(Path.of(dump), dumped.toString());
         }
-        return percentiles("starter-latency-external", rate, latencies.stream().mapToDouble(each -> each[0]).toArray());
+        return percentiles("starter-latency-external", rate, millis);
     }
 
     private static void awaitStarts(int count) {
