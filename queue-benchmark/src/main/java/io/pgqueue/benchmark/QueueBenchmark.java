@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -520,36 +519,11 @@ public final class QueueBenchmark {
             QueueWorkers workers = workers(config, List.of(task));
             workers.start();
             int producers = 8;
-            AtomicLong enqueued = new AtomicLong();
-            ExecutorService threads = Executors.newFixedThreadPool(producers);
-            CountDownLatch finished = new CountDownLatch(producers);
-            long start = System.nanoTime();
-            long end = start + TimeUnit.SECONDS.toNanos(seconds);
-            long interval = 1_000_000_000L * producers / rate;
-            for (int p = 0; p < producers; p++) {
-                long offset = interval * p / producers;
-                threads.submit(() -> {
-                    try {
-                        long due = start + offset;
-                        while (due < end) {
-                            while (System.nanoTime() < due) {
-                                LockSupport.parkNanos(Math.max(1000, due - System.nanoTime() - 50_000));
-                            }
-                            producer.enqueue("noop-0", (int) enqueued.incrementAndGet());
-                            due += interval;
-                        }
-                    }
-                    finally {
-                        finished.countDown();
-                    }
-                    return null;
-                });
-            }
-            finished.await();
-            double achieved = enqueued.get() / seconds(start);
-            long backlogAtEnd = enqueued.get() - done.get();
-            threads.shutdown();
-            awaitCount(done, (int) enqueued.get(), Duration.ofMinutes(2));
+            PacedProducers.Result produced = PacedProducers.run(producers, rate, seconds,
+                    i -> producer.enqueue("noop-0", i));
+            double achieved = produced.perSecond();
+            long backlogAtEnd = produced.enqueued() - done.get();
+            awaitCount(done, produced.enqueued(), Duration.ofMinutes(2));
             workers.stop();
             boolean sustained = achieved >= rate * 0.95 && backlogAtEnd < rate;
             report("workload=mixed producers=%d target_per_s=%d achieved_per_s=%.0f "

@@ -47,6 +47,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * <li>{@code workload=starter-latency}: single enqueues at {@code rate} jobs/s (default 200),
  * {@code count} of them (default 4,000), each timed from the return of the enqueue call to its
  * handler's start: p50, p95, p99, max;</li>
+ * <li>{@code workload=starter-enqueue}: single enqueue calls from {@code producers} threads
+ * (default 8) at {@code rate} jobs/s together (default 10,000) for {@code seconds} (default 20) while
+ * the workers run: the rate achieved, the backlog at the end, the enqueue call's p50 and p99;</li>
  * <li>{@code workload=starter-latency-external}: the same with the producer in another JVM
  * ({@link ExternalProducer}, after {@code producer_warmup} jobs it enqueues uncounted, default
  * 3,000), timed on the machine's clock; {@code dump} names a file that gets, per job of the last
@@ -132,6 +135,9 @@ final class StarterBenchmark {
                     case "starter-drain" -> drain(workers, queue, jdbc, Integer.parseInt(args.getOrDefault("n", "100000")));
                     case "starter-latency" -> latency(queue, jdbc, Integer.parseInt(args.getOrDefault("rate", "200")),
                             Integer.parseInt(args.getOrDefault("count", "4000")));
+                    case "starter-enqueue" -> enqueue(queue, jdbc, Integer.parseInt(args.getOrDefault("producers", "8")),
+                            Integer.parseInt(args.getOrDefault("rate", "10000")),
+                            Integer.parseInt(args.getOrDefault("seconds", "20")));
                     case "starter-latency-external" -> external(jdbc, url, Integer.parseInt(args.getOrDefault("rate", "200")),
                             Integer.parseInt(args.getOrDefault("count", "4000")),
                             Integer.parseInt(args.getOrDefault("producer_warmup", "3000")), args.get("dump"));
@@ -217,6 +223,24 @@ final class StarterBenchmark {
             .mapToDouble(entry -> (NoopTask.STARTED_NANOS.get(entry.getKey()) - entry.getValue()) / 1e6)
             .toArray();
         return percentiles("starter-latency", rate, millis);
+    }
+
+    /**
+     * Single enqueue calls from several producer threads at a fixed total rate while the workers run:
+     * the rate achieved, the backlog left at the end (enqueued, not started), and the enqueue call's
+     * duration. Sustained: at least 95 % of the target and a backlog under a second's worth.
+     */
+    private static String enqueue(QueueClient queue, JdbcTemplate jdbc, int producers, int rate, int seconds)
+            throws InterruptedException {
+        clear(jdbc);
+        NoopTask.reset(false);
+        PacedProducers.Result produced = PacedProducers.run(producers, rate, seconds, i -> queue.enqueue("noop", (long) i));
+        int backlog = produced.enqueued() - NoopTask.STARTS.get();
+        awaitStarts(produced.enqueued());
+        boolean sustained = produced.perSecond() >= rate * 0.95 && backlog < rate;
+        return String.format(Locale.ROOT, "workload=starter-enqueue producers=%d target_per_s=%d achieved_per_s=%.0f "
+                + "backlog_at_end=%d sustained=%s enqueue_call_p50_ms=%.2f enqueue_call_p99_ms=%.2f", producers, rate,
+                produced.perSecond(), backlog, sustained, produced.callMillisAt(0.50), produced.callMillisAt(0.99));
     }
 
     /** Single enqueues at a fixed rate from another JVM: enqueue return to handler start, on the machine's clock. */

@@ -53,6 +53,14 @@ class QueueBenchmarkTests {
             assertThat(line).startsWith("workload=starter-drain n=2000");
             assertThat(Double.parseDouble(field(line, "drain_per_s"))).isPositive();
         });
+        List<String> enqueue = StarterBenchmark.run(Map.of("workload", "starter-enqueue", "rate", "400", "seconds", "1",
+                "repeat", "1"), url());
+        assertThat(enqueue).singleElement().satisfies(line -> {
+            assertThat(line).startsWith("workload=starter-enqueue producers=8 target_per_s=400");
+            assertThat(Double.parseDouble(field(line, "achieved_per_s"))).as("never ahead of the schedule").isPositive().isLessThanOrEqualTo(440.0);
+            assertThat(Double.parseDouble(field(line, "enqueue_call_p50_ms"))).isPositive()
+                .isLessThanOrEqualTo(Double.parseDouble(field(line, "enqueue_call_p99_ms")));
+        });
         for (String workload : List.of("starter-latency", "starter-latency-external")) {
             List<String> latency = StarterBenchmark.run(Map.of("workload", workload, "rate", "200", "count", "100",
                     "repeat", "1", "producer_warmup", "50"), url());
