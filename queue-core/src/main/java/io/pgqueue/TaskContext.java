@@ -82,10 +82,12 @@ public interface TaskContext {
 
     /**
      * Records this job's result for the jobs that run after it ({@link #dependencyResult}): a small
-     * value stored as JSON at once, replacing one recorded before (by an earlier attempt, too). It is
-     * kept while the workflow is kept; outside a workflow, while a job that depends on it waits or
-     * runs, and at least for the retention of completed jobs. Written at once, not fenced by the
-     * lease: an attempt that lost its lease may still record.
+     * value stored as JSON under this attempt's lease, replacing one recorded before. It is written
+     * only while the attempt holds its lease (an attempt whose lease was lost records nothing), and
+     * read by the dependents only if this job completed, and completed in the attempt that recorded
+     * it: the value of an attempt that then failed (retried or for good), lost its lease or was
+     * cancelled is never read. It is kept while the workflow is kept; outside a workflow, while a job
+     * that depends on it waits or runs, and at least for the retention of completed jobs.
      * @param result the value, serialized as the payloads are
      * @throws IllegalArgumentException if its JSON is larger than {@value QueueDefaults#MAX_RESULT_BYTES} bytes
      * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
@@ -99,7 +101,9 @@ public interface TaskContext {
      * @param <T> the result type
      * @param dependency the dependency's step name when it is a workflow step, else its job id as text
      * @param type the type to read the result as
-     * @return the result, or empty if it recorded none (or is not a dependency of this job)
+     * @return the result, or empty if it recorded none, did not complete (a job that runs despite
+     * failures, {@link DependencyFailure#RUN}, finds no result of a dependency that failed or was
+     * cancelled), or is not a dependency of this job
      * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
      */
     default <T> Optional<T> dependencyResult(String dependency, Class<T> type) {
@@ -107,7 +111,7 @@ public interface TaskContext {
     }
 
     /**
-     * Reads the results of all dependencies that recorded one.
+     * Reads the results of all dependencies that completed and recorded one.
      * @param <T> the result type
      * @param type the type to read each result as
      * @return the results by step name (job id as text for a dependency outside workflows), in

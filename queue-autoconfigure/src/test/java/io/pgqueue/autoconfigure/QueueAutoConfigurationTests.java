@@ -1,6 +1,10 @@
 package io.pgqueue.autoconfigure;
 
+import java.time.DayOfWeek;
 import java.time.Duration;
+import java.time.LocalTime;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -15,6 +19,8 @@ import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.schedule.CatchUp;
+import io.pgqueue.schedule.Schedule;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import io.pgqueue.worker.BatchSizes;
@@ -183,6 +189,30 @@ class QueueAutoConfigurationTests {
                 assertThat(push.definition().groups().mode()).isEqualTo(TaskGroups.Mode.SEQUENCE);
                 assertThat(push.definition().groups().onFailure()).isEqualTo(TaskGroups.OnFailure.BLOCK);
                 assertThat(push.definition().groups().key().apply(new TestHandlers.Push("u-1", "f"))).isEqualTo("u-1");
+            });
+    }
+
+    @Test
+    void schedulePropertiesOverrideTheAnnotation() {
+        this.runner.withBean(TestHandlers.Tick.class)
+            .withPropertyValues("pgqueue.tasks.tick.cron=0 0 3 * * MON-FRI", "pgqueue.tasks.tick.zone=America/New_York",
+                    "pgqueue.tasks.tick.catch-up=skip")
+            .run(context -> {
+                Schedule configured = context.getBean(QueueTaskBindings.class).all().get("tick").schedule();
+                assertThat(configured.cron()).isEqualTo("0 0 3 * * MON-FRI");
+                assertThat(configured.zone()).isEqualTo(ZoneId.of("America/New_York"));
+                assertThat(configured.catchUp()).isEqualTo(CatchUp.SKIP);
+                // The schedule the nodes share: the annotation's every second in Amsterdam is gone.
+                assertThat(context.getBean(QueueAdmin.class).schedules()).singleElement().satisfies(info -> {
+                    assertThat(info.schedule().name()).isEqualTo("tick");
+                    assertThat(info.schedule().cron()).isEqualTo("0 0 3 * * MON-FRI");
+                    assertThat(info.schedule().zone()).isEqualTo(ZoneId.of("America/New_York"));
+                    assertThat(info.schedule().catchUp()).isEqualTo(CatchUp.SKIP);
+                    ZonedDateTime next = info.nextFire().atZone(ZoneId.of("America/New_York"));
+                    assertThat(next.toLocalTime()).isEqualTo(LocalTime.of(3, 0));
+                    assertThat(next.getDayOfWeek()).isNotIn(DayOfWeek.SATURDAY, DayOfWeek.SUNDAY);
+                    assertThat(info.configured()).isTrue();
+                });
             });
     }
 

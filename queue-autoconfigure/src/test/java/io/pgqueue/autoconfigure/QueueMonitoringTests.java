@@ -1,6 +1,7 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -9,8 +10,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.pgqueue.EnqueueOptions;
+import io.pgqueue.EnqueueResult;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
@@ -18,6 +21,7 @@ import io.pgqueue.TaskHandler;
 import io.pgqueue.observe.QueueMeterBinder;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.schedule.Schedules;
 import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.JobStore;
@@ -260,6 +264,34 @@ class QueueMonitoringTests {
             assertThat(endpoint.taskAction("push", "unschedule", "push-nightly", null, null, null, null))
                 .containsEntry("removed", true);
             assertThat((List<?>) endpoint.queues().get("schedules")).isEmpty();
+        });
+    }
+
+    @Test
+    void theEndpointShowsTheLastSlotOfAScheduleAndItsJobOnceItCompleted() {
+        this.runner.run(context -> {
+            QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+            endpoint.taskAction("push", "schedule", "push-every-second", "* * * * * *", null, null, null);
+            Schedules schedules = context.getBean(PgQueue.class).schedules();
+            List<EnqueueResult> fired = new ArrayList<>();
+            // The workers are off: the test fires the due slot as the scheduler would.
+            await().atMost(Duration.ofSeconds(5)).until(() -> fired.addAll(schedules.fireDue()));
+            assertThat(fired).hasSize(1);
+            JobStore store = context.getBean(JobStore.class);
+            List<ClaimedJob> claimed = store.claim(List.of(new ClaimLimit("push", 10)), "worker-1", JobState.RUNNING,
+                    Duration.ofMinutes(1));
+            assertThat(claimed).singleElement().satisfies(job -> assertThat(job.id()).isEqualTo(fired.get(0).jobId()));
+            store.record(List.of(Outcome.completed(claimed.get(0).lease())));
+
+            List<?> listed = (List<?>) endpoint.queues().get("schedules");
+            assertThat(listed).hasSize(1);
+            Map<String, Object> schedule = map(listed.get(0));
+            assertThat(schedule).containsEntry("name", "push-every-second")
+                .containsEntry("lastFire", claimed.get(0).scheduleTime());
+            assertThat(map(schedule.get("lastJob"))).containsEntry("id", fired.get(0).jobId())
+                .containsEntry("state", JobState.COMPLETED);
+            assertThat((List<?>) endpoint.task("push").get("schedules")).singleElement()
+                .satisfies(each -> assertThat(map(map(each).get("lastJob"))).containsEntry("state", JobState.COMPLETED));
         });
     }
 

@@ -135,7 +135,8 @@ public final class QueueMeterBinder implements MeterBinder {
             })
                 .description("Seconds the database's oldest transaction holding back cleanup (VACUUM) has been open")
                 .baseUnit("seconds")
-                .register(registry);            Gauge.builder(QueueMeterNames.WORKFLOWS_RUNNING, this,
+                .register(registry);
+            Gauge.builder(QueueMeterNames.WORKFLOWS_RUNNING, this,
                     binder -> binder.stats.get().workflows().getOrDefault("RUNNING", 0L))
                 .description("Workflows running now, across all nodes")
                 .register(registry);

@@ -22,10 +22,15 @@ import org.springframework.scheduling.support.CronExpression;
  * fires once per occurrence of that wall-clock time. When clocks go back, the repeated hour does
  * not fire twice (the first occurrence fires); when clocks go forward, each slot in the skipped hour
  * fires as late as the jump (02:30 in a skipped 02:00-03:00 fires at 03:30).</li>
- * <li>An expression whose hour field is {@code *} or a step ({@code *}{@code /2}) names elapsed
- * time: it fires at every instant its fields match, so an hourly job runs 25 times on the day
- * clocks go back and 23 times on the day they go forward, as an hour-by-hour clock would.</li>
+ * <li>An expression whose hour field is {@code *}, {@code ?} or holds a step (a {@code /}: {@code *}{@code /2},
+ * {@code 0/2}, {@code 1/3}, {@code 8-18/2}), and the macro {@code @hourly}, names elapsed time: it
+ * fires at every instant its fields match, so an hourly job runs 25 times on the day clocks go back
+ * and 23 times on the day they go forward, as an hour-by-hour clock would. {@code 0/2} and
+ * {@code *}{@code /2} name the same hours and fire alike.</li>
  * </ul>
+ * Any other hour field (a number, a range such as {@code 9-17}, a list such as {@code 8,12,18}) and
+ * the other macros ({@code @daily}, {@code @midnight}, {@code @weekly}, {@code @monthly},
+ * {@code @yearly}) name wall-clock times.
  */
 public final class CronSlots {
 
@@ -69,10 +74,20 @@ public final class CronSlots {
                     + "hour day-of-month month day-of-week, e.g. 0 */5 * * * *) or a macro such as @daily: "
                     + ex.getMessage());
         }
-        String[] fields = expression.trim().startsWith("@") ? new String[0] : expression.trim().split("\\s+");
-        boolean wallClock = expression.trim().startsWith("@") ? !expression.trim().equals("@hourly")
-                : fields.length >= 3 && !fields[2].equals("*") && !fields[2].startsWith("*/") && !fields[2].equals("?");
-        return new CronSlots(cron, expression, zone, wallClock);
+        return new CronSlots(cron, expression, zone, namesWallClockTimes(expression.trim()));
+    }
+
+    /**
+     * Whether an expression (read already) names wall-clock times rather than elapsed time: its hour
+     * field is neither {@code *} nor {@code ?} and holds no step, or it is a macro other than
+     * {@code @hourly}.
+     */
+    private static boolean namesWallClockTimes(String expression) {
+        if (expression.startsWith("@")) {
+            return !expression.equalsIgnoreCase("@hourly");
+        }
+        String hours = expression.split("\\s+")[2];
+        return !hours.equals("*") && !hours.equals("?") && !hours.contains("/");
     }
 
     /**

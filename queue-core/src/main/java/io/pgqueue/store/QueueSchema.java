@@ -31,7 +31,7 @@ public final class QueueSchema {
     public static final String HISTORY_TABLE = "pgqueue_schema_history";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "18";
+    static final String LATEST_VERSION = "20";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -59,7 +59,9 @@ public final class QueueSchema {
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
             "pgqueue record_outcomes revision 3: tracked jobs are always archived",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
-            "pgqueue finished_job revision 2: keeps the partition");
+            "pgqueue finished_job revision 2: keeps the partition",
+            "${schema}.end_jobs(bigint[], bigint[])",
+            "pgqueue end_jobs revision 2: results are read once their job completed");
 
     /**
      * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the

@@ -45,16 +45,32 @@ final class WorkflowStatements {
             SELECT task FROM ${schema}.cancel_waiting_job(:id)
             """;
 
-    /** Records (or replaces) a job's result. */
+    /**
+     * Records (or replaces) a job's result under the lease of the attempt recording it, fenced as the
+     * workers' writes are (R__fenced_writes.sql): only while the job is claimed (STARTING or RUNNING,
+     * written as state <> 'READY') under that lease's epoch. The epoch is stored with the result, so that the job's end reads it only
+     * when the same claim completed the job (end_jobs, R__workflows.sql), and a write never replaces a
+     * result of a later claim. Until then the result is not completed and no dependent reads it.
+     * One primary-key probe of each table; no row lock is taken, so a write inside a long
+     * transaction of the handler holds up neither the lease renewals nor the outcome of the job.
+     */
     static final String RECORD_RESULT = """
-            INSERT INTO ${schema}.job_result (id, workflow, step, result)
-            VALUES (:id, :workflow, :step, CAST(:result AS jsonb))
-            ON CONFLICT (id) DO UPDATE SET result = EXCLUDED.result, recorded_at = now()
+            INSERT INTO ${schema}.job_result (id, workflow, step, result, lease_epoch)
+            SELECT job.id, :workflow, :step, CAST(:result AS jsonb), job.lease_epoch
+            FROM ${schema}.job AS job
+            WHERE job.id = :id AND job.state <> 'READY'
+              AND job.lease_epoch = :epoch
+            ON CONFLICT (id) DO UPDATE
+            SET result = EXCLUDED.result, lease_epoch = EXCLUDED.lease_epoch, completed = false, recorded_at = now()
+            WHERE job_result.lease_epoch IS NULL OR job_result.lease_epoch <= EXCLUDED.lease_epoch
             """;
 
-    /** The results of a job's dependencies: each with its step (in a workflow) and its result, if any. */
+    /**
+     * The results of a job's dependencies: each with its step (in a workflow) and its result when the
+     * dependency completed (null when it recorded none, or ended otherwise).
+     */
     static final String DEPENDENCY_RESULTS = """
-            SELECT d.depends_on AS id, r.step, CAST(r.result AS text) AS result
+            SELECT d.depends_on AS id, r.step, CASE WHEN r.completed THEN CAST(r.result AS text) END AS result
             FROM ${schema}.job_dependency AS d
             LEFT JOIN ${schema}.job_result AS r ON r.id = d.depends_on
             WHERE d.job_id = :id

@@ -192,26 +192,34 @@ public final class WorkflowStore {
     }
 
     /**
-     * Records (or replaces) a job's result, under its workflow and step when its headers name them.
-     * @param jobId the job id
+     * Records (or replaces) a job's result for the attempt holding the given lease, under the job's
+     * workflow and step when its headers name them. Written only while the lease holds (the job
+     * STARTING or RUNNING under that epoch): an attempt that lost its lease records nothing, and a
+     * result of a later claim is never replaced. Dependents read the result only once the job
+     * completed under this lease.
+     * @param lease the recording attempt's lease
      * @param headers the job's headers
      * @param json the result as JSON text
+     * @return whether it was recorded ({@code false}: the lease no longer holds)
      * @throws IllegalArgumentException if the JSON is larger than {@link QueueDefaults#MAX_RESULT_BYTES}
      */
-    public void recordResult(long jobId, Map<String, String> headers, String json) {
+    public boolean recordResult(Lease lease, Map<String, String> headers, String json) {
+        long jobId = lease.jobId();
         int bytes = json.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > QueueDefaults.MAX_RESULT_BYTES) {
             throw new IllegalArgumentException("The result of job " + jobId + " is " + bytes + " bytes of JSON; at most "
                     + QueueDefaults.MAX_RESULT_BYTES + " are kept. Store large results elsewhere and record a reference");
         }
         String workflow = headers.get(QueueDefaults.WORKFLOW_HEADER);
-        this.jdbc.update(this.recordResult, new MapSqlParameterSource("id", jobId)
+        return this.jdbc.update(this.recordResult, new MapSqlParameterSource("id", jobId)
+            .addValue("epoch", lease.epoch())
             .addValue("workflow", workflow == null ? null : Long.valueOf(workflow), Types.BIGINT)
-            .addValue("step", headers.get(QueueDefaults.STEP_HEADER), Types.VARCHAR).addValue("result", json));
+            .addValue("step", headers.get(QueueDefaults.STEP_HEADER), Types.VARCHAR).addValue("result", json)) == 1;
     }
 
     /**
-     * Reads the results of a job's dependencies that recorded one.
+     * Reads the results of a job's dependencies that completed and recorded one; the result of a
+     * dependency that failed or was cancelled is not read.
      * @param <T> the type read
      * @param jobId the job id
      * @param reader reads one result's JSON text
@@ -231,7 +239,7 @@ public final class WorkflowStore {
      * The results of a job's dependencies.
      * @param jobId the job id
      * @return per dependency (its step name in a workflow, else its id as text), its result as JSON
-     * text or {@code null} when it recorded none, in dependency id order
+     * text, or {@code null} when it recorded none or did not complete, in dependency id order
      */
     public Map<String, String> dependencyResults(long jobId) {
         Map<String, String> results = new LinkedHashMap<>();

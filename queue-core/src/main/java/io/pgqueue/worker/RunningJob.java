@@ -265,7 +265,7 @@ final class RunningJob implements TaskContext {
 
     @Override
     public void recordResult(Object result) {
-        this.shard.store().workflows().recordResult(jobId(), this.headers, this.mapper.writeValueAsString(result));
+        this.shard.store().workflows().recordResult(lease(), this.headers, this.mapper.writeValueAsString(result));
     }
 
     @Override

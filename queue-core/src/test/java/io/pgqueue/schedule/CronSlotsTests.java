@@ -47,6 +47,24 @@ class CronSlotsTests {
     }
 
     @Test
+    void aStepInTheHourFieldFollowsElapsedTimeHoweverItIsWritten() {
+        for (String expression : List.of("0 0 */2 * * *", "0 0 0/2 * * *", "0 0 0-23/2 * * *")) {
+            // Even hours: 02:00 comes twice when clocks go back, and not at all when they go forward.
+            assertThat(slotsOn(expression, LocalDate.of(2026, 10, 25))).as(expression).hasSize(13)
+                .extracting(ZonedDateTime::toString)
+                .contains("2026-10-25T02:00+02:00[Europe/Amsterdam]", "2026-10-25T02:00+01:00[Europe/Amsterdam]");
+            assertThat(slotsOn(expression, LocalDate.of(2026, 3, 29))).as(expression).hasSize(11)
+                .extracting(ZonedDateTime::toString)
+                .doesNotContain("2026-03-29T03:00+02:00[Europe/Amsterdam]");
+        }
+        // A fixed list of the same hours names wall-clock times: once each, 02:00 moved to the jump.
+        String wallClock = "0 0 0,2,4,6,8,10,12,14,16,18,20,22 * * *";
+        assertThat(slotsOn(wallClock, LocalDate.of(2026, 10, 25))).hasSize(12);
+        assertThat(slotsOn(wallClock, LocalDate.of(2026, 3, 29))).hasSize(12)
+            .extracting(ZonedDateTime::toString).contains("2026-03-29T03:00+02:00[Europe/Amsterdam]");
+    }
+
+    @Test
     void everySlotInASkippedHourFiresAsLateAsTheJump() {
         ZoneId newYork = ZoneId.of("America/New_York");
         CronSlots slots = CronSlots.of("0 0,30 2 * * *", newYork);

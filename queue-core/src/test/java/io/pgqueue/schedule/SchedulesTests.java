@@ -2,12 +2,16 @@ package io.pgqueue.schedule;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.ZoneId;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.stream.IntStream;
 
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.TaskContext;
@@ -52,6 +56,11 @@ class SchedulesTests {
 
     @RegisterExtension
     static final TestQueue queue = TestQueue.perClass(REPORT, DIGEST, TYPED).withPoolSize(16);
+
+    private static final ZoneId AMSTERDAM = ZoneId.of("Europe/Amsterdam");
+
+    /** How far the clock moves at a time through a day whose clocks change. */
+    private static final Duration STEP = Duration.ofMinutes(5);
 
     private final SettableClock clock = new SettableClock(Instant.parse("2026-11-24T10:00:30Z"));
 
@@ -198,6 +207,48 @@ class SchedulesTests {
         assertThat(a.list()).extracting(each -> each.schedule().name()).doesNotContain("nightly-digest");
     }
 
+    /**
+     * The day clocks go back in Amsterdam (25 October 2026, 03:00 CEST becomes 02:00 CET), the
+     * schedulers' clock moved through it five minutes at a time with two nodes firing at each step:
+     * the daily 02:30 fires once, at its first occurrence; the hourly schedule fires 25 times, the
+     * repeated 02:00 twice.
+     */
+    @Test
+    void onTheDayClocksGoBackTwoNodesFireADailyTimeOnceAndAnHourlySchedule25Times() throws Exception {
+        Map<Instant, Instant> firedAt = fireThroughTheDay(LocalDate.of(2026, 10, 25));
+
+        assertThat(slotsOf("daily-0230")).containsExactly("2026-10-25T00:30:00Z");
+        assertThat(Instant.parse("2026-10-25T00:30:00Z").atZone(AMSTERDAM).toString())
+            .isEqualTo("2026-10-25T02:30+02:00[Europe/Amsterdam]");
+        List<String> hourly = slotsOf("hourly");
+        assertThat(hourly).hasSize(25).doesNotHaveDuplicates()
+            .contains("2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z")
+            .containsAll(IntStream.range(0, 25)
+                .mapToObj(hour -> Instant.parse("2026-10-24T22:00:00Z").plus(Duration.ofHours(hour)).toString())
+                .toList());
+        assertEachSlotFiredOnceAtTheFirstStepReachingIt(firedAt, 26);
+    }
+
+    /**
+     * The day clocks go forward in Amsterdam (29 March 2026, 02:00 CET becomes 03:00 CEST), moved
+     * through as above: the daily 02:30, which does not exist that day, fires once as late as the
+     * jump (03:30 CEST); the hourly schedule fires 23 times.
+     */
+    @Test
+    void onTheDayClocksGoForwardTwoNodesFireADailyTimeAtTheJumpAndAnHourlySchedule23Times() throws Exception {
+        Map<Instant, Instant> firedAt = fireThroughTheDay(LocalDate.of(2026, 3, 29));
+
+        assertThat(slotsOf("daily-0230")).containsExactly("2026-03-29T01:30:00Z");
+        assertThat(Instant.parse("2026-03-29T01:30:00Z").atZone(AMSTERDAM).toString())
+            .isEqualTo("2026-03-29T03:30+02:00[Europe/Amsterdam]");
+        List<String> hourly = slotsOf("hourly");
+        assertThat(hourly).hasSize(23).doesNotHaveDuplicates()
+            .containsAll(IntStream.range(0, 23)
+                .mapToObj(hour -> Instant.parse("2026-03-28T23:00:00Z").plus(Duration.ofHours(hour)).toString())
+                .toList());
+        assertEachSlotFiredOnceAtTheFirstStepReachingIt(firedAt, 24);
+    }
+
     @Test
     void theSchedulerThreadFiresEachSlotOnTime() {
         Schedules node = new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
@@ -214,6 +265,55 @@ class SchedulesTests {
         // Each job enqueued within a fraction of a second of its slot.
         assertThat(jobs("report")).allSatisfy(job -> assertThat(Duration.between(Instant.parse(job.slot()), job.createdAt()))
             .isLessThan(Duration.ofMillis(900)));
+    }
+
+    /**
+     * Configures a daily 02:30 and an hourly schedule in Europe/Amsterdam just before a day starts,
+     * then moves the clock through the day in steps of {@link #STEP} (a second past each step, so
+     * that no step falls on a slot), two nodes firing at once at each step.
+     * @return for each slot fired, the clock's time at the step that fired it
+     */
+    private Map<Instant, Instant> fireThroughTheDay(LocalDate day) throws Exception {
+        Instant start = day.atStartOfDay(AMSTERDAM).toInstant();
+        Instant end = day.plusDays(1).atStartOfDay(AMSTERDAM).toInstant();
+        this.clock.set(start.minus(STEP).plusSeconds(1));
+        List<Schedules> nodes = List.of(node(), node());
+        nodes.get(0).configure(List.of(Schedule.of("daily-0230", "report", "0 30 2 * * *").withZone(AMSTERDAM),
+                Schedule.of("hourly", "report", "0 0 * * * *").withZone(AMSTERDAM)), List.of("report"));
+        Map<Instant, Instant> firedAt = new HashMap<>();
+        ExecutorService threads = Executors.newFixedThreadPool(nodes.size());
+        try {
+            for (Instant now = this.clock.instant().plus(STEP); now.isBefore(end); now = now.plus(STEP)) {
+                this.clock.set(now);
+                List<Future<List<EnqueueResult>>> fired = new ArrayList<>();
+                for (Schedules node : nodes) {
+                    fired.add(threads.submit(node::fireDue));
+                }
+                for (Future<List<EnqueueResult>> each : fired) {
+                    for (EnqueueResult job : each.get()) {
+                        Instant slot = Instant.parse(queue.jdbc().queryForObject("SELECT headers ->> ? FROM "
+                                + queue.config().schema() + ".job WHERE id = ?", String.class, Schedules.SLOT_HEADER,
+                                job.jobId()));
+                        assertThat(firedAt.put(slot, now)).as("slot %s fired once", slot).isNull();
+                    }
+                }
+            }
+        }
+        finally {
+            threads.shutdown();
+        }
+        return firedAt;
+    }
+
+    /** Each slot fired at the first step at or after it, with a dedup key of its own. */
+    private static void assertEachSlotFiredOnceAtTheFirstStepReachingIt(Map<Instant, Instant> firedAt, int slots) {
+        assertThat(firedAt).hasSize(slots).allSatisfy((slot, at) -> assertThat(at).isAfterOrEqualTo(slot)
+            .isBefore(slot.plus(STEP)));
+        List<Job> jobs = jobs("report");
+        assertThat(jobs).hasSize(slots).allSatisfy(job -> assertThat(job.scheduleTime()).isEqualTo(Instant.parse(job.slot())));
+        assertThat(queue.jdbc().queryForList("SELECT dedup_key FROM " + queue.config().schema() + ".job WHERE task = 'report'",
+                String.class)).hasSize(slots).doesNotHaveDuplicates()
+            .allSatisfy(key -> assertThat(key).matches("schedule:(daily-0230|hourly):\\d+"));
     }
 
     private Schedules node() {

@@ -460,6 +460,123 @@ class WorkflowTests {
         assertThat(queue.job(workflow.jobId("a")).attempt()).as("run again after the rescue").isEqualTo(2);
     }
 
+    /**
+     * A step records a result and then fails for good; its dependent runs anyway and finds no result
+     * of it, but the result of a sibling that completed.
+     */
+    @Test
+    void aDependentThatRunsAnywayReadsNoResultOfAStepThatRecordedOneAndThenFailed() {
+        Map<String, Object> seen = new ConcurrentHashMap<>();
+        WorkerTask task = task("step", 2, (payload, context) -> {
+            switch (payload.name()) {
+                case "failing" -> {
+                    context.recordResult(payload.value());
+                    throw new TerminalTaskException("recorded, then failed");
+                }
+                case "completing" -> context.recordResult(payload.value());
+                default -> {
+                    seen.put("failing", context.dependencyResult("failing", Integer.class));
+                    seen.put("all", context.dependencyResults(Integer.class));
+                    seen.put("dependencies", context.dependencies());
+                }
+            }
+        });
+        EnqueuedWorkflow workflow = nodes.client(task).workflow("tolerant").onDependencyFailure(DependencyFailure.RUN)
+            .add("failing", "step", new Step("failing", 7))
+            .add("completing", "step", new Step("completing", 3))
+            .add("after", "step", new Step("after", 0), Workflow.after("failing", "completing"))
+            .enqueue();
+        nodes.start(settings("node-a").build(), task);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> workflow(workflow.id()).orElseThrow().state().equals("FAILED")
+                && seen.containsKey("dependencies"));
+        assertThat(queue.state(workflow.jobId("failing"))).isEqualTo(JobState.FAILED);
+        assertThat(seen).containsEntry("failing", java.util.Optional.empty()).containsEntry("all", Map.of("completing", 3))
+            .containsEntry("dependencies", new TaskContext.Dependencies(1, 1));
+        assertThat(storedResults()).as("the failed step's value is kept, unread")
+            .containsEntry(workflow.jobId("failing"), false).containsEntry(workflow.jobId("completing"), true);
+    }
+
+    /**
+     * A batch item records a result and fails its first attempt; its second attempt completes
+     * without recording: the callback finds no result of it, since the value was not its completing
+     * attempt's.
+     */
+    @Test
+    void aResultRecordedByAnAttemptThatFailedIsNotReadAfterALaterAttemptCompleted() {
+        Map<String, Object> seen = new ConcurrentHashMap<>();
+        WorkerTask item = WorkerTask.of(TaskDefinition.builder("item").maxAttempts(2)
+            .retryPolicy(io.pgqueue.retry.RetryPolicy.fixed(Duration.ZERO)).build(), (Step payload, TaskContext context) -> {
+                if (context.attempt() == 1) {
+                    context.recordResult(payload.value());
+                    throw new IllegalStateException("first attempt fails");
+                }
+            }, Step.class, 1, Duration.ofMinutes(1), QueueDefaults.POOL);
+        WorkerTask report = task("report", 1, (payload, context) -> {
+            seen.put("results", context.dependencyResults(Integer.class));
+            seen.put("dependencies", context.dependencies());
+        });
+        EnqueuedWorkflow batch = nodes.client(item, report).batch("retried").add("item", new Step("item", 5))
+            .onFinish("report", new Step("report", 0)).enqueue();
+        nodes.start(settings("node-a").build(), item, report);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> seen.containsKey("dependencies"));
+        assertThat(queue.job(batch.jobId("0")).attempt()).isEqualTo(2);
+        assertThat(seen).containsEntry("results", Map.of()).containsEntry("dependencies", new TaskContext.Dependencies(1, 0));
+    }
+
+    /**
+     * The write of a result is fenced by the recording attempt's lease: an attempt whose job was
+     * rescued and claimed again records nothing and cannot replace the new claim's result; the result
+     * is read by the dependent only once the job completed, and only the completing claim's.
+     */
+    @Test
+    void aStaleAttemptCannotRecordAResultAndOnlyTheCompletingClaimsResultIsRead() {
+        WorkerTask task = task("step", 1, (payload, context) -> { });
+        EnqueuedWorkflow workflow = nodes.client(task).workflow("fenced")
+            .add("a", "step", new Step("a", 1))
+            .add("b", "step", new Step("b", 2), Workflow.after("a"))
+            .enqueue();
+        io.pgqueue.store.WorkflowStore results = queue.store().workflows();
+        Map<String, String> headers = Map.of(QueueDefaults.WORKFLOW_HEADER, Long.toString(workflow.id()),
+                QueueDefaults.STEP_HEADER, "a");
+        io.pgqueue.store.Lease first = queue.claim("stalled-node", "step", 1).get(0).lease();
+        assertThat(results.recordResult(first, headers, "1")).isTrue();
+
+        // The first claim's lease expires; the job is rescued and claimed again.
+        queue.expireLease(first.jobId());
+        assertThat(queue.store().rescueExpiredLeases(10).applied()).containsEntry(first.jobId(), JobState.READY);
+        assertThat(results.recordResult(first, headers, "10")).as("rescued, not claimed").isFalse();
+        io.pgqueue.store.Lease second = queue.claim("live-node", "step", 1).get(0).lease();
+        assertThat(second.epoch()).isGreaterThan(first.epoch());
+        assertThat(results.recordResult(first, headers, "11")).as("claimed again by another").isFalse();
+        assertThat(results.recordResult(second, headers, "2")).isTrue();
+        assertThat(results.recordResult(first, headers, "12")).isFalse();
+        assertThat(results.dependencyResults(workflow.jobId("b"))).as("not read before the job completed")
+            .containsOnlyKeys("a").containsEntry("a", null);
+
+        queue.store().record(List.of(Outcome.completed(second)));
+        assertThat(results.recordResult(first, headers, "13")).as("completed").isFalse();
+        assertThat(results.recordResult(second, headers, "3")).as("completed").isFalse();
+        assertThat(results.dependencyResults(workflow.jobId("b"))).containsExactly(Map.entry("a", "2"));
+
+        // A claim that records and then loses its lease; the next claim completes without recording:
+        // the first claim's value is never read.
+        WorkerTask leg = task("leg", 1, (payload, context) -> { });
+        EnqueuedWorkflow rescued = nodes.client(task, leg).workflow("rescued")
+            .add("a", "leg", new Step("a", 1))
+            .add("b", "step", new Step("b", 2), Workflow.after("a"))
+            .enqueue();
+        io.pgqueue.store.Lease lost = queue.claim("stalled-node", "leg", 1).get(0).lease();
+        assertThat(results.recordResult(lost, Map.of(QueueDefaults.WORKFLOW_HEADER, Long.toString(rescued.id()),
+                QueueDefaults.STEP_HEADER, "a"), "1")).isTrue();
+        queue.expireLease(lost.jobId());
+        queue.store().rescueExpiredLeases(10);
+        queue.store().record(List.of(Outcome.completed(queue.claim("live-node", "leg", 1).get(0).lease())));
+        assertThat(queue.state(rescued.jobId("b"))).isEqualTo(JobState.READY);
+        assertThat(results.dependencyResults(rescued.jobId("b"))).containsOnlyKeys("a").containsEntry("a", null);
+    }
+
     @Test
     void aResultLargerThanTheBoundIsRefused() {
         Queue<Throwable> refused = new ConcurrentLinkedQueue<>();
@@ -482,6 +599,16 @@ class WorkflowTests {
 
     private static java.util.Optional<WorkflowInfo> workflow(long id) {
         return queue.store().workflows().find(id);
+    }
+
+    /** @return per job that recorded a result, whether its dependents read it */
+    private static Map<Long, Boolean> storedResults() {
+        Map<Long, Boolean> stored = new java.util.HashMap<>();
+        queue.jdbc().query("SELECT id, completed FROM " + queue.config().schema() + ".job_result",
+                (java.sql.ResultSet rs) -> {
+                    stored.put(rs.getLong("id"), rs.getBoolean("completed"));
+                });
+        return stored;
     }
 
     private long waitingJobs() {

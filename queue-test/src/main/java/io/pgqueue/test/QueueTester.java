@@ -21,6 +21,7 @@ import io.pgqueue.store.ClaimLimit;
 import io.pgqueue.store.ClaimedJob;
 import io.pgqueue.store.FencedResult;
 import io.pgqueue.store.JobStore;
+import io.pgqueue.store.Lease;
 import io.pgqueue.store.Outcome;
 import io.pgqueue.worker.WorkerTask;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -327,7 +328,7 @@ public final class QueueTester {
         WorkerTask worker = worker(task);
         JavaType type = this.mapper.constructType(worker.payloadType());
         Object converted = this.mapper.readValue(this.mapper.writeValueAsString(payload), type);
-        worker.handler().handle(converted, new TestTaskContext(-1, task, 1, worker.definition().maxAttempts(), Map.of(),
+        worker.handler().handle(converted, new TestTaskContext(null, task, 1, worker.definition().maxAttempts(), Map.of(),
                 worker.timeout(), store()));
     }
 
@@ -423,7 +424,7 @@ public final class QueueTester {
             return store().record(List.of(outcome)).applied().getOrDefault(job.id(), JobState.FAILED);
         }
         try {
-            worker.handler().handle(payload, new TestTaskContext(job.id(), job.task(), job.attempt(), job.maxAttempts(),
+            worker.handler().handle(payload, new TestTaskContext(job.lease(), job.task(), job.attempt(), job.maxAttempts(),
                     headers, worker.timeout(), store()));
             outcome = this.outcomes.succeeded(job);
         }
@@ -465,6 +466,8 @@ public final class QueueTester {
     /** What a handler run by the tester sees. */
     private final class TestTaskContext implements TaskContext {
 
+        /** The claim of the job it runs, or {@code null} for a handler run without a job. */
+        private final Lease lease;
         private final long jobId;
         private final String task;
         private final int attempt;
@@ -474,9 +477,10 @@ public final class QueueTester {
         private final JobStore store;
         private volatile String progress;
 
-        TestTaskContext(long jobId, String task, int attempt, int maxAttempts, Map<String, String> headers,
+        TestTaskContext(Lease lease, String task, int attempt, int maxAttempts, Map<String, String> headers,
                 Duration timeout, JobStore store) {
-            this.jobId = jobId;
+            this.lease = lease;
+            this.jobId = lease == null ? -1 : lease.jobId();
             this.task = task;
             this.attempt = attempt;
             this.maxAttempts = maxAttempts;
@@ -533,8 +537,8 @@ public final class QueueTester {
         @Override
         public void recordResult(Object result) {
             String json = QueueTester.this.mapper.writeValueAsString(result);
-            if (this.jobId >= 0) {
-                this.store.workflows().recordResult(this.jobId, this.headers, json);
+            if (this.lease != null) {
+                this.store.workflows().recordResult(this.lease, this.headers, json);
             }
         }
 

@@ -9,8 +9,10 @@
 -- for each other instead of deadlocking, and the dependent whose last dependency ends is released
 -- by exactly one of them: the decrement runs on the locked row, and a transaction that waited for
 -- the lock sees the other's committed count. A workflow whose last job ended is marked so and
--- counted in workflow_total. Tracked rows are always archived (job_finished keeps
--- how they ended); partition moves leave them on their shard, so their dependents find them.
+-- counted in workflow_total. The result a job recorded becomes readable by its dependents in the
+-- same pass, when the job completed under the claim that recorded it. Tracked rows are always
+-- archived (job_finished keeps how they ended); partition moves leave them on their shard, so their
+-- dependents find them.
 --
 -- Names are qualified with the queue's schema: a body is resolved with the caller's search_path.
 
@@ -33,6 +35,7 @@ AS $end$
 DECLARE
     v_ids bigint[] := p_ids;
     v_states text[];
+    v_epochs integer[];
     v_job_workflows bigint[];
     v_workflows bigint[];
     v_cancelled bigint[];
@@ -43,11 +46,21 @@ DECLARE
     v_notified integer;
 BEGIN
     WHILE cardinality(v_ids) > 0 LOOP
-        SELECT array_agg(coalesce(f.state, 'CANCELLED') ORDER BY i.id),
+        SELECT array_agg(coalesce(f.state, 'CANCELLED') ORDER BY i.id), array_agg(f.lease_epoch ORDER BY i.id),
                array_agg(CASE WHEN f.headers ->> 'pgqueue.workflow' ~ '^[0-9]{1,18}$'
                               THEN CAST(f.headers ->> 'pgqueue.workflow' AS bigint) END ORDER BY i.id)
-        INTO v_states, v_job_workflows
+        INTO v_states, v_epochs, v_job_workflows
         FROM unnest(v_ids) AS i(id) LEFT JOIN ${flyway:defaultSchema}.job_finished AS f ON f.id = i.id;
+
+        -- The result of a job that completed becomes readable by its dependents, if the claim that
+        -- completed it recorded it (lease_epoch; null: recorded before version 20). Any other result
+        -- of the ended jobs (of a job that failed or was cancelled, or of an earlier attempt that
+        -- failed or lost its lease) stays unread.
+        UPDATE ${flyway:defaultSchema}.job_result AS r
+        SET completed = true
+        WHERE r.id = ANY(v_ids) AND NOT r.completed
+          AND EXISTS (SELECT 1 FROM unnest(v_ids, v_states, v_epochs) AS e(id, state, epoch)
+                      WHERE e.id = r.id AND e.state = 'COMPLETED' AND (r.lease_epoch IS NULL OR r.lease_epoch = e.epoch));
 
         -- Workflows first, in id order.
         v_workflows := ARRAY(SELECT DISTINCT w FROM unnest(v_job_workflows) AS w WHERE w IS NOT NULL ORDER BY 1);
@@ -158,6 +171,10 @@ BEGIN
     END IF;
 END
 $end$;
+
+-- The revision of end_jobs this release's code relies on: QueueSchema.requireMigrated compares it.
+COMMENT ON FUNCTION ${flyway:defaultSchema}.end_jobs(bigint[], bigint[])
+    IS 'pgqueue end_jobs revision 2: results are read once their job completed';
 
 -- Notes the end of a tracked job for apply_job_ends, in a setting local to the transaction; the
 -- transaction's first end also inserts its row in job_end_pending, whose deferred trigger applies
