@@ -109,11 +109,12 @@ class ManualModeTests {
         long id = this.client.enqueue(JobRequest.of("audit", new Entry("later"),
                 EnqueueOptions.defaults().withDelay(Duration.ofHours(2)))).jobId();
 
-        assertThat(this.queue.drain().ran()).isZero();
+        // Only the audit task is drained: the two hours may pass the nightly schedule's 03:00.
+        assertThat(this.queue.drain("audit").ran()).isZero();
         this.queue.advance(Duration.ofHours(1));
-        assertThat(this.queue.drain().ran()).isZero();
+        assertThat(this.queue.drain("audit").ran()).isZero();
         this.queue.advance(Duration.ofHours(1));
-        assertThat(this.queue.drain().completed()).isEqualTo(1);
+        assertThat(this.queue.drain("audit").completed()).isEqualTo(1);
         assertThat(this.jdbc.queryForObject("SELECT state FROM pgqueue.job_finished WHERE id = ?", String.class, id))
             .isEqualTo("COMPLETED");
     }
