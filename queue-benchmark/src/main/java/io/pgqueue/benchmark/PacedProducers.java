@@ -32,8 +32,7 @@ final class PacedProducers {
         }
 
         double callMillisAt(double quantile) {
-            return this.callMillis.length == 0 ? 0
-                    : this.callMillis[Math.min(this.callMillis.length - 1, (int) Math.ceil(quantile * this.callMillis.length) - 1)];
+            return this.callMillis.length == 0 ? 0 : StarterBenchmark.at(this.callMillis, quantile);
         }
     }
 

@@ -306,7 +306,8 @@ final class StarterBenchmark {
                 at(millis, 0.99), millis[millis.length - 1], slow[0], slow[1], slow[2], slow[3]);
     }
 
-    private static double at(double[] sorted, double quantile) {
+    /** The value at a quantile of sorted values (nearest rank). */
+    static double at(double[] sorted, double quantile) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(quantile * sorted.length) - 1)];
     }
 

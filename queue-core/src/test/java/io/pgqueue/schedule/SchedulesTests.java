@@ -223,9 +223,7 @@ class SchedulesTests {
         List<String> hourly = slotsOf("hourly");
         assertThat(hourly).hasSize(25).doesNotHaveDuplicates()
             .contains("2026-10-25T00:00:00Z", "2026-10-25T01:00:00Z")
-            .containsAll(IntStream.range(0, 25)
-                .mapToObj(hour -> Instant.parse("2026-10-24T22:00:00Z").plus(Duration.ofHours(hour)).toString())
-                .toList());
+            .containsAll(hourlySlots("2026-10-24T22:00:00Z", 25));
         assertEachSlotFiredOnceAtTheFirstStepReachingIt(firedAt, 26);
     }
 
@@ -243,10 +241,15 @@ class SchedulesTests {
             .isEqualTo("2026-03-29T03:30+02:00[Europe/Amsterdam]");
         List<String> hourly = slotsOf("hourly");
         assertThat(hourly).hasSize(23).doesNotHaveDuplicates()
-            .containsAll(IntStream.range(0, 23)
-                .mapToObj(hour -> Instant.parse("2026-03-28T23:00:00Z").plus(Duration.ofHours(hour)).toString())
-                .toList());
+            .containsAll(hourlySlots("2026-03-28T23:00:00Z", 23));
         assertEachSlotFiredOnceAtTheFirstStepReachingIt(firedAt, 24);
+    }
+
+    /** {@code count} instants an hour apart from {@code first}, as text. */
+    private static List<String> hourlySlots(String first, int count) {
+        return IntStream.range(0, count)
+            .mapToObj(hour -> Instant.parse(first).plus(Duration.ofHours(hour)).toString())
+            .toList();
     }
 
     @Test
