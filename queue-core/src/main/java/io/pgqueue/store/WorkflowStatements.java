@@ -50,7 +50,9 @@ final class WorkflowStatements {
      * workers' writes are (R__fenced_writes.sql): only while the job is claimed (STARTING or RUNNING,
      * written as state <> 'READY') under that lease's epoch. The epoch is stored with the result, so that the job's end reads it only
      * when the same claim completed the job (end_jobs, R__workflows.sql), and a write never replaces a
-     * result of a later claim. Until then the result is not completed and no dependent reads it.
+     * result of a later claim. Until then the result is not completed and no dependent reads it. Once
+     * completed, it is replaced only by a later claim (a re-run): a write of the same claim that
+     * began before the completion committed and reaches the row after it leaves the published value.
      * One primary-key probe of each table; no row lock is taken, so a write inside a long
      * transaction of the handler holds up neither the lease renewals nor the outcome of the job.
      */
@@ -62,7 +64,8 @@ final class WorkflowStatements {
               AND job.lease_epoch = :epoch
             ON CONFLICT (id) DO UPDATE
             SET result = EXCLUDED.result, lease_epoch = EXCLUDED.lease_epoch, completed = false, recorded_at = now()
-            WHERE job_result.lease_epoch IS NULL OR job_result.lease_epoch <= EXCLUDED.lease_epoch
+            WHERE job_result.lease_epoch IS NULL OR job_result.lease_epoch < EXCLUDED.lease_epoch
+               OR (job_result.lease_epoch = EXCLUDED.lease_epoch AND NOT job_result.completed)
             """;
 
     /**

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -575,6 +576,55 @@ class WorkflowTests {
         queue.store().record(List.of(Outcome.completed(queue.claim("live-node", "leg", 1).get(0).lease())));
         assertThat(queue.state(rescued.jobId("b"))).isEqualTo(JobState.READY);
         assertThat(results.dependencyResults(rescued.jobId("b"))).containsOnlyKeys("a").containsEntry("a", null);
+    }
+
+    @Test
+    void aWriteOfTheCompletingClaimThatReachesTheResultAfterTheCompletionLeavesThePublishedValue() throws Exception {
+        WorkerTask task = task("step", 1, (payload, context) -> { });
+        EnqueuedWorkflow workflow = nodes.client(task).workflow("late-write")
+            .add("a", "step", new Step("a", 1))
+            .add("b", "step", new Step("b", 2), Workflow.after("a"))
+            .enqueue();
+        io.pgqueue.store.WorkflowStore results = queue.store().workflows();
+        Map<String, String> headers = Map.of(QueueDefaults.WORKFLOW_HEADER, Long.toString(workflow.id()),
+                QueueDefaults.STEP_HEADER, "a");
+        io.pgqueue.store.Lease lease = queue.claim("node-a", "step", 1).get(0).lease();
+        assertThat(results.recordResult(lease, headers, "1")).isTrue();
+
+        // The completion applies the job's end (the deferred trigger, fired at once here) and holds
+        // its transaction open; a write of the same claim that saw the job before the completion
+        // committed waits for the result row and goes on after the commit.
+        TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
+        CountDownLatch ended = new CountDownLatch(1);
+        CountDownLatch commit = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<?> completion = threads.submit(() -> transactions.executeWithoutResult(status -> {
+                queue.store().record(List.of(Outcome.completed(lease)));
+                queue.jdbc().execute("SET CONSTRAINTS ALL IMMEDIATE");
+                ended.countDown();
+                try {
+                    commit.await();
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+            ended.await();
+            Future<Boolean> late = threads.submit(() -> results.recordResult(lease, headers, "2"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> queue.jdbc().queryForObject(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                    + "AND wait_event_type = 'Lock' AND query LIKE '%job_result%'", Integer.class) == 1);
+            commit.countDown();
+            completion.get();
+            assertThat(late.get()).as("the completed result is not replaced").isFalse();
+        }
+        finally {
+            commit.countDown();
+            threads.shutdownNow();
+        }
+        assertThat(queue.state(workflow.jobId("b"))).isEqualTo(JobState.READY);
+        assertThat(results.dependencyResults(workflow.jobId("b"))).containsExactly(Map.entry("a", "1"));
     }
 
     @Test
