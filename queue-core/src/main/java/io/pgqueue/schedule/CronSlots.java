@@ -22,7 +22,7 @@ import org.springframework.scheduling.support.CronExpression;
  * fires once per occurrence of that wall-clock time. When clocks go back, the repeated hour does
  * not fire twice (the first occurrence fires); when clocks go forward, each slot in the skipped hour
  * fires as late as the jump (02:30 in a skipped 02:00-03:00 fires at 03:30).</li>
- * <li>An expression whose hour field is {@code *}, {@code ?} or holds a step (a {@code /}: {@code *}{@code /2},
+ * <li>An expression whose hour field is {@code *} or holds a step (a {@code /}: {@code *}{@code /2},
  * {@code 0/2}, {@code 1/3}, {@code 8-18/2}), and the macro {@code @hourly}, names elapsed time: it
  * fires at every instant its fields match, so an hourly job runs 25 times on the day clocks go back
  * and 23 times on the day they go forward, as an hour-by-hour clock would. {@code 0/2} and
@@ -79,7 +79,7 @@ public final class CronSlots {
 
     /**
      * Whether an expression (read already) names wall-clock times rather than elapsed time: its hour
-     * field is neither {@code *} nor {@code ?} and holds no step, or it is a macro other than
+     * field is not {@code *} and holds no step, or it is a macro other than
      * {@code @hourly}.
      */
     private static boolean namesWallClockTimes(String expression) {
@@ -87,7 +87,7 @@ public final class CronSlots {
             return !expression.equalsIgnoreCase("@hourly");
         }
         String hours = expression.split("\\s+")[2];
-        return !hours.equals("*") && !hours.equals("?") && !hours.contains("/");
+        return !hours.equals("*") && !hours.contains("/");
     }
 
     /**

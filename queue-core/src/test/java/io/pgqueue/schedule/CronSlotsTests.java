@@ -111,6 +111,8 @@ class CronSlotsTests {
     void anUnreadableExpressionNamesTheSetting() {
         assertThatThrownBy(() -> CronSlots.of("every day", AMSTERDAM)).isInstanceOf(InvalidSettingException.class)
             .hasMessageContaining("Invalid value 'every day' for 'cron': is not a cron expression of six fields");
+        assertThatThrownBy(() -> CronSlots.of("0 0 ? * * *", AMSTERDAM)).as("? only in the day fields")
+            .isInstanceOf(InvalidSettingException.class).hasMessageContaining("'0 0 ? * * *'");
     }
 
     /** The first n slots from the start of a day. */
