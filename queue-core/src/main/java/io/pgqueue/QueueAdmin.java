@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
+import io.pgqueue.QueueAdminException.Reason;
 import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.ScheduleInfo;
@@ -24,7 +25,8 @@ import io.pgqueue.store.NodeStore;
  * What operators do to a running queue: pause and resume task types, re-run failed jobs, cancel
  * jobs, rescue stuck leases now, and look at recent failures and the nodes. Every action checks its
  * input first and throws {@link QueueAdminException} without changing anything when the task or job
- * is unknown or in the wrong state; otherwise it returns what it changed.
+ * is unknown ({@link Reason#NOT_FOUND}), in the wrong state ({@link Reason#CONFLICT}) or the request
+ * does not apply ({@link Reason#INVALID}); otherwise it returns what it changed.
  */
 public final class QueueAdmin {
 
@@ -86,6 +88,7 @@ public final class QueueAdmin {
      * poll interval); running jobs finish.
      * @param task the task
      * @return whether it was running before
+     * @throws QueueAdminException ({@link Reason#NOT_FOUND}) if the task is unknown
      */
     public boolean pause(String task) {
         return this.controls.setPaused(requireTask(task), true);
@@ -95,6 +98,7 @@ public final class QueueAdmin {
      * Resumes a paused task type.
      * @param task the task
      * @return whether it was paused before
+     * @throws QueueAdminException ({@link Reason#NOT_FOUND}) if the task is unknown
      */
     public boolean resume(String task) {
         return this.controls.setPaused(requireTask(task), false);
@@ -103,7 +107,8 @@ public final class QueueAdmin {
     /**
      * Puts a FAILED job back into the queue with a fresh attempt budget.
      * @param jobId the job
-     * @throws QueueAdminException if the job does not exist, is not FAILED, or an active job holds its dedup key
+     * @throws QueueAdminException {@link Reason#NOT_FOUND} if the job does not exist; {@link Reason#CONFLICT} if
+     * it is not FAILED, an active job holds its dedup key, its partition is moving or it changed meanwhile
      */
     public void rerun(long jobId) {
         Shards.Shard holder = null;
@@ -117,10 +122,11 @@ public final class QueueAdmin {
             }
         }
         if (job == null) {
-            throw new QueueAdminException("No job has id " + jobId);
+            throw new QueueAdminException(Reason.NOT_FOUND, "No job has id " + jobId);
         }
         if (job.state() != JobState.FAILED) {
-            throw new QueueAdminException("Job " + jobId + " is " + job.state() + "; only FAILED jobs can be re-run");
+            throw new QueueAdminException(Reason.CONFLICT, "Job " + jobId + " is " + job.state()
+                    + "; only FAILED jobs can be re-run");
         }
         if (this.shards.sharded()) {
             // A job that failed on a shard its partition has left since comes back where the partition is.
@@ -130,8 +136,8 @@ public final class QueueAdmin {
             }
         }
         if (!holder.stores().jobs().rerunFailed(jobId)) {
-            throw new QueueAdminException("Job " + jobId + " was not re-run: an active job holds its dedup key '"
-                    + job.dedupKey() + "', its partition is moving, or it changed meanwhile");
+            throw new QueueAdminException(Reason.CONFLICT, "Job " + jobId + " was not re-run: an active job holds its "
+                    + "dedup key '" + job.dedupKey() + "', its partition is moving, or it changed meanwhile");
         }
     }
 
@@ -183,6 +189,7 @@ public final class QueueAdmin {
      * Puts every FAILED job of a task back into the queue (except those whose dedup key an active job holds).
      * @param task the task
      * @return the ids of the re-run jobs
+     * @throws QueueAdminException ({@link Reason#NOT_FOUND}) if the task is unknown
      */
     public List<Long> rerunFailed(String task) {
         String name = requireTask(task);
@@ -203,15 +210,16 @@ public final class QueueAdmin {
      * Cancels a job: at once if it waits, at its worker's next heartbeat if it runs.
      * @param jobId the job
      * @return what happened
-     * @throws QueueAdminException if the job does not exist or has finished
+     * @throws QueueAdminException {@link Reason#NOT_FOUND} if the job does not exist; {@link Reason#CONFLICT}
+     * if it has finished
      */
     public CancelResult cancel(long jobId) {
         CancelResult result = this.client.cancel(jobId);
         if (result == CancelResult.NOT_FOUND) {
-            throw new QueueAdminException("No job has id " + jobId);
+            throw new QueueAdminException(Reason.NOT_FOUND, "No job has id " + jobId);
         }
         if (result == CancelResult.ALREADY_FINISHED) {
-            throw new QueueAdminException("Job " + jobId + " has already finished");
+            throw new QueueAdminException(Reason.CONFLICT, "Job " + jobId + " has already finished");
         }
         return result;
     }
@@ -235,6 +243,7 @@ public final class QueueAdmin {
      * @param task the task
      * @param limit how many
      * @return the failures, newest first
+     * @throws QueueAdminException ({@link Reason#NOT_FOUND}) if the task is unknown
      */
     public List<JobStore.Failure> recentFailures(String task, int limit) {
         String name = requireTask(task);
@@ -259,16 +268,33 @@ public final class QueueAdmin {
      * @param partition the partition
      * @param shard the shard to move it to
      * @return what the move did
-     * @throws QueueAdminException if the queue is unsharded, the partition or shard is unknown, the
-     * partition is on that shard already or another node moves it now
+     * @throws QueueAdminException {@link Reason#INVALID} if the queue is unsharded; {@link Reason#NOT_FOUND} if
+     * the partition or the shard is unknown; {@link Reason#CONFLICT} if the partition is on that shard
+     * already, is moving to another one, is not ACTIVE, another node moves it now, or its journaled move
+     * involves a shard that is no longer configured
      */
     public PartitionMover.Result movePartition(int partition, String shard) {
         try {
             return new PartitionMover(this.shards).move(partition, shard, QueueDefaults.MOVE_DRAIN_TIMEOUT);
         }
         catch (ShardException ex) {
-            throw new QueueAdminException(ex.getMessage());
+            throw new QueueAdminException(refusedMove(partition, shard), ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * Why the mover refused a move. It checks the request before anything else, and these checks
+     * read configuration only, so repeating them tells its refusals of the request from those of
+     * the partition's state.
+     */
+    private Reason refusedMove(int partition, String shard) {
+        if (!this.shards.sharded()) {
+            return Reason.INVALID;
+        }
+        if (partition < 0 || partition >= this.shards.partitions() || this.shards.find(shard).isEmpty()) {
+            return Reason.NOT_FOUND;
+        }
+        return Reason.CONFLICT;
     }
 
     /** @return the installation's shards; unsharded, the queue's database is the one shard */
@@ -278,7 +304,8 @@ public final class QueueAdmin {
 
     private String requireTask(String task) {
         if (task == null || !knownTasks().contains(task)) {
-            throw new QueueAdminException("Unknown task '" + task + "'; known tasks are " + knownTasks());
+            throw new QueueAdminException(Reason.NOT_FOUND, "Unknown task '" + task + "'; known tasks are "
+                    + knownTasks());
         }
         return task;
     }
@@ -291,15 +318,22 @@ public final class QueueAdmin {
     /**
      * Adds or replaces a schedule of recurring jobs (kept in the database until removed).
      * @param schedule the schedule
-     * @throws QueueAdminException if a schedule configured with its task has the name, or its task
-     * or payload is not valid here
+     * @throws QueueAdminException {@link Reason#NOT_FOUND} if its task is not declared on this node;
+     * {@link Reason#CONFLICT} if a schedule configured with its task has the name; {@link Reason#INVALID}
+     * if its payload is not JSON or does not fit the task's handler
      */
     public void putSchedule(Schedule schedule) {
         try {
             this.schedules.put(schedule);
         }
-        catch (IllegalStateException | InvalidJobException | InvalidSettingException ex) {
-            throw new QueueAdminException(ex.getMessage());
+        catch (IllegalStateException ex) {
+            throw new QueueAdminException(Reason.CONFLICT, ex.getMessage(), ex);
+        }
+        catch (UnknownTaskException ex) {
+            throw new QueueAdminException(Reason.NOT_FOUND, ex.getMessage(), ex);
+        }
+        catch (InvalidJobException | InvalidSettingException ex) {
+            throw new QueueAdminException(Reason.INVALID, ex.getMessage(), ex);
         }
     }
 
@@ -307,14 +341,14 @@ public final class QueueAdmin {
      * Removes a schedule added at runtime.
      * @param name its name
      * @return whether it existed
-     * @throws QueueAdminException if it is configured with its task
+     * @throws QueueAdminException ({@link Reason#CONFLICT}) if it is configured with its task
      */
     public boolean removeSchedule(String name) {
         try {
             return this.schedules.remove(name);
         }
         catch (IllegalStateException ex) {
-            throw new QueueAdminException(ex.getMessage());
+            throw new QueueAdminException(Reason.CONFLICT, ex.getMessage(), ex);
         }
     }
 

@@ -26,6 +26,7 @@ import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.shard.PartitionMap;
 import io.pgqueue.shard.PartitionMover;
+import io.pgqueue.shard.ShardException;
 import io.pgqueue.shard.Shards;
 import io.pgqueue.worker.PoolState;
 import org.springframework.beans.factory.ObjectProvider;
@@ -43,7 +44,9 @@ import org.jspecify.annotations.Nullable;
  * and node — read from the cached statistics, never a query per request — and the operator's
  * controls. Write operations change the queue: they are off unless
  * {@code management.endpoint.queues.access=unrestricted}; protect them like any Actuator write
- * access. Over HTTP, {@link QueueEndpointWebExtension} answers a rejected request with its reason.
+ * access. A rejected request is an {@link InvalidEndpointRequestException}; over HTTP,
+ * {@link QueueEndpointWebExtension} answers it 404, 409 or 400 by the {@link QueueAdminException.Reason}
+ * it carries as its cause.
  * <ul>
  * <li>{@code GET /actuator/queues}: tasks, pools, nodes;</li>
  * <li>{@code GET /actuator/queues/{task}}: one task with its most recent failures;</li>
@@ -148,7 +151,13 @@ public class QueueEndpoint {
                         + "undrain", "Unknown action");
             }
             call(() -> {
-                this.balancer.drain(target, "drain".equals(drain));
+                try {
+                    this.balancer.drain(target, "drain".equals(drain));
+                }
+                catch (ShardException ex) {
+                    // The balancer refuses a drain only for a shard that is not configured.
+                    throw new QueueAdminException(QueueAdminException.Reason.NOT_FOUND, ex.getMessage(), ex);
+                }
                 return null;
             });
             Map<String, Object> body = new LinkedHashMap<>();
@@ -506,7 +515,8 @@ public class QueueEndpoint {
     private void requireKnown(String task) {
         call(() -> {
             if (!this.admin.knownTasks().contains(task)) {
-                throw new QueueAdminException("Unknown task '" + task + "'; known tasks are " + this.admin.knownTasks());
+                throw new QueueAdminException(QueueAdminException.Reason.NOT_FOUND, "Unknown task '" + task
+                        + "'; known tasks are " + this.admin.knownTasks());
             }
             return null;
         });
@@ -554,13 +564,16 @@ public class QueueEndpoint {
         return action.trim().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
-    /** Turns the admin's "bad request" into Actuator's 400 answer, with its message. */
+    /**
+     * Turns the admin's refusal into Actuator's rejected request, with its message, and keeps it as
+     * the cause: its reason decides the HTTP status.
+     */
     private static <T> T call(Supplier<T> action) {
         try {
             return action.get();
         }
         catch (QueueAdminException ex) {
-            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage());
+            throw new InvalidEndpointRequestException(ex.getMessage(), ex.getMessage(), ex);
         }
     }
 

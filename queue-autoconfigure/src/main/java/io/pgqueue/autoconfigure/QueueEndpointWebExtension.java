@@ -4,6 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.pgqueue.QueueAdminException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,16 +16,21 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
 
 /**
- * The {@code queues} endpoint over HTTP: the same operations, but a request that is rejected — an
- * unknown task or action, a job id that is not a number, a job in the wrong state — is answered
- * {@code 400 Bad Request} (an unknown task on a read {@code 404 Not Found}) with a JSON body that
- * says what was wrong and what is allowed, whatever the application's error settings, and the
- * rejection is logged at INFO.
+ * The {@code queues} endpoint over HTTP: the same operations, but a rejected request is answered
+ * with a JSON body that says what was wrong and what is allowed, whatever the application's error
+ * settings, and the rejection is logged at INFO. The status follows the
+ * {@link QueueAdminException.Reason} of the refusal: {@code 404 Not Found} for an unknown task, job,
+ * partition or shard, {@code 409 Conflict} for one whose state forbids the action (re-running a job
+ * that is not FAILED, cancelling a finished one), and {@code 400 Bad Request} for a request that is
+ * wrong in itself (an unknown or missing action, a job id that is not a number, a bad schedule).
  */
 @EndpointWebExtension(endpoint = QueueEndpoint.class)
 public class QueueEndpointWebExtension {
 
     private static final Logger log = LoggerFactory.getLogger(QueueEndpointWebExtension.class);
+
+    /** {@link WebEndpointResponse} names no constant for {@code 409 Conflict}. */
+    private static final int STATUS_CONFLICT = 409;
 
     private final QueueEndpoint endpoint;
 
@@ -48,7 +54,7 @@ public class QueueEndpointWebExtension {
      */
     @ReadOperation
     public WebEndpointResponse<Map<String, Object>> task(@Selector String task) {
-        return answer("GET", task, null, WebEndpointResponse.STATUS_NOT_FOUND, () -> this.endpoint.task(task));
+        return answer("GET", task, null, () -> this.endpoint.task(task));
     }
 
     /**
@@ -60,13 +66,13 @@ public class QueueEndpointWebExtension {
      * @param zone {@code schedule}: the time zone
      * @param payload {@code schedule}: the payload of its jobs
      * @param catchUp {@code schedule}: RUN_ONCE, RUN_ALL or SKIP
-     * @return what changed, or 400 with the reason
+     * @return what changed, or 404, 409 or 400 with the reason
      */
     @WriteOperation
     public WebEndpointResponse<Map<String, Object>> taskAction(@Selector String task, @Nullable String action,
             @Nullable String name, @Nullable String cron, @Nullable String zone, @Nullable Object payload,
             @Nullable String catchUp) {
-        return answer("POST", task, action, WebEndpointResponse.STATUS_BAD_REQUEST,
+        return answer("POST", task, action,
                 () -> this.endpoint.taskAction(task, action, name, cron, zone, payload, catchUp));
     }
 
@@ -75,12 +81,12 @@ public class QueueEndpointWebExtension {
      * @param task the job's task
      * @param jobId the job's id
      * @param action the action
-     * @return what changed, or 400 with the reason
+     * @return what changed, or 404, 409 or 400 with the reason
      */
     @WriteOperation
     public WebEndpointResponse<Map<String, Object>> jobAction(@Selector String task, @Selector String jobId,
             @Nullable String action) {
-        return answer("POST", task + "/" + jobId, action, WebEndpointResponse.STATUS_BAD_REQUEST,
+        return answer("POST", task + "/" + jobId, action,
                 () -> this.endpoint.jobAction(task, parseJobId(jobId), action));
     }
 
@@ -91,12 +97,12 @@ public class QueueEndpointWebExtension {
      * @param target the partition, or the shard's name
      * @param action {@code move}; {@code drain} or {@code undrain}
      * @param shard the shard to move a partition to
-     * @return what changed, or 400 with the reason
+     * @return what changed, or 404, 409 or 400 with the reason
      */
     @WriteOperation
     public WebEndpointResponse<Map<String, Object>> shardAction(@Selector String scope, @Selector String kind,
             @Selector String target, @Nullable String action, @Nullable String shard) {
-        return answer("POST", scope + "/" + kind + "/" + target, action, WebEndpointResponse.STATUS_BAD_REQUEST,
+        return answer("POST", scope + "/" + kind + "/" + target, action,
                 () -> this.endpoint.shardAction(scope, kind, target, action, shard));
     }
 
@@ -111,18 +117,28 @@ public class QueueEndpointWebExtension {
     }
 
     private static WebEndpointResponse<Map<String, Object>> answer(String method, String target, @Nullable String action,
-            int rejectedStatus, Supplier<Map<String, Object>> operation) {
+            Supplier<Map<String, Object>> operation) {
         try {
             return new WebEndpointResponse<>(operation.get());
         }
         catch (InvalidEndpointRequestException ex) {
-            int status = rejectedStatus == WebEndpointResponse.STATUS_NOT_FOUND && ex.getMessage().startsWith("Unknown task")
-                    ? WebEndpointResponse.STATUS_NOT_FOUND : WebEndpointResponse.STATUS_BAD_REQUEST;
+            // The endpoint's own checks of the request carry no cause: they are all 400.
+            QueueAdminException.Reason reason = ex.getCause() instanceof QueueAdminException refused ? refused.reason()
+                    : QueueAdminException.Reason.INVALID;
+            int status = switch (reason) {
+                case NOT_FOUND -> WebEndpointResponse.STATUS_NOT_FOUND;
+                case CONFLICT -> STATUS_CONFLICT;
+                case INVALID -> WebEndpointResponse.STATUS_BAD_REQUEST;
+            };
             log.info("queues endpoint rejected {} {}{}: {}", method, target,
                     action == null ? "" : " (action '" + action + "')", ex.getMessage());
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("status", status);
-            body.put("error", status == WebEndpointResponse.STATUS_NOT_FOUND ? "Not Found" : "Bad Request");
+            body.put("error", switch (reason) {
+                case NOT_FOUND -> "Not Found";
+                case CONFLICT -> "Conflict";
+                case INVALID -> "Bad Request";
+            });
             body.put("message", ex.getMessage());
             return new WebEndpointResponse<>(body, status);
         }

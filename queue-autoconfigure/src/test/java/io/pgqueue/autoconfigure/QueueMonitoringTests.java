@@ -14,6 +14,7 @@ import io.pgqueue.EnqueueResult;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
+import io.pgqueue.QueueAdminException;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
@@ -29,6 +30,7 @@ import io.pgqueue.store.Outcome;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
@@ -119,7 +121,9 @@ class QueueMonitoringTests {
             assertThat((List<?>) rerun.get("rerun")).hasSize(2);
             assertThat(client.find(failing.get(0).id()).orElseThrow().state()).isEqualTo(JobState.READY);
             assertThatThrownBy(() -> endpoint.jobAction("copy", failing.get(0).id(), "rerun"))
-                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("only FAILED jobs can be re-run");
+                .isInstanceOf(InvalidEndpointRequestException.class).hasMessageContaining("only FAILED jobs can be re-run")
+                .cause().isInstanceOfSatisfying(QueueAdminException.class,
+                        refused -> assertThat(refused.reason()).isEqualTo(QueueAdminException.Reason.CONFLICT));
 
             // Cancel a waiting job; cancelling it again is a bad request.
             long waiting = failing.get(0).id();
@@ -153,6 +157,49 @@ class QueueMonitoringTests {
             assertThatThrownBy(() -> endpoint.task("nope")).isInstanceOf(InvalidEndpointRequestException.class);
             assertThat(map(map(endpoint.queues().get("tasks")).get("push")).get("paused")).isEqualTo(false);
         });
+    }
+
+    @Test
+    void writesOverHttpAnswerNotFoundConflictOrBadRequestByWhatWasWrong() {
+        this.runner.run(context -> {
+            QueueEndpointWebExtension web = context.getBean(QueueEndpointWebExtension.class);
+            long waiting = context.getBean(QueueClient.class).enqueue("push", 1).jobId();
+            String id = String.valueOf(waiting);
+
+            assertRejected(web.jobAction("push", "987654", "rerun"), 404, "No job has id 987654");
+            assertRejected(web.jobAction("push", "987654", "cancel"), 404, "No job has id 987654");
+            assertRejected(web.jobAction("no-such-task", id, "rerun"), 404, "Unknown task 'no-such-task'");
+            assertRejected(web.taskAction("no-such-task", "pause", null, null, null, null, null), 404,
+                    "Unknown task 'no-such-task'");
+            assertRejected(web.task("no-such-task"), 404, "Unknown task 'no-such-task'");
+            assertRejected(web.shardAction("shards", "shard", "nowhere", "drain", null), 404,
+                    "There is no shard 'nowhere'");
+
+            assertRejected(web.jobAction("push", id, "rerun"), 409, "Job " + waiting + " is READY; only FAILED jobs "
+                    + "can be re-run");
+            assertThat(web.jobAction("push", id, "cancel").getStatus()).isEqualTo(200);
+            assertRejected(web.jobAction("push", id, "cancel"), 409, "Job " + waiting + " has already finished");
+
+            assertRejected(web.jobAction("push", "abc", "rerun"), 400, "Job id 'abc' is not a number");
+            assertRejected(web.jobAction("push", id, "explode"), 400, "Unknown action 'explode' for a job");
+            assertRejected(web.taskAction("push", null, null, null, null, null, null), 400, "Missing 'action'");
+            assertRejected(web.taskAction("push", "schedule", "bad", "nightly", null, null, null), 400,
+                    "'nightly' for 'cron'");
+            assertRejected(web.shardAction("shards", "partitions", "x", "move", "b"), 400, "Partition 'x' is not a number");
+            assertRejected(web.shardAction("shards", "partitions", "3", "move", "b"), 400, "The queue is unsharded");
+        });
+    }
+
+    private static void assertRejected(WebEndpointResponse<Map<String, Object>> response, int status, String message) {
+        String error = switch (status) {
+            case 404 -> "Not Found";
+            case 409 -> "Conflict";
+            default -> "Bad Request";
+        };
+        assertThat(response.getStatus()).as(message).isEqualTo(status);
+        assertThat(response.getBody()).containsOnlyKeys("status", "error", "message").containsEntry("status", status)
+            .containsEntry("error", error);
+        assertThat((String) response.getBody().get("message")).contains(message);
     }
 
     @Test

@@ -155,18 +155,18 @@ class SampleApplicationTests {
         assertThat(paused).containsEntry("changed", true);
         this.http.post().uri("/actuator/queues/copy-folder").contentType(MediaType.APPLICATION_JSON)
             .body(Map.of("action", "resume")).exchange().expectStatus().isOk();
-        assertThat(rejected("/actuator/queues/no-such-task", Map.of("action", "pause")))
+        assertThat(rejected("/actuator/queues/no-such-task", Map.of("action", "pause"), HttpStatus.NOT_FOUND))
             .contains("Unknown task 'no-such-task'", "known tasks are", "send-push");
-        assertThat(rejected("/actuator/queues/copy-folder", Map.of("action", "pasue")))
+        assertThat(rejected("/actuator/queues/copy-folder", Map.of("action", "pasue"), HttpStatus.BAD_REQUEST))
             .contains("Unknown action 'pasue'", "pause, resume, rerun-failed, rescue, schedule or unschedule");
-        assertThat(rejected("/actuator/queues/copy-folder", Map.of())).contains("Missing 'action'");
-        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "rerun")))
+        assertThat(rejected("/actuator/queues/copy-folder", Map.of(), HttpStatus.BAD_REQUEST)).contains("Missing 'action'");
+        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "rerun"), HttpStatus.CONFLICT))
             .contains("Job " + push + " is COMPLETED; only FAILED jobs can be re-run");
-        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "cancel")))
+        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "cancel"), HttpStatus.CONFLICT))
             .contains("Job " + push + " has already finished");
-        assertThat(rejected("/actuator/queues/send-push/abc", Map.of("action", "cancel")))
+        assertThat(rejected("/actuator/queues/send-push/abc", Map.of("action", "cancel"), HttpStatus.BAD_REQUEST))
             .contains("Job id 'abc' is not a number");
-        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "explode")))
+        assertThat(rejected("/actuator/queues/send-push/" + push, Map.of("action", "explode"), HttpStatus.BAD_REQUEST))
             .contains("Unknown action 'explode' for a job; use rerun or cancel");
         Map<String, Object> notFound = this.http.get().uri("/actuator/queues/no-such-task").exchange()
             .expectStatus().isNotFound().expectBody(JSON).returnResult().getResponseBody();
@@ -187,11 +187,11 @@ class SampleApplicationTests {
         assertThat(map(map(tasks.get("sync-devices")).get("settings"))).containsEntry("dedupPolicy", "RERUN");
     }
 
-    /** Posts a write the endpoint must reject, and returns the reason it gives. */
-    private String rejected(String uri, Map<String, Object> body) {
+    /** Posts a write the endpoint must reject with the status, and returns the reason it gives. */
+    private String rejected(String uri, Map<String, Object> body, HttpStatus status) {
         Map<String, Object> answer = this.http.post().uri(uri).contentType(MediaType.APPLICATION_JSON).body(body)
-            .exchange().expectStatus().isBadRequest().expectBody(JSON).returnResult().getResponseBody();
-        assertThat(answer).containsEntry("status", 400).containsEntry("error", "Bad Request");
+            .exchange().expectStatus().isEqualTo(status).expectBody(JSON).returnResult().getResponseBody();
+        assertThat(answer).containsEntry("status", status.value()).containsEntry("error", status.getReasonPhrase());
         return (String) answer.get("message");
     }
 

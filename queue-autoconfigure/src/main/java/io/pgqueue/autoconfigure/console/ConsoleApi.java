@@ -210,11 +210,18 @@ final class ConsoleApi {
         return Optional.empty();
     }
 
-    /** Answers a failed request: the caller's mistakes as 400 or 404, anything else as 500. */
+    /**
+     * Answers a failed request: an action the admin refused as 404, 409 or 400 by its reason, any
+     * other mistake of the caller as 400, anything else as 500.
+     */
     ServerResponse error(Throwable failure, ServerRequest request) {
         if (failure instanceof QueueAdminException ex) {
-            boolean unknown = ex.getMessage().startsWith("No job has id") || ex.getMessage().startsWith("Unknown task");
-            return problem(unknown ? HttpStatus.NOT_FOUND : HttpStatus.CONFLICT, ex.getMessage());
+            HttpStatus status = switch (ex.reason()) {
+                case NOT_FOUND -> HttpStatus.NOT_FOUND;
+                case CONFLICT -> HttpStatus.CONFLICT;
+                case INVALID -> HttpStatus.BAD_REQUEST;
+            };
+            return problem(status, ex.getMessage());
         }
         if (failure instanceof IllegalArgumentException) {
             return problem(HttpStatus.BAD_REQUEST, failure.getMessage());

@@ -130,6 +130,28 @@ public class QueueConsoleHttpTests {
     }
 
     @Test
+    void aJobActionIsNotFoundForAnUnknownJobAndAConflictForAJobInTheWrongState() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        for (String action : new String[] { "rerun", "cancel" }) {
+            HttpResponse<String> unknown = browser.act("/pgqueue/api/jobs/987654321/" + action);
+            assertThat(unknown.statusCode()).as(action).isEqualTo(404);
+            assertThat(ConsoleClient.json(unknown).get("detail").asString()).isEqualTo("No job has id 987654321");
+        }
+        long id = this.queue.enqueue("fails", "fine").jobId();
+        await().atMost(Duration.ofSeconds(20)).until(() -> this.admin.job(id).orElseThrow().state() == JobState.COMPLETED);
+
+        HttpResponse<String> rerun = browser.act("/pgqueue/api/jobs/" + id + "/rerun");
+        assertThat(rerun.statusCode()).as("only a FAILED job can be re-run").isEqualTo(409);
+        assertThat(rerun.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        JsonNode problem = ConsoleClient.json(rerun);
+        assertThat(problem.get("status").asInt()).isEqualTo(409);
+        assertThat(problem.get("title").asString()).isEqualTo("Conflict");
+        assertThat(problem.get("detail").asString()).isEqualTo("Job " + id + " is COMPLETED; only FAILED jobs can be re-run");
+        assertThat(browser.act("/pgqueue/api/jobs/abc/rerun").statusCode()).isEqualTo(400);
+        assertThat(this.admin.job(id).orElseThrow().state()).isEqualTo(JobState.COMPLETED);
+    }
+
+    @Test
     void pausingATaskShowsInTheOverview() throws Exception {
         ConsoleClient browser = new ConsoleClient(this.port);
         HttpResponse<String> paused = browser.act("/pgqueue/api/tasks/fails/pause");
