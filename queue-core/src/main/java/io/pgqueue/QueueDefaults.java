@@ -80,7 +80,13 @@ public final class QueueDefaults {
     public static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
 
     /** Default upper bound of prefetched (buffered, not yet running) jobs per task and node. */
-    public static final int MAX_PREFETCH = 256;
+    public static final int MAX_PREFETCH = 1000;
+
+    /**
+     * Default budget of the payloads and headers of prefetched jobs per task and node, in bytes: the
+     * prefetch depth is bounded so that buffered jobs of the task's average size fit in it.
+     */
+    public static final long MAX_PREFETCH_BYTES = 16L * 1024 * 1024;
 
     /** Default time's worth of work a node prefetches for a task, measured by its execution times. */
     public static final Duration PREFETCH_WINDOW = Duration.ofMillis(200);

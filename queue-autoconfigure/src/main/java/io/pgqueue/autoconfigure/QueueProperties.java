@@ -815,6 +815,13 @@ public class QueueProperties {
          */
         private Duration prefetchWindow = QueueDefaults.PREFETCH_WINDOW;
 
+        /**
+         * Budget of the payloads and headers (their JSON text) of the jobs the pool buffers per
+         * task: the prefetch depth is bounded by it divided by the average size of the task's
+         * claimed jobs, so large payloads get a shallower buffer.
+         */
+        private DataSize maxPrefetchBytes = DataSize.ofBytes(QueueDefaults.MAX_PREFETCH_BYTES);
+
         public int getMaxPrefetch() {
             return this.maxPrefetch;
         }
@@ -829,6 +836,14 @@ public class QueueProperties {
 
         public void setPrefetchWindow(Duration prefetchWindow) {
             this.prefetchWindow = prefetchWindow;
+        }
+
+        public DataSize getMaxPrefetchBytes() {
+            return this.maxPrefetchBytes;
+        }
+
+        public void setMaxPrefetchBytes(DataSize maxPrefetchBytes) {
+            this.maxPrefetchBytes = maxPrefetchBytes;
         }
     }
 

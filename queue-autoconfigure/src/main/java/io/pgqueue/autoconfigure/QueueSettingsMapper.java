@@ -62,7 +62,8 @@ final class QueueSettingsMapper {
     static WorkerSettings workerSettings(QueueProperties properties, RawValues raw) {
         Map<String, PoolSettings> pools = new LinkedHashMap<>();
         properties.getPools().forEach((name, pool) -> pools.put(name,
-                mapped(() -> pool(name, pool.getMaxPrefetch(), pool.getPrefetchWindow()), raw)));
+                mapped(() -> pool(name, pool.getMaxPrefetch(), pool.getPrefetchWindow(),
+                        pool.getMaxPrefetchBytes() == null ? 0 : pool.getMaxPrefetchBytes().toBytes()), raw)));
         BatchSizes batchSizes = batchSizes(properties, raw);
         String nodeId = properties.getNodeId();
         WorkerSettings.Builder builder = WorkerSettings
@@ -125,9 +126,9 @@ final class QueueSettingsMapper {
         return mapped(() -> InvalidSettingException.positive(properties.getStats().getInterval(), "stats.interval"), raw);
     }
 
-    private static PoolSettings pool(String name, int maxPrefetch, Duration prefetchWindow) {
+    private static PoolSettings pool(String name, int maxPrefetch, Duration prefetchWindow, long maxPrefetchBytes) {
         try {
-            return new PoolSettings(maxPrefetch, prefetchWindow);
+            return new PoolSettings(maxPrefetch, prefetchWindow, maxPrefetchBytes);
         }
         catch (InvalidSettingException ex) {
             throw ex.within("pools." + name);

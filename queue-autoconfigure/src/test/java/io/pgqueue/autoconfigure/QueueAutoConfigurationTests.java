@@ -24,6 +24,7 @@ import io.pgqueue.schedule.Schedule;
 import io.pgqueue.store.JobStore;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import io.pgqueue.worker.BatchSizes;
+import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import org.junit.jupiter.api.Test;
@@ -323,6 +324,18 @@ class QueueAutoConfigurationTests {
                 "pgqueue.batch.write=300", "pgqueue.batch.maintenance=400")
             .run(context -> assertThat(context.getBean(WorkerSettings.class).batchSizes())
                 .isEqualTo(new BatchSizes(100, 200, 300, 400)));
+    }
+
+    @Test
+    void aPoolsPrefetchIsSetByItsPropertiesAndAnUnlistedPoolHasTheDefaults() {
+        this.runner.withPropertyValues("pgqueue.pools.bulky.max-prefetch=50", "pgqueue.pools.bulky.prefetch-window=1s",
+                "pgqueue.pools.bulky.max-prefetch-bytes=2MB")
+            .run(context -> {
+                WorkerSettings settings = context.getBean(WorkerSettings.class);
+                assertThat(settings.pool("bulky")).isEqualTo(new PoolSettings(50, Duration.ofSeconds(1), 2L * 1024 * 1024));
+                assertThat(settings.pool("default")).isEqualTo(PoolSettings.defaults());
+                assertThat(PoolSettings.defaults().maxPrefetch()).isEqualTo(1000);
+            });
     }
 
     @Test

@@ -142,6 +142,13 @@ public class QueueConfigurationFailureTests {
     }
 
     @Test
+    void nonPositivePrefetchBudget() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.pools.fast.max-prefetch-bytes=0"),
+                "Invalid value '0' for 'pgqueue.pools.fast.max-prefetch-bytes': must be positive",
+                "Update 'pgqueue.pools.fast.max-prefetch-bytes'");
+    }
+
+    @Test
     void nonPositiveBatchSize() {
         assertFailure(this.runner.withPropertyValues("pgqueue.batch.claim=0"),
                 "Invalid value '0' for 'pgqueue.batch.claim': must be positive", "Update 'pgqueue.batch.claim'");

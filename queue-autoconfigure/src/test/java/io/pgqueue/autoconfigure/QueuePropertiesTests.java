@@ -33,7 +33,8 @@ class QueuePropertiesTests {
         assertThat(mapped.vacuumInterval()).isEqualTo(defaults.vacuumInterval());
         assertThat(mapped.batchSizes()).isEqualTo(defaults.batchSizes()).isEqualTo(BatchSizes.defaults());
         QueueProperties.Pool pool = new QueueProperties.Pool();
-        assertThat(new PoolSettings(pool.getMaxPrefetch(), pool.getPrefetchWindow())).isEqualTo(PoolSettings.defaults());
+        assertThat(new PoolSettings(pool.getMaxPrefetch(), pool.getPrefetchWindow(),
+                pool.getMaxPrefetchBytes().toBytes())).isEqualTo(PoolSettings.defaults());
         assertThat(properties.isEnabled()).isTrue();
         assertThat(properties.getWorkers().isEnabled()).isTrue();
         assertThat(properties.getFlyway().isEnabled()).isTrue();

@@ -43,7 +43,7 @@ public final class ExternalProducer {
                 BufferedWriter writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
             QueueClient queue = context.getBean(QueueClient.class);
             // A producer in production has run for a while: jobs at 1,000 jobs/s that the handler does
-            // not count (3,000 by default) let the JIT compile the enqueue path first (its compiler
+            // not count (20,000 by default) let the JIT compile the enqueue path first (its compiler
             // threads would otherwise take the two cores from the workers during the measured run),
             // then a second's rest.
             long warm = System.nanoTime();

@@ -37,9 +37,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The workloads that measure what an application built the way the docs describe gets: a Spring
  * Boot application with the starter, one {@code @QueueTask} no-op handler and settings a user
- * would pick from docs/configuration.md for throughput (task concurrency 8,
- * {@code pools.default.max-prefetch} 1,000, notifications on, a Hikari pool of 20), on the database
- * given by {@code url=}.
+ * would pick from docs/configuration.md for throughput (task concurrency 8, notifications on, a
+ * Hikari pool of 20; the pool's prefetch at its default), on the database given by {@code url=}.
  * <ul>
  * <li>{@code workload=starter-drain}: {@code n} jobs (default 100,000) enqueued with
  * {@code enqueueAll} in chunks of 1,000 while the workers are stopped, then the workers started,
@@ -52,19 +51,19 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * the workers run: the rate achieved, the backlog at the end, the enqueue call's p50 and p99;</li>
  * <li>{@code workload=starter-latency-external}: the same with the producer in another JVM
  * ({@link ExternalProducer}, after {@code producer_warmup} jobs it enqueues uncounted, default
- * 3,000), timed on the machine's clock; {@code dump} names a file that gets, per job of the last
+ * 20,000), timed on the machine's clock; {@code dump} names a file that gets, per job of the last
  * run, its id, the return of its enqueue call and its handler's start, in microseconds since the
  * epoch (to set beside the job's {@code created_at} and {@code started_at} in the database).</li>
  * </ul>
- * {@code repeat} runs of each (default 3), after one discarded run; any {@code --spring.*} or
- * {@code --pgqueue.*} argument overrides a setting.
+ * {@code repeat} runs of each (default 3), after {@code warmup_runs} discarded runs (default 1) that
+ * let the JIT compile the paths first; any {@code --spring.*} or {@code --pgqueue.*} argument
+ * overrides a setting.
  */
 final class StarterBenchmark {
 
     /** Settings a user would pick from docs/configuration.md for throughput. */
     static final Map<String, Object> THROUGHPUT_SETTINGS = Map.of(
             "pgqueue.tasks.noop.concurrency", "8",
-            "pgqueue.pools.default.max-prefetch", "1000",
             "pgqueue.notifications.enabled", "true",
             "spring.datasource.hikari.maximum-pool-size", "20");
 
@@ -125,12 +124,13 @@ final class StarterBenchmark {
     static List<String> run(Map<String, String> args, String url) throws Exception {
         String workload = args.get("workload");
         int repeat = Integer.parseInt(args.getOrDefault("repeat", "3"));
+        int warmup = Integer.parseInt(args.getOrDefault("warmup_runs", "1"));
         List<String> lines = new ArrayList<>();
         try (ConfigurableApplicationContext context = start(args, url)) {
             QueueWorkersLifecycle workers = context.getBean(QueueWorkersLifecycle.class);
             QueueClient queue = context.getBean(QueueClient.class);
             JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
-            for (int run = 0; run <= repeat; run++) {
+            for (int run = 1 - warmup; run <= repeat; run++) {
                 String line = switch (workload) {
                     case "starter-drain" -> drain(workers, queue, jdbc, Integer.parseInt(args.getOrDefault("n", "100000")));
                     case "starter-latency" -> latency(queue, jdbc, Integer.parseInt(args.getOrDefault("rate", "200")),
@@ -140,10 +140,10 @@ final class StarterBenchmark {
                             Integer.parseInt(args.getOrDefault("seconds", "20")));
                     case "starter-latency-external" -> external(jdbc, url, Integer.parseInt(args.getOrDefault("rate", "200")),
                             Integer.parseInt(args.getOrDefault("count", "4000")),
-                            Integer.parseInt(args.getOrDefault("producer_warmup", "3000")), args.get("dump"));
+                            Integer.parseInt(args.getOrDefault("producer_warmup", "20000")), args.get("dump"));
                     default -> throw new IllegalArgumentException("Unknown workload '" + workload + "'");
                 };
-                if (run == 0) {
+                if (run <= 0) {
                     System.out.println("(warm-up, discarded) " + line);
                 }
                 else {

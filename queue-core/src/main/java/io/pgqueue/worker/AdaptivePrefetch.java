@@ -4,10 +4,12 @@ import java.time.Duration;
 
 /**
  * Chooses how many jobs of one task to buffer beyond those running, from the measured execution
- * time: enough to keep every slot busy for one prefetch window, bounded by the maximum. A task
+ * time: enough to keep every slot busy for one prefetch window, bounded by the maximum and by the
+ * byte budget divided by the average size of the task's claimed jobs (payload and headers). A task
  * whose jobs take longer than the window gets no buffer, so long jobs stay in the database where
  * another node can take them; a fast task gets a deep buffer, so its slots never wait for a claim
- * round trip. Not thread-safe: the pool calls it under its lock.
+ * round trip; a task with large payloads gets a buffer that fits the budget. Not thread-safe: the
+ * pool calls it under its lock.
  */
 final class AdaptivePrefetch {
 
@@ -20,12 +22,17 @@ final class AdaptivePrefetch {
 
     private final long windowNanos;
 
+    private final long maxBytes;
+
     private double averageNanos = -1;
+
+    private double averageBytes = -1;
 
     AdaptivePrefetch(int concurrency, PoolSettings settings) {
         this.concurrency = concurrency;
         this.max = settings.maxPrefetch();
         this.windowNanos = settings.prefetchWindow().toNanos();
+        this.maxBytes = settings.maxPrefetchBytes();
     }
 
     void record(long executionNanos) {
@@ -34,15 +41,31 @@ final class AdaptivePrefetch {
     }
 
     /**
+     * Records the size of a claimed job.
+     * @param bytes the characters of its payload and headers
+     */
+    void recordSize(int bytes) {
+        this.averageBytes = this.averageBytes < 0 ? bytes : ALPHA * bytes + (1 - ALPHA) * this.averageBytes;
+    }
+
+    /**
      * Returns the buffer depth: until the first measurement as many as the concurrency (bounded by
-     * the maximum), then {@code concurrency × window / average execution time}.
+     * the maximum), then {@code concurrency × window / average execution time}; never more than
+     * the byte budget holds of jobs of the average size.
      */
     int depth() {
+        int depth;
         if (this.averageNanos < 0) {
-            return Math.min(this.concurrency, this.max);
+            depth = Math.min(this.concurrency, this.max);
         }
-        double perSlot = this.windowNanos / Math.max(this.averageNanos, 1.0);
-        return (int) Math.min(this.max, Math.floor(this.concurrency * perSlot));
+        else {
+            double perSlot = this.windowNanos / Math.max(this.averageNanos, 1.0);
+            depth = (int) Math.min(this.max, Math.floor(this.concurrency * perSlot));
+        }
+        if (this.averageBytes > 0) {
+            depth = (int) Math.min(depth, Math.floor(this.maxBytes / this.averageBytes));
+        }
+        return depth;
     }
 
     Duration averageExecutionTime() {

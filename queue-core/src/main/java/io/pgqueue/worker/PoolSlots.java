@@ -154,7 +154,11 @@ final class PoolSlots {
         boolean full = false;
         this.lock.lock();
         try {
-            jobs.forEach(job -> this.slots.get(job.task()).buffer.add(job));
+            for (RunningJob job : jobs) {
+                TaskSlot slot = this.slots.get(job.task());
+                slot.buffer.add(job);
+                slot.prefetch.recordSize(job.size());
+            }
             long now = System.nanoTime();
             for (ClaimLimit limit : limits) {
                 this.slots.get(limit.task()).claiming -= limit.limit();

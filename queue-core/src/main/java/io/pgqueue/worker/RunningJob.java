@@ -82,6 +82,11 @@ final class RunningJob implements TaskContext {
         return this.job.lease();
     }
 
+    /** @return the characters of the job's payload and headers: what buffering it costs */
+    int size() {
+        return this.job.payload().length() + (this.job.headers() == null ? 0 : this.job.headers().length());
+    }
+
     /** Attaches the handler thread and sets the attempt's deadline. */
     synchronized void attach(Thread thread, Map<String, String> headers, ObjectMapper mapper) {
         this.thread = thread;

@@ -438,6 +438,40 @@ class WorkersTests {
     }
 
     @Test
+    void aTaskWithLargePayloadsBuffersOnlyWhatThePrefetchBudgetHolds() {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger runs = new AtomicInteger();
+        TaskHandler<Push> handler = (payload, context) -> {
+            if (runs.incrementAndGet() > 20) {
+                release.await();
+            }
+        };
+        WorkerTask task = task("bulky", handler, Push.class, 1, Duration.ofMinutes(1));
+        QueueClient client = nodes.client(task);
+        String large = "x".repeat(100_000);
+        List<JobRequest> jobs = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            jobs.add(JobRequest.of("bulky", new Push(large, i)));
+        }
+        client.enqueueAll(jobs);
+        // Fast jobs and a 10 s window would buffer up to max-prefetch (1,000); a budget of 1,000,000
+        // bytes holds 9 jobs of ~100 kB, so a node holds at most concurrency 1 + 9 of them.
+        nodes.start(settings("node-a").pools(Map.of("default", new PoolSettings(1000, Duration.ofSeconds(10), 1_000_000)))
+            .build(), task);
+        await().atMost(Duration.ofSeconds(20)).until(() -> runs.get() > 20 && claimedJobs() >= 2);
+        await("jobs claimed while a handler blocks, at most 10").during(Duration.ofSeconds(1))
+            .atMost(Duration.ofSeconds(3)).until(() -> claimedJobs() <= 10);
+
+        release.countDown();
+        await().atMost(Duration.ofSeconds(30)).until(() -> queue.finishedJobs(JobState.COMPLETED) == 200);
+        assertThat(runs.get()).isEqualTo(200);
+    }
+
+    private static long claimedJobs() {
+        return queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.job WHERE state <> 'READY'", Long.class);
+    }
+
+    @Test
     void claimingDoesNotRunAheadOfOutcomesThatCannotBeWritten() throws Exception {
         try (CompletionBlock block = blockCompletions("false")) {
             AtomicInteger runs = new AtomicInteger();
