@@ -43,10 +43,13 @@ class QueueNodesTests {
 
     @Test
     void twoNodesShareTheWorkAndRunEachJobOnce() {
-        ConfigurableApplicationContext a = node("node-a", "pgqueue.notifications.enabled=true");
+        // No prefetch: each node holds only the jobs it runs, so the node that hears the notification
+        // cannot take the whole burst of no-op jobs in a few claims before the other one polls.
+        ConfigurableApplicationContext a = node("node-a", "pgqueue.notifications.enabled=true",
+                "pgqueue.pools.default.max-prefetch=0");
         // Node b never hears a notification: it finds work by polling.
         ConfigurableApplicationContext b = node("node-b", "pgqueue.notifications.enabled=false",
-                "pgqueue.poll-interval=100ms");
+                "pgqueue.poll-interval=100ms", "pgqueue.pools.default.max-prefetch=0");
         List<JobRequest> jobs = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
             jobs.add(JobRequest.of("send-push", new E2eApplication.Push("user", "file-" + i)));
