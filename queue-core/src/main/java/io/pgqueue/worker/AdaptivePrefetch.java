@@ -36,8 +36,7 @@ final class AdaptivePrefetch {
     }
 
     void record(long executionNanos) {
-        this.averageNanos = this.averageNanos < 0 ? executionNanos
-                : ALPHA * executionNanos + (1 - ALPHA) * this.averageNanos;
+        this.averageNanos = movingAverage(this.averageNanos, executionNanos);
     }
 
     /**
@@ -45,7 +44,12 @@ final class AdaptivePrefetch {
      * @param bytes the characters of its payload and headers
      */
     void recordSize(int bytes) {
-        this.averageBytes = this.averageBytes < 0 ? bytes : ALPHA * bytes + (1 - ALPHA) * this.averageBytes;
+        this.averageBytes = movingAverage(this.averageBytes, bytes);
+    }
+
+    /** @return the average with the sample weighed in, or the sample if there is no average yet (negative) */
+    private static double movingAverage(double average, double sample) {
+        return average < 0 ? sample : ALPHA * sample + (1 - ALPHA) * average;
     }
 
     /**

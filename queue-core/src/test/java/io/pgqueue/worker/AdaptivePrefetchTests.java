@@ -20,8 +20,7 @@ class AdaptivePrefetchTests {
 
     @Test
     void fastJobsWithSmallPayloadsGetTheMaximum() {
-        AdaptivePrefetch prefetch = new AdaptivePrefetch(8, SETTINGS);
-        prefetch.record(Duration.ofMillis(1).toNanos());
+        AdaptivePrefetch prefetch = fastTask();
         prefetch.recordSize(100);
         assertThat(prefetch.depth()).isEqualTo(1000);
     }
@@ -38,8 +37,7 @@ class AdaptivePrefetchTests {
 
     @Test
     void largePayloadsGetWhatTheBudgetHoldsAndTheDepthFollowsTheirAverage() {
-        AdaptivePrefetch prefetch = new AdaptivePrefetch(8, SETTINGS);
-        prefetch.record(Duration.ofMillis(1).toNanos());
+        AdaptivePrefetch prefetch = fastTask();
         prefetch.recordSize(100_000);
         assertThat(prefetch.depth()).isEqualTo(10);
         for (int i = 0; i < 50; i++) {
@@ -52,9 +50,15 @@ class AdaptivePrefetchTests {
 
     @Test
     void aJobLargerThanTheBudgetLeavesNoBuffer() {
-        AdaptivePrefetch prefetch = new AdaptivePrefetch(8, SETTINGS);
-        prefetch.record(Duration.ofMillis(1).toNanos());
+        AdaptivePrefetch prefetch = fastTask();
         prefetch.recordSize(2_000_000);
         assertThat(prefetch.depth()).isZero();
+    }
+
+    /** A task of concurrency 8 whose jobs took 1 ms: the window alone would allow 1,600. */
+    private static AdaptivePrefetch fastTask() {
+        AdaptivePrefetch prefetch = new AdaptivePrefetch(8, SETTINGS);
+        prefetch.record(Duration.ofMillis(1).toNanos());
+        return prefetch;
     }
 }
