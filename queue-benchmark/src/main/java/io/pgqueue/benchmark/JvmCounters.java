@@ -8,11 +8,13 @@ import java.util.Locale;
  * The benchmark JVM's own counters read around a drain: CPU time of the whole process (handlers,
  * claimer, completer, driver, JIT and GC alike) and bytes allocated by its live threads. Unlike
  * the drain's wall-clock rate, neither counts the time the shared machine gives to others, so a
- * change to the worker's code path shows in them even when the machine is slow.
+ * change to the worker's code path shows in them even when the machine is slow. Also the JIT
+ * compilers' time, which tells a run that still compiles the path from a warm one.
  * @param cpuNanos process CPU time, or -1 where the JVM does not report it
  * @param allocatedBytes bytes allocated by the threads alive at the reading, or -1
+ * @param jitMillis time the JIT compilers spent compiling, summed over their threads, or -1
  */
-record JvmCounters(long cpuNanos, long allocatedBytes) {
+record JvmCounters(long cpuNanos, long allocatedBytes, long jitMillis) {
 
     static JvmCounters read() {
         long cpu = ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
@@ -26,18 +28,22 @@ record JvmCounters(long cpuNanos, long allocatedBytes) {
                 .filter(bytes -> bytes > 0)
                 .sum();
         }
-        return new JvmCounters(cpu, allocated);
+        long jit = ManagementFactory.getCompilationMXBean() != null
+                && ManagementFactory.getCompilationMXBean().isCompilationTimeMonitoringSupported()
+                ? ManagementFactory.getCompilationMXBean().getTotalCompilationTime() : -1;
+        return new JvmCounters(cpu, allocated, jit);
     }
 
     /**
      * @param earlier the reading before
      * @param jobs the jobs in between
-     * @return {@code jvm_cpu_us_per_job=... alloc_bytes_per_job=...} (-1 where not reported)
+     * @return {@code jvm_cpu_us_per_job=... alloc_bytes_per_job=... jit_ms=...} (-1 where not reported)
      */
     String perJobSince(JvmCounters earlier, int jobs) {
         double cpu = this.cpuNanos < 0 ? -1 : (this.cpuNanos - earlier.cpuNanos) / 1000.0 / jobs;
         double allocated = this.allocatedBytes < 0 ? -1 : (double) (this.allocatedBytes - earlier.allocatedBytes) / jobs;
-        return String.format(Locale.ROOT, "jvm_cpu_us_per_job=%.1f alloc_bytes_per_job=%.0f", cpu, allocated);
+        long jit = this.jitMillis < 0 ? -1 : this.jitMillis - earlier.jitMillis;
+        return String.format(Locale.ROOT, "jvm_cpu_us_per_job=%.1f alloc_bytes_per_job=%.0f jit_ms=%d", cpu, allocated, jit);
     }
 
     /**

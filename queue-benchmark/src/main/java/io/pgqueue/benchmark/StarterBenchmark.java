@@ -188,6 +188,7 @@ final class StarterBenchmark {
         }
         double enqueueSeconds = (System.nanoTime() - enqueueStart) / 1e9;
         JvmCounters before = JvmCounters.read();
+        ServerCounters serverBefore = ServerCounters.read(jdbc.getDataSource());
         long started = System.nanoTime();
         workers.start();
         long deadline = started + TimeUnit.MINUTES.toNanos(5);
@@ -198,8 +199,10 @@ final class StarterBenchmark {
             throw new IllegalStateException("Only " + NoopTask.STARTS.get() + " of " + n + " jobs started in 5 minutes");
         }
         double seconds = (NoopTask.LAST_START_NANOS.get() - started) / 1e9;
-        return String.format(Locale.ROOT, "workload=starter-drain n=%d enqueue_per_s=%.0f drain_per_s=%.0f %s", n,
-                n / enqueueSeconds, n / seconds, JvmCounters.read().perJobSince(before, n));
+        String jvm = JvmCounters.read().perJobSince(before, n);
+        ServerCounters server = ServerCounters.read(jdbc.getDataSource()).minus(serverBefore);
+        return String.format(Locale.ROOT, "workload=starter-drain n=%d enqueue_per_s=%.0f drain_per_s=%.0f %s "
+                + "server_cpu_us_per_job=%.1f", n, n / enqueueSeconds, n / seconds, jvm, server.cpuMicrosPerJob(n));
     }
 
     /** Single enqueues at a fixed rate on this JVM: enqueue return to handler start. */
