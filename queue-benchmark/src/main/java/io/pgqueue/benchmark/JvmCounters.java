@@ -1,5 +1,6 @@
 package io.pgqueue.benchmark;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.Locale;
@@ -28,9 +29,9 @@ record JvmCounters(long cpuNanos, long allocatedBytes, long jitMillis) {
                 .filter(bytes -> bytes > 0)
                 .sum();
         }
-        long jit = ManagementFactory.getCompilationMXBean() != null
-                && ManagementFactory.getCompilationMXBean().isCompilationTimeMonitoringSupported()
-                ? ManagementFactory.getCompilationMXBean().getTotalCompilationTime() : -1;
+        CompilationMXBean compilers = ManagementFactory.getCompilationMXBean();
+        long jit = compilers != null && compilers.isCompilationTimeMonitoringSupported()
+                ? compilers.getTotalCompilationTime() : -1;
         return new JvmCounters(cpu, allocated, jit);
     }
 
