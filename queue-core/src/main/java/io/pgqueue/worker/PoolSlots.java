@@ -87,8 +87,9 @@ final class PoolSlots {
 
     /**
      * Free capacity per task that is worth a claim. Finished jobs whose outcomes wait to be
-     * written still count against it: claiming must not run ahead of the completer, or a slow
-     * outcome write (a huge table, a busy disk) would pile finished jobs up in memory without bound.
+     * written count against it beyond one buffer's depth of them: claiming may run ahead of the
+     * completer by that much and no more, or a slow outcome write (a huge table, a busy disk) would
+     * pile finished jobs up in memory without bound.
      * What is returned is reserved for the claim until {@link #buffer} or {@link #claimFailed}.
      * @param claims the claiming producer's claims
      * @param paused tasks not to claim

@@ -25,10 +25,11 @@ import org.slf4j.LoggerFactory;
  * so a slow or unreachable shard holds up only its own producer.
  * <p>
  * Backpressure: the loop asks for each task exactly its free capacity — concurrency plus the
- * adaptive prefetch depth, minus the jobs running, buffered, finished but not yet written and
- * asked for by the claims of other shards in flight — so the node never holds more than
- * {@code concurrency + maxPrefetch} jobs per task, whatever the backlog and the number of shards,
- * and claiming never runs ahead of the outcome writes. It waits for {@link Wakeups}:
+ * adaptive prefetch depth, minus the jobs running, buffered and asked for by the claims of other
+ * shards in flight, and minus the finished jobs not yet written beyond one depth of them — so the
+ * node never holds more than {@code concurrency + 2 × maxPrefetch} jobs per task, whatever the
+ * backlog and the number of shards, and claiming runs ahead of the outcome writes by at most the
+ * depth. It waits for {@link Wakeups}:
  * notifications, freed capacity, the poll interval.
  */
 final class Producer extends BackgroundService {

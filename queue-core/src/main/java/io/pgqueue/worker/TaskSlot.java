@@ -52,7 +52,8 @@ final class TaskSlot {
      * claim. Claims of other shards in flight count against the free capacity, so the shards of a
      * pool together never claim more than it can hold.
      * @param claims what this shard's claims found for the task
-     * @param unwritten finished jobs of the task whose outcomes are not written yet
+     * @param unwritten finished jobs of the task whose outcomes are not written yet; up to the
+     * buffer's depth of them do not count against the free capacity
      * @param now the local clock
      * @param pollNanos the poll interval: however busy the other tasks keep the producer, an
      * exhausted task is looked at again after it (scheduled, retried and rescued jobs come without
@@ -68,7 +69,11 @@ final class TaskSlot {
         // A task with limits across nodes prefetches nothing: a claimed job holds a slot of its global
         // concurrency and has spent a permit of its rate, so it is claimed only when it can start.
         int prefetch = this.task.definition().hasGlobalLimits() ? 0 : this.prefetch.depth();
-        int free = this.task.concurrency() + prefetch - this.running - this.buffer.size() - unwritten - this.claiming;
+        // Outcomes waiting for the writer hold claims back only beyond one buffer's depth of them:
+        // the writer takes them in batches, and a batch in flight counted in full would shrink the
+        // claims behind every write. Bounded all the same: a writer that cannot write stops the claims.
+        int waiting = Math.max(unwritten - prefetch, 0);
+        int free = this.task.concurrency() + prefetch - this.running - this.buffer.size() - waiting - this.claiming;
         return claims.exhausted ? 0 : Math.max(free, 0);
     }
 

@@ -100,7 +100,37 @@ class PoolSlotsTests {
         assertThat(slots.demand(a, Set.of(), 1_000, LEASE)).isEmpty();
     }
 
+    @Test
+    void finishedJobsWaitingForTheWriterHoldClaimsBackOnlyBeyondOneBufferDepth() {
+        // Concurrency 1 and a buffer of at most 3: handlers here run inline and nothing is written.
+        PoolSlots slots = slots(new PoolSettings(3, Duration.ofMillis(200)));
+        ShardClaims claims = slots.register(new Wakeups());
+        long id = 0;
+        List<ClaimLimit> limits = slots.demand(claims, Set.of(), 1_000, LEASE);
+        while (!limits.isEmpty()) {
+            List<ClaimedJob> claimed = new ArrayList<>();
+            for (int i = 0; i < limits.get(0).limit(); i++) {
+                claimed.add(claimed(++id));
+            }
+            slots.buffer(claims, slots.hold(claimed, System.nanoTime(), LEASE, null), Map.of("push", claimed.size()),
+                    limits, List.of());
+            limits = slots.demand(claims, Set.of(), 1_000, LEASE);
+        }
+
+        // One slot and three buffered, and three finished beyond them waiting for their outcomes.
+        assertThat(this.ran).hasSize(7);
+        assertThat(this.held.all()).hasSize(7).allMatch(RunningJob::isFinished);
+
+        // Written, their capacity is free again: a full buffer and slot.
+        this.held.written(this.outcomes.stream().map(Outcome::lease).toList(), List.of());
+        assertThat(slots.demand(claims, Set.of(), 1_000, LEASE)).extracting(ClaimLimit::limit).containsExactly(4);
+    }
+
     private PoolSlots slots() {
+        return slots(PoolSettings.defaults());
+    }
+
+    private PoolSlots slots(PoolSettings settings) {
         WorkerTask task = WorkerTask.of(TaskDefinition.builder("push").build(),
                 (String payload, io.pgqueue.TaskContext context) -> this.ran.add(context.jobId()), String.class, 1,
                 Duration.ofSeconds(5), "default");
@@ -117,7 +147,7 @@ class PoolSlotsTests {
         JobExecutor executor = new JobExecutor(List.of(task), JsonMapper.builder().build(),
                 new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), recorder, this.timers,
                 QueueTelemetry.NONE, "node-1");
-        return new PoolSlots("default", List.of(task), PoolSettings.defaults(), this.held, executor, Runnable::run,
+        return new PoolSlots("default", List.of(task), settings, this.held, executor, Runnable::run,
                 jobs -> {
                 });
     }
