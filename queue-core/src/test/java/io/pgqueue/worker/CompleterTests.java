@@ -23,8 +23,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The completer's batching of starts: a start waits briefly for its job's outcome, so a job that
- * finishes at once is never written as RUNNING, and a start alone is still written.
+ * The completer's batching: a start waits briefly for its job's outcome, so a job that finishes at
+ * once is never written as RUNNING, and a start alone is still written; outcomes that keep coming
+ * are written at most once per spacing.
  */
 class CompleterTests {
 
@@ -32,6 +33,8 @@ class CompleterTests {
     static final TestQueue queue = TestQueue.perClass();
 
     private final List<FencedResult> startWrites = new CopyOnWriteArrayList<>();
+
+    private final List<List<Lease>> outcomeWrites = new CopyOnWriteArrayList<>();
 
     private Completer completer;
 
@@ -45,6 +48,7 @@ class CompleterTests {
 
             @Override
             public void outcomesWritten(List<Lease> leases, FencedResult result) {
+                CompleterTests.this.outcomeWrites.add(leases);
             }
 
             @Override
@@ -58,6 +62,29 @@ class CompleterTests {
     @AfterEach
     void stop() {
         this.completer.stop();
+    }
+
+    @Test
+    void outcomesThatKeepComingAreWrittenAtMostOncePerSpacing() throws Exception {
+        List<Lease> leases = claim(40);
+        long started = System.nanoTime();
+        for (Lease lease : leases) {
+            // One outcome every 0.5 ms: written as they came, each would go alone.
+            this.completer.finished(Outcome.completed(lease));
+            LockSupport.parkNanos(500_000);
+        }
+        assertThat(this.completer.awaitDrained(Duration.ofSeconds(10))).isTrue();
+        long elapsedMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
+
+        assertThat(this.outcomeWrites.stream().mapToInt(List::size).sum()).isEqualTo(40);
+        for (Lease lease : leases) {
+            assertThat(queue.store().find(lease.jobId()).orElseThrow().state()).isEqualTo(JobState.COMPLETED);
+        }
+        // The first outcome at once, then at most one write per 5 ms of the run.
+        long spacingMillis = Duration.ofNanos(Completer.OUTCOME_SPACING_NANOS).toMillis();
+        assertThat(this.outcomeWrites).hasSizeLessThanOrEqualTo((int) (elapsedMillis / spacingMillis) + 2);
+        // The first did not wait for the spacing: fewer than its 5 ms of outcomes joined it.
+        assertThat(this.outcomeWrites.get(0)).contains(leases.get(0)).hasSizeLessThan(10);
     }
 
     @Test
