@@ -197,26 +197,21 @@ final class Completer extends BackgroundService implements JobExecutor.Recorder 
             this.lock.lock();
             try {
                 while (true) {
-                    if (!this.outcomes.isEmpty()) {
-                        long left = this.lastWriteAt + OUTCOME_SPACING_NANOS - System.nanoTime();
-                        if (left <= 0 || !isRunning() || this.outcomes.size() >= this.batchSize) {
-                            break;
+                    if (this.outcomes.isEmpty() && this.starts.isEmpty()) {
+                        if (!isRunning()) {
+                            return;
                         }
-                        this.pending.awaitNanos(left);
-                    }
-                    else if (!this.starts.isEmpty()) {
-                        long left = this.startsSince + START_LINGER_NANOS - System.nanoTime();
-                        if (left <= 0 || !isRunning()) {
-                            break;
-                        }
-                        this.pending.awaitNanos(left);
-                    }
-                    else if (!isRunning()) {
-                        return;
-                    }
-                    else {
                         this.pending.await(100, TimeUnit.MILLISECONDS);
+                        continue;
                     }
+                    // Outcomes wait out the spacing since the last write, starts alone their linger.
+                    long due = this.outcomes.isEmpty() ? this.startsSince + START_LINGER_NANOS
+                            : this.lastWriteAt + OUTCOME_SPACING_NANOS;
+                    long left = due - System.nanoTime();
+                    if (left <= 0 || !isRunning() || this.outcomes.size() >= this.batchSize) {
+                        break;
+                    }
+                    this.pending.awaitNanos(left);
                 }
                 this.lastWriteAt = System.nanoTime();
                 startBatch = take(this.starts);
