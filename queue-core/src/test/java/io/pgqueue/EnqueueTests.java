@@ -4,8 +4,10 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -80,19 +82,51 @@ class EnqueueTests {
     void batchInsertsManyJobsInOrder() {
         List<JobRequest> requests = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
-            requests.add(JobRequest.of(i % 2 == 0 ? "send-push" : "copy-folder", Map.of("n", i)));
+            EnqueueOptions options = EnqueueOptions.defaults().withPriority(i % 7).withMaxAttempts(1 + i % 5);
+            if (i % 3 == 1) {
+                options = options.withDelay(Duration.ofMinutes(i));
+            }
+            requests.add(JobRequest.of(i % 2 == 0 ? "send-push" : "copy-folder", Map.of("n", i), options));
         }
 
         List<EnqueueResult> results = queue.client().enqueueAll(requests);
 
         assertThat(results).hasSize(1000).allMatch(EnqueueResult::created);
         assertThat(results.stream().map(EnqueueResult::jobId).distinct()).hasSize(1000);
-        for (int i : new int[] { 0, 1, 500, 999 }) {
+        Map<Long, Integer> inputOf = new HashMap<>();
+        for (int i = 0; i < results.size(); i++) {
+            inputOf.put(results.get(i).jobId(), i);
+        }
+        // Every job carries the columns of the request whose result holds its id.
+        List<String> mismatches = queue.jdbc().query("""
+                SELECT id, task, priority, max_attempts, CAST(payload ->> 'n' AS integer) AS n,
+                       schedule_time > statement_timestamp() AS delayed
+                FROM %s.job""".formatted(queue.config().schema()), (rs, row) -> {
+            int i = inputOf.get(rs.getLong("id"));
+            boolean matches = rs.getInt("n") == i && rs.getString("task").equals(i % 2 == 0 ? "send-push" : "copy-folder")
+                    && rs.getInt("priority") == i % 7 && rs.getInt("max_attempts") == 1 + i % 5
+                    && rs.getBoolean("delayed") == (i % 3 == 1);
+            return matches ? null : "job " + rs.getLong("id") + " for request " + i;
+        }).stream().filter(Objects::nonNull).toList();
+        assertThat(mismatches).isEmpty();
+        assertThat(queue.activeJobs()).isEqualTo(1000);
+    }
+
+    @Test
+    void batchWithADedupKeyMapsEveryJobToItsRequest() {
+        List<JobRequest> requests = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            EnqueueOptions options = i == 10 ? EnqueueOptions.defaults().withDedupKey("only-keyed") : EnqueueOptions.defaults();
+            requests.add(JobRequest.of(i % 2 == 0 ? "send-push" : "copy-folder", Map.of("n", i), options));
+        }
+
+        List<EnqueueResult> results = queue.client().enqueueAll(requests);
+
+        for (int i = 0; i < results.size(); i++) {
             JobSnapshot job = queue.job(results.get(i).jobId());
             assertThat(job.payload()).isEqualTo("{\"n\": " + i + "}");
-            assertThat(job.task()).isEqualTo(i % 2 == 0 ? "send-push" : "copy-folder");
+            assertThat(job.dedupKey()).isEqualTo(i == 10 ? "only-keyed" : null);
         }
-        assertThat(queue.activeJobs()).isEqualTo(1000);
     }
 
     @Test
