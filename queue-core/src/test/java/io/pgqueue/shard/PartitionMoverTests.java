@@ -53,6 +53,9 @@ class PartitionMoverTests {
 
     private final Map<Long, AtomicInteger> runs = new ConcurrentHashMap<>();
 
+    /** How long each handler call takes. */
+    private volatile long handlerMillis;
+
     @BeforeEach
     void databases() {
         this.main = this.shards.get(0);
@@ -71,8 +74,10 @@ class PartitionMoverTests {
             .migrateSchema(true);
         if (workers) {
             builder.workers(TestWorkers.settings(id).build(), List.of(WorkerTask.of(TaskDefinition.builder("record").build(),
-                    (Integer n, TaskContext context) -> this.runs.computeIfAbsent(context.jobId(), any -> new AtomicInteger())
-                        .incrementAndGet(), Integer.class, 4, Duration.ofSeconds(30), "default")));
+                    (Integer n, TaskContext context) -> {
+                        this.runs.computeIfAbsent(context.jobId(), any -> new AtomicInteger()).incrementAndGet();
+                        Thread.sleep(this.handlerMillis);
+                    }, Integer.class, 4, Duration.ofSeconds(30), "default")));
         }
         PgQueue node = builder.build();
         this.nodes.add(node);
@@ -167,6 +172,9 @@ class PartitionMoverTests {
 
     @Test
     void aMoveUnderLoadLosesAndDuplicatesNothing() throws Exception {
+        // Jobs that take a millisecond: the two nodes' 8 handlers cannot run the 10,000 jobs before
+        // the move starts, so there are READY jobs for it to move while the workers claim beside it.
+        this.handlerMillis = 1;
         PgQueue producer = node("node-1", true);
         PgQueue worker = node("node-2", true);
         List<Long> ids = new ArrayList<>(enqueueInPartitionZero(producer, 10_000));
