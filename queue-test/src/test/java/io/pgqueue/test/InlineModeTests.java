@@ -71,6 +71,7 @@ class InlineModeTests {
 
         this.queue.advance(java.time.Duration.ofHours(1));
 
-        assertThat(this.journal.entries).containsExactly("audit later");
+        // The hour may pass the nightly schedule's 03:00, whose job then runs too.
+        assertThat(this.journal.entries).filteredOn(entry -> !entry.equals("nightly")).containsExactly("audit later");
     }
 }
