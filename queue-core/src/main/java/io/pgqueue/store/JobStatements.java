@@ -62,10 +62,10 @@ final class JobStatements {
     static final String INSERT_NEW_JOBS = """
             WITH inserted AS (
                 INSERT INTO ${schema}.job (id, task, payload, headers, priority, schedule_time,
-                                           delay_tolerance_deadline, max_attempts, dedup_key, created_at, partition)
+                                           delay_tolerance_deadline, max_attempts, created_at, partition)
                 SELECT nextval('${schema}.job_id_seq'), t.task, CAST(t.payload AS jsonb), CAST(t.headers AS jsonb),
                        t.priority, s.schedule_time, s.schedule_time + t.tolerance_ms * interval '1 millisecond',
-                       t.max_attempts, NULL, statement_timestamp(), t.partition
+                       t.max_attempts, statement_timestamp(), t.partition
                 FROM unnest(CAST(:tasks AS text[]), CAST(:payloads AS text[]), CAST(:headers AS text[]),
                             CAST(:priorities AS integer[]), CAST(:runAts AS text[]), CAST(:delays AS bigint[]),
                             CAST(:tolerances AS bigint[]), CAST(:maxAttempts AS integer[]),
