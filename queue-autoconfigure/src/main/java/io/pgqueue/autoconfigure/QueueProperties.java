@@ -91,8 +91,8 @@ public class QueueProperties {
     private Map<String, Task> tasks = new LinkedHashMap<>();
 
     /**
-     * Other PostgreSQL databases that hold some of the queue's partitions, by shard name (lower-case
-     * letters, digits, '-' and '_'; kept for good). The queue's own DataSource is the shard 'main',
+     * Other PostgreSQL databases that hold some of the queue's partitions, by shard name (1 to 40
+     * lower-case letters, digits, '-' and '_', starting with a letter or digit; kept for good). The queue's own DataSource is the shard 'main',
      * which also keeps the partition map. None: the queue is unsharded.
      */
     private Map<String, Shard> shards = new LinkedHashMap<>();
@@ -704,7 +704,8 @@ public class QueueProperties {
         private Duration maxTransactionAge = QueueDefaults.MAX_TRANSACTION_AGE;
 
         /**
-         * Status reported when stuck leases or lag exceed their limits, e.g. DOWN or OUT_OF_SERVICE.
+         * Status reported when stuck leases, lag or the oldest transaction exceed their limits, e.g.
+         * DOWN or OUT_OF_SERVICE.
          */
         private String status = "DOWN";
 
