@@ -86,7 +86,7 @@ final class WorkflowStatements {
             FROM ${schema}.workflow WHERE id = :id
             """;
 
-    /** The running workflows and then the latest finished ones, at most :limit. */
+    /** The latest running workflows and then the latest finished ones, at most :limit of each. */
     static final String WORKFLOWS = """
             (SELECT id, name, on_failure, state, jobs, completed, failed, cancelled, created_at, finished_at
              FROM ${schema}.workflow WHERE state = 'RUNNING' ORDER BY id DESC LIMIT :limit)
