@@ -128,6 +128,11 @@ final class SigV4Verifier {
             throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH, "Signature expired: "
                     + amzDate + " is more than 15 minutes from the server's time " + AMZ_DATE.format(this.clock.instant()));
         }
+        String claimedHash = request.headers().get("x-amz-content-sha256");
+        if (claimedHash != null && !claimedHash.equalsIgnoreCase(sha256Hex(request.body()))) {
+            throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH,
+                    "The x-amz-content-sha256 header is not the SHA-256 of the body: sign the body itself");
+        }
         String scope = date + "/" + region + "/" + scopeService + "/aws4_request";
         String canonical = canonicalRequest(request, signedHeaders);
         String stringToSign = ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonical);
@@ -153,9 +158,9 @@ final class SigV4Verifier {
             canonical.append(name).append(':').append(value.strip().replaceAll("\\s+", " ")).append('\n');
         }
         canonical.append('\n').append(String.join(";", signedHeaders)).append('\n');
-        String payloadHash = request.headers().get("x-amz-content-sha256");
-        canonical.append(payloadHash != null && !payloadHash.startsWith("UNSIGNED") && !payloadHash.startsWith("STREAMING")
-                ? payloadHash : sha256Hex(request.body()));
+        // Always the hash of the body received: a header that claims another one, or an unsigned
+        // payload, would let a captured request be sent again with another body.
+        canonical.append(sha256Hex(request.body()));
         return canonical.toString();
     }
 

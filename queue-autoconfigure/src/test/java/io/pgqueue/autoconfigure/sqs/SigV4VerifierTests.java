@@ -73,6 +73,32 @@ class SigV4VerifierTests {
     }
 
     @Test
+    void aPayloadHashHeaderCannotStandInForTheBody() {
+        Map<String, String> headers = new java.util.HashMap<>(headers("content-type;host;x-amz-date",
+                "ff11897932ad3f4e8b18135d722051e5ac45fc38421b1da7b9d196a0fe09473a"));
+        headers.put("content-type", "application/x-www-form-urlencoded");
+        // The signed body's hash, claimed for another body: a captured request sent again.
+        headers.put("x-amz-content-sha256", SigV4Verifier.sha256Hex("Param1=value1"));
+        SignedRequest replayed = new SignedRequest("POST", "/", null, headers,
+                "Param1=value2".getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> this.verifier.verify(replayed)).isInstanceOfSatisfying(MessageQueueException.class,
+                ex -> assertThat(ex.error()).isEqualTo(MessageQueueError.SIGNATURE_DOES_NOT_MATCH));
+
+        headers.put("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
+        SignedRequest unsignedPayload = new SignedRequest("POST", "/", null, headers,
+                "Param1=value2".getBytes(StandardCharsets.UTF_8));
+        assertThatThrownBy(() -> this.verifier.verify(unsignedPayload))
+            .isInstanceOfSatisfying(MessageQueueException.class,
+                    ex -> assertThat(ex.error()).isEqualTo(MessageQueueError.SIGNATURE_DOES_NOT_MATCH));
+
+        // The header with the body's true hash is accepted.
+        headers.put("x-amz-content-sha256", SigV4Verifier.sha256Hex("Param1=value1"));
+        SignedRequest honest = new SignedRequest("POST", "/", null, headers,
+                "Param1=value1".getBytes(StandardCharsets.UTF_8));
+        assertThat(this.verifier.verify(honest)).isEqualTo(KEY);
+    }
+
+    @Test
     void anUnknownKeyAnOldSignatureAndNoSignatureAreRefused() {
         SignedRequest unknown = new SignedRequest("GET", "/", null, Map.of("host", "example.amazonaws.com",
                 "x-amz-date", "20150830T123600Z", "authorization", "AWS4-HMAC-SHA256 Credential=OTHER/20150830/"
