@@ -29,7 +29,8 @@ import java.util.TreeSet;
  * {@link BalancerSettings#overloadLag()} (and it has at least three samples); a spike does not
  * count. Its heaviest partition, the likeliest cause, then leaves it for the least loaded shard
  * that is not overloaded, if that shard stays lighter than the overloaded one was: a move that
- * would turn the imbalance round invites the move back. An overloaded shard takes no partitions.</li>
+ * would turn the imbalance round invites the move back. An overloaded shard takes no partitions,
+ * except a drained shard's when no other shard may take them.</li>
  * <li><b>Gini with hysteresis.</b> Without overload, balancing starts when the Gini index of the
  * shard loads rises above {@link BalancerSettings#giniUpper()} and stops when it falls below
  * {@link BalancerSettings#giniLower()}, like a thermostat; in between, whatever it was doing goes
@@ -215,14 +216,14 @@ public final class Balancer {
         Planner planner = new Planner(view, loads, held);
         // A drained shard's partitions that bring no jobs shift no load: they leave in bulk.
         for (int i = 0; i < IDLE_DRAIN_MOVES; i++) {
-            Optional<Decision> idle = planner.drainOne(true);
+            Optional<Decision> idle = planner.drainOne(true, overloaded);
             if (idle.isEmpty()) {
                 break;
             }
             moved(idle.get().partition(), at);
         }
         for (int i = 0; i < this.settings.movesPerRound(); i++) {
-            Optional<Decision> move = planner.drainOne(false).or(() -> planner.relieveOne(overloaded))
+            Optional<Decision> move = planner.drainOne(false, overloaded).or(() -> planner.relieveOne(overloaded))
                 .or(() -> this.balancing ? planner.evenOne(overloaded) : Optional.empty());
             if (move.isEmpty()) {
                 break;
@@ -285,16 +286,22 @@ public final class Balancer {
         }
 
         /**
-         * Moves the heaviest partition off a drained shard to the lightest shard that may take it.
+         * Moves the heaviest partition off a drained shard to the lightest shard that may take it and
+         * is not overloaded; to an overloaded one only when no other may take it, so that a drain
+         * still finishes.
          * @param idle whether to move only a partition that brings no jobs
+         * @param overloaded the overloaded shards
          */
-        Optional<Decision> drainOne(boolean idle) {
+        Optional<Decision> drainOne(boolean idle, Set<String> overloaded) {
+            List<String> targets = takers().stream()
+                .sorted(Comparator.comparing(overloaded::contains))
+                .toList();
             for (String source : Balancer.this.draining) {
                 for (int partition : heaviestFirst(source)) {
                     if (idle && weight(this.view, partition) > 0) {
                         continue;
                     }
-                    Optional<String> target = takers().stream()
+                    Optional<String> target = targets.stream()
                         .filter(shard -> Balancer.this.settings.allows(partition, shard))
                         .findFirst();
                     if (target.isPresent()) {

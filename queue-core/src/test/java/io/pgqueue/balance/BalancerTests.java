@@ -144,6 +144,31 @@ class BalancerTests {
     }
 
     @Test
+    void aDrainedShardsPartitionsGoToAnOverloadedShardOnlyWhenNoOtherMayTakeThem() {
+        // Partition 2 may live only on "a" (drained) or "b" (overloaded); the others anywhere.
+        Balancer balancer = new Balancer(BalancerSettings.defaults().withAffinity(Map.of(2, Set.of("a", "b"))));
+        Map<Integer, String> placement = new HashMap<>(Map.of(1, "a", 2, "a", 3, "b", 4, "c"));
+        // "b" is the lightest shard (loads 5, 4, 5: even enough that nothing moves), and overloaded.
+        Map<Integer, Double> weights = Map.of(1, 3.0, 2, 2.0, 3, 4.0, 4, 5.0);
+        Map<String, Double> lag = Map.of("a", 0.0, "b", 30.0, "c", 0.0);
+        for (int round = 0; round < 3; round++) {
+            assertThat(balancer.decide(new Balancer.View(START.plusSeconds(10L * round), placement, Set.of(), weights,
+                    lag)).moves()).isEmpty();
+        }
+        balancer.drain("a");
+        for (int round = 3; round < 8; round++) {
+            Balancer.Round decided = balancer.decide(new Balancer.View(START.plusSeconds(10L * round), placement,
+                    Set.of(), weights, lag));
+            assertThat(decided.overloaded()).containsExactly("b");
+            decided.moves().forEach(move -> {
+                assertThat(move.reason()).isEqualTo(Balancer.Reason.DRAIN);
+                placement.put(move.partition(), move.to());
+            });
+        }
+        assertThat(placement).containsEntry(1, "c").containsEntry(2, "b").doesNotContainValue("a");
+    }
+
+    @Test
     void aDrainedShardGivesUpIdlePartitionsInBulk() {
         Balancer balancer = new Balancer(BalancerSettings.defaults());
         balancer.drain("a");
