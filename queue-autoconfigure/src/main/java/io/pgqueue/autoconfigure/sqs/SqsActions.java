@@ -170,7 +170,9 @@ final class SqsActions {
         }
         boolean all = names.contains("All");
         for (String name : names) {
-            if (!name.equals("All") && !QUEUE_ATTRIBUTES.contains(name)) {
+            // Attributes accepted and ignored on writes are asked for without error and not returned, as
+            // AWS does for an attribute a queue does not have set.
+            if (!name.equals("All") && !QUEUE_ATTRIBUTES.contains(name) && !IGNORED_ATTRIBUTES.contains(name)) {
                 throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_NAME, "Unknown Attribute " + name + ".");
             }
         }

@@ -96,6 +96,15 @@ class SqsEndpointHttpTests {
         assertThat(attributes.get("ApproximateNumberOfMessages").asString()).isEqualTo("0");
         assertThat(attributes.get("VisibilityTimeout").asString()).isEqualTo("10");
         assertThat(attributes.get("QueueArn").asString()).isEqualTo("arn:aws:sqs:us-east-1:000000000000:json-q");
+
+        // An attribute accepted and ignored on writes is not an unknown one when asked for.
+        HttpResponse<String> ignored = json("GetQueueAttributes", "{\"QueueUrl\":\"" + url + "\",\"AttributeNames\":"
+                + "[\"Policy\",\"VisibilityTimeout\"]}");
+        assertThat(ignored.statusCode()).isEqualTo(200);
+        assertThat(tree(ignored).get("Attributes").propertyNames()).containsExactly("VisibilityTimeout");
+        HttpResponse<String> unknown = json("GetQueueAttributes", "{\"QueueUrl\":\"" + url + "\",\"AttributeNames\":"
+                + "[\"Colour\"]}");
+        assertThat(tree(unknown).get("__type").asString()).isEqualTo("com.amazonaws.sqs#InvalidAttributeName");
     }
 
     @Test
