@@ -218,6 +218,19 @@ public final class WorkflowStore {
     }
 
     /**
+     * Reads the result of one of a job's dependencies, if it completed and recorded one; the
+     * results of the others are not read.
+     * @param <T> the type read
+     * @param jobId the job id
+     * @param dependency its step name in a workflow, else its job id as text
+     * @param reader reads the result's JSON text
+     * @return the result, or empty
+     */
+    public <T> Optional<T> dependencyResult(long jobId, String dependency, Function<String, T> reader) {
+        return Optional.ofNullable(dependencyResults(jobId).get(dependency)).map(reader);
+    }
+
+    /**
      * Reads the results of a job's dependencies that completed and recorded one; the result of a
      * dependency that failed or was cancelled is not read.
      * @param <T> the type read

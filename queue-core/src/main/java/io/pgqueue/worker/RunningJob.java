@@ -275,7 +275,8 @@ final class RunningJob implements TaskContext {
 
     @Override
     public <T> Optional<T> dependencyResult(String dependency, Class<T> type) {
-        return Optional.ofNullable(dependencyResults(type).get(dependency));
+        return this.shard.store().workflows().dependencyResult(jobId(), dependency,
+                json -> this.mapper.readValue(json, type));
     }
 
     @Override

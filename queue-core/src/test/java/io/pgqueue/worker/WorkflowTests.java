@@ -69,11 +69,18 @@ class WorkflowTests {
         WorkerTask task = task("step", 4, (payload, context) -> {
             events.add("start " + payload.name());
             if (payload.name().equals("d")) {
-                seen.putAll(context.dependencyResults(Integer.class));
+                // Results of different types: each is read as its own.
+                seen.put("b", context.dependencyResult("b", String.class).orElseThrow());
+                seen.put("c", context.dependencyResult("c", Integer.class).orElseThrow());
+                seen.put("all", context.dependencyResults(Object.class));
                 seen.put("dependencies", context.dependencies());
             }
+            else if (payload.name().equals("b")) {
+                Thread.sleep(200);
+                context.recordResult("b" + payload.value() * 10);
+            }
             else {
-                Thread.sleep(payload.name().equals("b") ? 200 : 20);
+                Thread.sleep(20);
                 context.recordResult(payload.value() * 10);
             }
             events.add("end " + payload.name());
@@ -96,7 +103,8 @@ class WorkflowTests {
         assertThat(order.indexOf("start b")).isGreaterThan(order.indexOf("end a"));
         assertThat(order.indexOf("start c")).isGreaterThan(order.indexOf("end a"));
         assertThat(order.indexOf("start d")).isGreaterThan(order.indexOf("end b")).isGreaterThan(order.indexOf("end c"));
-        assertThat(seen).containsEntry("b", 20).containsEntry("c", 30)
+        assertThat(seen).containsEntry("b", "b20").containsEntry("c", 30)
+            .containsEntry("all", Map.of("b", "b20", "c", 30))
             .containsEntry("dependencies", new TaskContext.Dependencies(2, 0));
         WorkflowInfo info = workflow(workflow.id()).orElseThrow();
         assertThat(info.completed()).isEqualTo(4);

@@ -544,7 +544,8 @@ public final class QueueTester {
 
         @Override
         public <T> Optional<T> dependencyResult(String dependency, Class<T> type) {
-            return Optional.ofNullable(dependencyResults(type).get(dependency));
+            return this.store.workflows().dependencyResult(this.jobId, dependency,
+                    json -> QueueTester.this.mapper.readValue(json, type));
         }
 
         @Override
