@@ -230,6 +230,29 @@ class GroupTests {
         assertThat(order).containsExactly(0, 2, 3);
     }
 
+    @Test
+    void jobsWithoutAGroupRunWhileEveryGroupIsHeldBack() {
+        TaskDefinition grouped = TaskDefinition.builder("ledger").groups(TaskGroups.sequence(TaskGroups.OnFailure.SKIP)
+            .withKey(payload -> ((Work) payload).tenant())).build();
+        WorkerTask task = task(grouped, 4, (payload, context) -> { });
+        QueueClient client = nodes.client(task);
+        long first = client.enqueue("ledger", new Work("acme", 0)).jobId();
+        client.enqueue("ledger", new Work("acme", 1));
+        // Enqueued by a node that does not know the task's groups: no group header.
+        WorkerTask plain = task(TaskDefinition.builder("ledger").build(), 4, (payload, context) -> { });
+        long ungrouped = nodes.client(plain).enqueue("ledger", new Work("acme", 2)).jobId();
+        ClaimLimit limit = new ClaimLimit("ledger", 4, 0, null, grouped.groups());
+
+        List<ClaimedJob> claimed = queue.store().claimJobs(List.of(limit), "node-x", JobState.RUNNING,
+                Duration.ofMinutes(1)).jobs();
+        assertThat(claimed).extracting(ClaimedJob::id).containsExactly(first);
+        // The group waits for its running job; the job without a group does not.
+        claimed = queue.store().claimJobs(List.of(limit), "node-x", JobState.RUNNING, Duration.ofMinutes(1)).jobs();
+        assertThat(claimed).extracting(ClaimedJob::id).containsExactly(ungrouped);
+        assertThat(queue.store().claimJobs(List.of(limit), "node-x", JobState.RUNNING, Duration.ofMinutes(1)).jobs())
+            .isEmpty();
+    }
+
     private static void sleepMillis(long millis) {
         try {
             Thread.sleep(millis);
