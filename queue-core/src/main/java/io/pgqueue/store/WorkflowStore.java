@@ -219,7 +219,7 @@ public final class WorkflowStore {
 
     /**
      * Reads the result of one of a job's dependencies, if it completed and recorded one; the
-     * results of the others are not read.
+     * results of the others are not decoded.
      * @param <T> the type read
      * @param jobId the job id
      * @param dependency its step name in a workflow, else its job id as text

@@ -170,8 +170,8 @@ final class SqsActions {
         }
         boolean all = names.contains("All");
         for (String name : names) {
-            // Attributes accepted and ignored on writes are asked for without error and not returned, as
-            // AWS does for an attribute a queue does not have set.
+            // Attributes accepted and ignored on writes are asked for without error; those pgqueue has no
+            // value for are not returned, as AWS does for an attribute a queue does not have set.
             if (!name.equals("All") && !QUEUE_ATTRIBUTES.contains(name) && !IGNORED_ATTRIBUTES.contains(name)) {
                 throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_NAME, "Unknown Attribute " + name + ".");
             }

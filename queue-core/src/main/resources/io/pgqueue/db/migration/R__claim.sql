@@ -139,10 +139,9 @@ BEGIN
         EXIT WHEN v_round = 0;
         v_start := v_pos;
     END LOOP;
-    IF cardinality(ids) = 0 AND v_visits < 256 THEN
-        -- No group had a claimable job (none had one due, or all held theirs back): jobs without a
-        -- group (queued before the task had groups, or by a node without its group settings) are
-        -- claimed in the task's usual order; no group's turn or limit concerns them.
+    IF cardinality(ids) = 0 AND NOT held_back AND v_visits < 256 THEN
+        -- No group had a claimable job: jobs without a group (queued before the task had groups,
+        -- or by a node without its group settings) are claimed in the task's usual order.
         ids := ARRAY(
             SELECT j.id FROM ${flyway:defaultSchema}.job AS j
             WHERE j.task = p_task AND j.state = 'READY' AND j.schedule_time <= now() AND j.attempt < j.max_attempts
