@@ -59,7 +59,7 @@ class InlineModeTests {
             .add("report", "report", new TestApplication.Entry("r"), io.pgqueue.Workflow.after("a"))
             .enqueue();
 
-        assertThat(this.journal.entries).containsExactly("audit abcd", "report {a=4}");
+        assertThat(this.journal.entries).containsExactly("audit abcd", "report {a=4} a=4");
     }
 
     @Test

@@ -154,7 +154,7 @@ class ManualModeTests {
 
         assertThat(this.queue.drain().completed()).isEqualTo(3);
 
-        assertThat(this.journal.entries).last().isEqualTo("report {a=3, b=2}");
+        assertThat(this.journal.entries).last().isEqualTo("report {a=3, b=2} a=3");
     }
 
     @Test

@@ -119,7 +119,8 @@ public class TestApplication {
 
         @Override
         public void handle(Entry entry, TaskContext context) {
-            this.journal.entries.add("report " + context.dependencyResults(Integer.class));
+            this.journal.entries.add("report " + context.dependencyResults(Integer.class) + " a="
+                    + context.dependencyResult("a", Integer.class).orElse(-1));
         }
     }
 
