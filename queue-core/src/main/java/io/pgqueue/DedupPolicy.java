@@ -32,6 +32,7 @@ public sealed interface DedupPolicy {
      * unchanged otherwise.
      * @param merger the merge function
      * @return the policy
+     * @throws InvalidJobException if the merge function is {@code null}
      */
     static DedupPolicy mergeIfReady(PayloadMerger merger) {
         return new MergeIfReady(merger);
@@ -49,15 +50,16 @@ public sealed interface DedupPolicy {
     }
 
     /**
-     * Merges two payloads of the same task.
-     */
-    /**
      * Returns the policy's documented name, as {@code @QueueTask(dedupPolicy = ...)} and the
      * {@code pgqueue.tasks.<name>.dedup-policy} property write it.
      * @return the mode
      */
     QueueTask.DedupMode mode();
 
+    /**
+     * Merges two payloads of the same task: what {@link #mergeIfReady} stores in a READY job that
+     * already holds the dedup key.
+     */
     @FunctionalInterface
     interface PayloadMerger {
 

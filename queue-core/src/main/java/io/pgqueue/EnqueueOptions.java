@@ -191,6 +191,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      * a partition picked at random.
      * @param partitionKey the key, e.g. a tenant or customer id
      * @return the copy
+     * @throws InvalidJobException if the key is {@code null}
      */
     public EnqueueOptions withPartitionKey(String partitionKey) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,
@@ -222,6 +223,7 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
      * Sets what the job does when one of its dependencies fails for good or is cancelled.
      * @param onDependencyFailure {@link DependencyFailure#CANCEL} (the default) or {@link DependencyFailure#RUN}
      * @return a copy with the choice
+     * @throws InvalidJobException if it is {@code null}
      */
     public EnqueueOptions withDependencyFailure(DependencyFailure onDependencyFailure) {
         return new EnqueueOptions(this.priority, this.runAt, this.delay, this.delayTolerance, this.dedupKey,

@@ -33,6 +33,7 @@ public record JobRequest(String task, Object payload, EnqueueOptions options) {
      * @param payload the payload
      * @param options the options
      * @return the request
+     * @throws InvalidJobException if the options are {@code null}
      */
     public static JobRequest of(String task, Object payload, EnqueueOptions options) {
         if (options == null) {

@@ -328,7 +328,10 @@ public final class PgQueue {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         }
 
-        /** @param config the queue's settings (schema, payload limit, statement timeout, retention) @return this builder */
+        /**
+         * @param config the queue's settings (schema, payload limit, statement timeout, retention)
+         * @return this builder
+         */
         public Builder config(QueueConfig config) {
             this.config = Objects.requireNonNull(config, "config");
             return this;
@@ -345,19 +348,28 @@ public final class PgQueue {
             return this;
         }
 
-        /** @param mapper the JSON mapper of payloads and headers @return this builder */
+        /**
+         * @param mapper the JSON mapper of payloads and headers
+         * @return this builder
+         */
         public Builder mapper(ObjectMapper mapper) {
             this.mapper = Objects.requireNonNull(mapper, "mapper");
             return this;
         }
 
-        /** @param telemetry where events (metrics) and observations (tracing) go @return this builder */
+        /**
+         * @param telemetry where events (metrics) and observations (tracing) go
+         * @return this builder
+         */
         public Builder telemetry(QueueTelemetry telemetry) {
             this.telemetry = Objects.requireNonNull(telemetry, "telemetry");
             return this;
         }
 
-        /** @param statsInterval how often the shared statistics are read @return this builder */
+        /**
+         * @param statsInterval how often the shared statistics are read
+         * @return this builder
+         */
         public Builder statsInterval(Duration statsInterval) {
             this.statsInterval = InvalidSettingException.positive(statsInterval, "stats.interval");
             return this;
@@ -388,7 +400,10 @@ public final class PgQueue {
             return this;
         }
 
-        /** @param executors creates the executor of each pool's handlers @return this builder */
+        /**
+         * @param executors creates the executor of each pool's handlers
+         * @return this builder
+         */
         public Builder executors(WorkerExecutors executors) {
             this.executors = Objects.requireNonNull(executors, "executors");
             return this;
@@ -455,7 +470,10 @@ public final class PgQueue {
             return this;
         }
 
-        /** @param events where message-queue sends, receives and deletes are counted @return this builder */
+        /**
+         * @param events where message-queue sends, receives and deletes are counted
+         * @return this builder
+         */
         public Builder messageEvents(MessageQueueEvents events) {
             this.messageEvents = Objects.requireNonNull(events, "events");
             return this;

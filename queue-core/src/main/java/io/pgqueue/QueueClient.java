@@ -297,6 +297,7 @@ public final class QueueClient implements AutoCloseable {
      * Starts building a workflow: jobs that run after others, enqueued together.
      * @param name the workflow's name (shown by the endpoint and in metrics' logs)
      * @return the builder
+     * @throws InvalidJobException if the name is blank or longer than 128 characters
      */
     public Workflow workflow(String name) {
         return new Workflow(this, name);

@@ -46,6 +46,7 @@ public interface TaskContext {
 
     /**
      * Throws {@link TaskCancelledException} if {@link #isCancellationRequested()}.
+     * @throws TaskCancelledException if the job was asked to stop
      */
     default void throwIfCancellationRequested() {
         if (isCancellationRequested()) {

@@ -63,43 +63,64 @@ public record MessageQueueAttributes(Duration visibilityTimeout, Duration retent
         return (int) value.toSeconds();
     }
 
-    /** @param value the visibility timeout @return a copy with it */
+    /**
+     * @param value the visibility timeout
+     * @return a copy with it
+     */
     public MessageQueueAttributes withVisibilityTimeout(Duration value) {
         return new MessageQueueAttributes(value, this.retention, this.delay, this.maxMessageSize, this.receiveWaitTime,
                 this.contentBasedDeduplication, this.redrivePolicy);
     }
 
-    /** @param value the retention @return a copy with it */
+    /**
+     * @param value the retention
+     * @return a copy with it
+     */
     public MessageQueueAttributes withRetention(Duration value) {
         return new MessageQueueAttributes(this.visibilityTimeout, value, this.delay, this.maxMessageSize,
                 this.receiveWaitTime, this.contentBasedDeduplication, this.redrivePolicy);
     }
 
-    /** @param value the delay of new messages @return a copy with it */
+    /**
+     * @param value the delay of new messages
+     * @return a copy with it
+     */
     public MessageQueueAttributes withDelay(Duration value) {
         return new MessageQueueAttributes(this.visibilityTimeout, this.retention, value, this.maxMessageSize,
                 this.receiveWaitTime, this.contentBasedDeduplication, this.redrivePolicy);
     }
 
-    /** @param value the largest message in bytes @return a copy with it */
+    /**
+     * @param value the largest message in bytes
+     * @return a copy with it
+     */
     public MessageQueueAttributes withMaxMessageSize(int value) {
         return new MessageQueueAttributes(this.visibilityTimeout, this.retention, this.delay, value,
                 this.receiveWaitTime, this.contentBasedDeduplication, this.redrivePolicy);
     }
 
-    /** @param value how long receives wait by default @return a copy with it */
+    /**
+     * @param value how long receives wait by default
+     * @return a copy with it
+     */
     public MessageQueueAttributes withReceiveWaitTime(Duration value) {
         return new MessageQueueAttributes(this.visibilityTimeout, this.retention, this.delay, this.maxMessageSize,
                 value, this.contentBasedDeduplication, this.redrivePolicy);
     }
 
-    /** @param value whether a FIFO queue deduplicates by content @return a copy with it */
+    /**
+     * @param value whether a FIFO queue deduplicates by content
+     * @return a copy with it
+     */
     public MessageQueueAttributes withContentBasedDeduplication(boolean value) {
         return new MessageQueueAttributes(this.visibilityTimeout, this.retention, this.delay, this.maxMessageSize,
                 this.receiveWaitTime, value, this.redrivePolicy);
     }
 
-    /** @param value the redrive policy, or {@code null} for none @return a copy with it */
+    /**
+     * @param value the redrive policy, or {@code null} for none
+     * @return a copy with it
+     */
     public MessageQueueAttributes withRedrivePolicy(RedrivePolicy value) {
         return new MessageQueueAttributes(this.visibilityTimeout, this.retention, this.delay, this.maxMessageSize,
                 this.receiveWaitTime, this.contentBasedDeduplication, value);

@@ -48,12 +48,18 @@ public record OutgoingMessage(String body, Map<String, MessageAttributeValue> at
         return new OutgoingMessage(Objects.requireNonNull(body, "body"), Map.of(), null, groupId, deduplicationId);
     }
 
-    /** @param attributes the message attributes @return a copy with them */
+    /**
+     * @param attributes the message attributes
+     * @return a copy with them
+     */
     public OutgoingMessage withAttributes(Map<String, MessageAttributeValue> attributes) {
         return new OutgoingMessage(this.body, attributes, this.delay, this.groupId, this.deduplicationId);
     }
 
-    /** @param delay how long it stays invisible after it is sent @return a copy with it */
+    /**
+     * @param delay how long it stays invisible after it is sent
+     * @return a copy with it
+     */
     public OutgoingMessage withDelay(Duration delay) {
         return new OutgoingMessage(this.body, this.attributes, delay, this.groupId, this.deduplicationId);
     }

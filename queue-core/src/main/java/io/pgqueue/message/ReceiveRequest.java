@@ -20,12 +20,18 @@ public record ReceiveRequest(int maxMessages, Duration visibilityTimeout, Durati
         return new ReceiveRequest(maxMessages, null, null);
     }
 
-    /** @param value how long received messages stay hidden @return a copy with it */
+    /**
+     * @param value how long received messages stay hidden
+     * @return a copy with it
+     */
     public ReceiveRequest withVisibilityTimeout(Duration value) {
         return new ReceiveRequest(this.maxMessages, value, this.waitTime);
     }
 
-    /** @param value how long to wait for a message @return a copy with it */
+    /**
+     * @param value how long to wait for a message
+     * @return a copy with it
+     */
     public ReceiveRequest withWaitTime(Duration value) {
         return new ReceiveRequest(this.maxMessages, this.visibilityTimeout, value);
     }

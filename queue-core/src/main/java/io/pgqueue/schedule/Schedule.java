@@ -50,17 +50,26 @@ public record Schedule(String name, String task, String cron, ZoneId zone, Strin
         return new Schedule(name, task, cron, ZoneOffset.UTC, "{}", CatchUp.RUN_ONCE);
     }
 
-    /** @param zone the time zone @return a copy in that zone */
+    /**
+     * @param zone the time zone
+     * @return a copy in that zone
+     */
     public Schedule withZone(ZoneId zone) {
         return new Schedule(this.name, this.task, this.cron, zone, this.payload, this.catchUp);
     }
 
-    /** @param payload the payload as JSON @return a copy with that payload */
+    /**
+     * @param payload the payload as JSON
+     * @return a copy with that payload
+     */
     public Schedule withPayload(String payload) {
         return new Schedule(this.name, this.task, this.cron, this.zone, payload, this.catchUp);
     }
 
-    /** @param catchUp the catch-up policy @return a copy with that policy */
+    /**
+     * @param catchUp the catch-up policy
+     * @return a copy with that policy
+     */
     public Schedule withCatchUp(CatchUp catchUp) {
         return new Schedule(this.name, this.task, this.cron, this.zone, this.payload, catchUp);
     }

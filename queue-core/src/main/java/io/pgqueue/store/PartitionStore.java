@@ -246,7 +246,11 @@ public final class PartitionStore {
     public record Move(int partition, String source, String target, boolean switched) {
     }
 
-    /** A partition's active jobs on one shard. @param ready READY ones @param claimed STARTING or RUNNING ones */
+    /**
+     * A partition's active jobs on one shard.
+     * @param ready READY ones
+     * @param claimed STARTING or RUNNING ones
+     */
     public record PartitionJobs(long ready, long claimed) {
     }
 

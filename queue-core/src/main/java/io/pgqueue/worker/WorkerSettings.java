@@ -110,61 +110,91 @@ public record WorkerSettings(String nodeId, Duration lease, Duration heartbeatIn
             this.nodeId = nodeId;
         }
 
-        /** @param lease the lease @return this builder */
+        /**
+         * @param lease the lease
+         * @return this builder
+         */
         public Builder lease(Duration lease) {
             this.lease = lease;
             return this;
         }
 
-        /** @param heartbeatInterval the heartbeat interval @return this builder */
+        /**
+         * @param heartbeatInterval the heartbeat interval
+         * @return this builder
+         */
         public Builder heartbeatInterval(Duration heartbeatInterval) {
             this.heartbeatInterval = heartbeatInterval;
             return this;
         }
 
-        /** @param pollInterval the poll interval @return this builder */
+        /**
+         * @param pollInterval the poll interval
+         * @return this builder
+         */
         public Builder pollInterval(Duration pollInterval) {
             this.pollInterval = pollInterval;
             return this;
         }
 
-        /** @param notifications whether to LISTEN for notifications @return this builder */
+        /**
+         * @param notifications whether to LISTEN for notifications
+         * @return this builder
+         */
         public Builder notifications(boolean notifications) {
             this.notifications = notifications;
             return this;
         }
 
-        /** @param shutdownTimeout the shutdown timeout @return this builder */
+        /**
+         * @param shutdownTimeout the shutdown timeout
+         * @return this builder
+         */
         public Builder shutdownTimeout(Duration shutdownTimeout) {
             this.shutdownTimeout = shutdownTimeout;
             return this;
         }
 
-        /** @param rescueInterval the rescue interval @return this builder */
+        /**
+         * @param rescueInterval the rescue interval
+         * @return this builder
+         */
         public Builder rescueInterval(Duration rescueInterval) {
             this.rescueInterval = rescueInterval;
             return this;
         }
 
-        /** @param retentionInterval the retention interval @return this builder */
+        /**
+         * @param retentionInterval the retention interval
+         * @return this builder
+         */
         public Builder retentionInterval(Duration retentionInterval) {
             this.retentionInterval = retentionInterval;
             return this;
         }
 
-        /** @param vacuumInterval the vacuum interval, zero to disable @return this builder */
+        /**
+         * @param vacuumInterval the vacuum interval, zero to disable
+         * @return this builder
+         */
         public Builder vacuumInterval(Duration vacuumInterval) {
             this.vacuumInterval = vacuumInterval;
             return this;
         }
 
-        /** @param batchSizes the most rows per statement, by statement @return this builder */
+        /**
+         * @param batchSizes the most rows per statement, by statement
+         * @return this builder
+         */
         public Builder batchSizes(BatchSizes batchSizes) {
             this.batchSizes = batchSizes;
             return this;
         }
 
-        /** @param pools settings per pool @return this builder */
+        /**
+         * @param pools settings per pool
+         * @return this builder
+         */
         public Builder pools(Map<String, PoolSettings> pools) {
             this.pools = pools;
             return this;

@@ -229,6 +229,7 @@ public final class QueueTester {
      * Runs every due job of one task on this thread, and its due jobs they enqueue, until none is due.
      * @param task the task
      * @return what ran
+     * @throws IllegalStateException past {@value #DEFAULT_MAX_JOBS} jobs (jobs that keep enqueuing jobs)
      */
     public DrainResult drain(String task) {
         return drain(task, DEFAULT_MAX_JOBS);
@@ -339,6 +340,7 @@ public final class QueueTester {
      * {@link QueueTestMode#INLINE}, where the jobs that became due run before it returns.
      * @param duration how far, positive
      * @return the jobs of recurring schedules it enqueued
+     * @throws IllegalArgumentException if the duration is zero or negative
      */
     public List<Long> advance(Duration duration) {
         if (duration.isNegative() || duration.isZero()) {
