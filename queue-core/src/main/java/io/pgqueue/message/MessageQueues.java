@@ -276,6 +276,7 @@ public final class MessageQueues implements AutoCloseable {
      * @param after only names after this one ({@code ""} from the start), for paging
      * @param limit the most to list, 1 to 1,000
      * @return the queues
+     * @throws MessageQueueException {@link MessageQueueError#INVALID_PARAMETER_VALUE} for a limit outside 1 to 1,000
      */
     public List<MessageQueueInfo> listQueues(String prefix, String after, int limit) {
         if (limit < 1 || limit > 1000) {
@@ -288,6 +289,7 @@ public final class MessageQueues implements AutoCloseable {
     /**
      * @param name a dead-letter queue's name
      * @return the queues whose redrive policy names it
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
      */
     public List<MessageQueueInfo> deadLetterSourceQueues(String name) {
         return this.store.deadLetterSources(queue(name).name());
@@ -298,6 +300,7 @@ public final class MessageQueues implements AutoCloseable {
      * @param name the queue's name
      * @param attributes its new settings
      * @return the queue
+     * @throws MessageQueueException when the attributes are not valid; nothing is written
      */
     public MessageQueueInfo setAttributes(String name, MessageQueueAttributes attributes) {
         MessageQueueInfo queue = queue(name);
@@ -313,6 +316,8 @@ public final class MessageQueues implements AutoCloseable {
      * Adds or replaces tags of a queue.
      * @param name the queue's name
      * @param tags the tags to set
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
+     * @throws MessageQueueException {@link MessageQueueError#INVALID_PARAMETER_VALUE} past 50 tags
      */
     public void tagQueue(String name, Map<String, String> tags) {
         MessageQueueInfo queue = getQueue(name);
@@ -329,6 +334,7 @@ public final class MessageQueues implements AutoCloseable {
      * Removes tags of a queue.
      * @param name the queue's name
      * @param keys the tags to remove
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
      */
     public void untagQueue(String name, Set<String> keys) {
         MessageQueueInfo queue = getQueue(name);
@@ -341,6 +347,7 @@ public final class MessageQueues implements AutoCloseable {
     /**
      * Deletes a queue and its messages; receives waiting on it end with none.
      * @param name the queue's name
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
      */
     public void deleteQueue(String name) {
         MessageQueueInfo queue = queue(name);
@@ -354,6 +361,7 @@ public final class MessageQueues implements AutoCloseable {
      * Deletes every message of a queue.
      * @param name the queue's name
      * @return the messages deleted
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
      */
     public int purge(String name) {
         return this.store.purge(queue(name).id());
@@ -377,6 +385,7 @@ public final class MessageQueues implements AutoCloseable {
     /**
      * @param name a queue's name
      * @return its messages, counted by the database now
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
      */
     public MessageQueueCounts counts(String name) {
         return counts(name, this.store.counts(queue(name).id()));
@@ -516,6 +525,8 @@ public final class MessageQueues implements AutoCloseable {
      * @param queueName the queue's name
      * @param request how many, how long they stay hidden, how long to wait
      * @return the messages, possibly none
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
+     * @throws MessageQueueException when the request is not valid
      */
     public List<ReceivedMessage> receive(String queueName, ReceiveRequest request) {
         try {
@@ -619,6 +630,8 @@ public final class MessageQueues implements AutoCloseable {
      * @param queueName the queue's name
      * @param entries the receipt handles, each with an id unique in the batch
      * @return per entry, done or why not
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
+     * @throws MessageQueueException when the batch itself is not valid (empty, too many entries, repeated ids)
      */
     public BatchResult<Boolean> deleteBatch(String queueName, List<BatchEntry<String>> entries) {
         MessageQueueInfo queue = queue(queueName);
@@ -648,6 +661,8 @@ public final class MessageQueues implements AutoCloseable {
      * @param queueName the queue's name
      * @param entries the changes, each with an id unique in the batch
      * @return per entry, done or why not
+     * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue
+     * @throws MessageQueueException when the batch itself is not valid (empty, too many entries, repeated ids)
      */
     public BatchResult<Boolean> changeVisibilityBatch(String queueName, List<BatchEntry<VisibilityChange>> entries) {
         MessageQueueInfo queue = queue(queueName);

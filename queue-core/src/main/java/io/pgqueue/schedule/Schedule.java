@@ -28,6 +28,7 @@ public record Schedule(String name, String task, String cron, ZoneId zone, Strin
     /**
      * Validates the schedule.
      * @throws InvalidSettingException if a field is invalid, naming it
+     * @throws io.pgqueue.InvalidJobException if the task name is invalid
      */
     public Schedule {
         InvalidSettingException.require(name != null && NAME.matcher(name).matches(), "name", name,
