@@ -189,7 +189,23 @@ final class JobExecutor {
         catch (RuntimeException ex) {
             log.warn("Queue event listener failed: {}", ex.toString());
         }
+        if (written.kind() == Outcome.Kind.FAILED) {
+            log.warn("{} failed for good: {}", job, firstLine(written.error()));
+        }
+        else if (written.kind() == Outcome.Kind.RETRY) {
+            log.info("{} failed, next attempt in {} ms: {}", job, written.retryDelay().toMillis(),
+                    firstLine(written.error()));
+        }
         this.recorder.finished(written);
+    }
+
+    /** The first line of a stored error (its stack trace stays with the job). */
+    private static String firstLine(String error) {
+        if (error == null) {
+            return "";
+        }
+        int end = error.indexOf('\n');
+        return end < 0 ? error : error.substring(0, end);
     }
 
     private Map<String, String> headers(ClaimedJob job) {

@@ -13,6 +13,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.pgqueue.EnqueueOptions;
@@ -31,6 +35,7 @@ import io.pgqueue.testing.TestQueue;
 import io.pgqueue.testing.TestWorkers;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.LoggerFactory;
 
 import static io.pgqueue.testing.TestWorkers.settings;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -88,15 +93,33 @@ class WorkersTests {
         QueueClient client = nodes.client(task);
         long good = client.enqueue("flaky", new Push("u", 1)).jobId();
         long bad = client.enqueue("flaky", Map.of("n", "not a number")).jobId();
+        Logger logger = (Logger) LoggerFactory.getLogger(JobExecutor.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        try {
+            nodes.start(settings("node-a").pollInterval(Duration.ofMillis(100)).build(), task);
 
-        nodes.start(settings("node-a").pollInterval(Duration.ofMillis(100)).build(), task);
-
-        await().atMost(Duration.ofSeconds(30)).until(() -> state(client, good) == JobState.COMPLETED);
-        assertThat(client.find(good).orElseThrow().attempt()).isEqualTo(3);
-        await().atMost(Duration.ofSeconds(30)).until(() -> state(client, bad) == JobState.FAILED);
-        JobSnapshot failed = client.find(bad).orElseThrow();
-        assertThat(failed.attempt()).isEqualTo(1);
-        assertThat(failed.lastError()).contains("Payload cannot be read as");
+            await().atMost(Duration.ofSeconds(30)).until(() -> state(client, good) == JobState.COMPLETED);
+            assertThat(client.find(good).orElseThrow().attempt()).isEqualTo(3);
+            await().atMost(Duration.ofSeconds(30)).until(() -> state(client, bad) == JobState.FAILED);
+            JobSnapshot failed = client.find(bad).orElseThrow();
+            assertThat(failed.attempt()).isEqualTo(1);
+            assertThat(failed.lastError()).contains("Payload cannot be read as");
+        }
+        finally {
+            logger.detachAppender(logged);
+        }
+        // One line per failed attempt: INFO for the two retried, WARN for the job that failed for good.
+        assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.INFO)
+            .extracting(ILoggingEvent::getFormattedMessage)
+            .containsExactly("job " + good + " (flaky, attempt 1) failed, next attempt in 0 ms: "
+                    + "java.lang.IllegalStateException: dependency down",
+                    "job " + good + " (flaky, attempt 2) failed, next attempt in 0 ms: "
+                    + "java.lang.IllegalStateException: dependency down");
+        assertThat(logged.list).filteredOn(event -> event.getLevel() == Level.WARN)
+            .extracting(ILoggingEvent::getFormattedMessage).singleElement().asString()
+            .startsWith("job " + bad + " (flaky, attempt 1) failed for good: Payload cannot be read as");
     }
 
     @Test
