@@ -28,6 +28,7 @@ import io.pgqueue.shard.PartitionMap;
 import io.pgqueue.shard.PartitionMover;
 import io.pgqueue.shard.ShardException;
 import io.pgqueue.shard.Shards;
+import io.pgqueue.store.NodeStore;
 import io.pgqueue.worker.PoolState;
 import org.springframework.beans.factory.ObjectProvider;
 import tools.jackson.databind.json.JsonMapper;
@@ -113,7 +114,7 @@ public class QueueEndpoint {
         body.put("schedules", this.admin.schedules().stream().map(QueueEndpoint::schedule).toList());
         body.put("workflows", this.admin.workflows(WORKFLOWS_LISTED).stream().map(QueueEndpoint::workflow).toList());
         body.put("pools", pools());
-        body.put("nodes", this.admin.nodes());
+        body.put("nodes", this.admin.nodes().stream().map(NodeStore.Node::describe).toList());
         body.put("shards", shards());
         if (this.balancer.sharded()) {
             body.put("balancer", balancer());

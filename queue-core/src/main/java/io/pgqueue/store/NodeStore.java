@@ -5,13 +5,17 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The node registry: which worker nodes run, since when, with which pools, and when they last
@@ -97,5 +101,32 @@ public final class NodeStore {
      * @param pools its pools as JSON
      */
     public record Node(String id, String host, Instant startedAt, Instant lastHeartbeat, String pools) {
+
+        private static final JsonMapper JSON = JsonMapper.builder().build();
+
+        /**
+         * The node as the {@code queues} endpoint and the console show it, its pools as JSON rather
+         * than as text.
+         * @return its id, host, start, last heartbeat and pools (per pool its tasks and the most jobs it
+         * holds); no pools when their JSON cannot be read
+         */
+        public Map<String, Object> describe() {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("id", this.id);
+            body.put("host", this.host);
+            body.put("startedAt", this.startedAt);
+            body.put("lastHeartbeat", this.lastHeartbeat);
+            Object parsed = Map.of();
+            if (this.pools != null) {
+                try {
+                    parsed = JSON.readValue(this.pools, Object.class);
+                }
+                catch (JacksonException ex) {
+                    // Left without its pools.
+                }
+            }
+            body.put("pools", parsed);
+            return body;
+        }
     }
 }

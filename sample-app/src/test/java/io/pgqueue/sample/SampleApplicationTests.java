@@ -146,7 +146,11 @@ class SampleApplicationTests {
                 .isEqualTo(3);
         });
         assertThat(map(queues.get("pools"))).containsKeys("default", "slow");
-        assertThat(queues.get("nodes")).asString().contains("host");
+        // Each node's pools as JSON: its tasks and the most jobs it holds per pool.
+        assertThat((List<?>) queues.get("nodes")).singleElement().satisfies(node -> {
+            assertThat(map(node)).containsKeys("id", "host", "startedAt", "lastHeartbeat");
+            assertThat(map(map(map(node).get("pools")).get("slow"))).containsKeys("tasks", "capacity");
+        });
         assertThat(get("/actuator/queues/send-push")).containsKeys("counts", "recentFailures", "stuckLeases");
 
         Map<String, Object> paused = this.http.post().uri("/actuator/queues/copy-folder")

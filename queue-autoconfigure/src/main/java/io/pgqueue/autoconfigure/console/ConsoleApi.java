@@ -98,7 +98,7 @@ final class ConsoleApi {
         body.put("history", Map.of("stepSeconds", ConsoleHistory.STEP.toSeconds(), "points",
                 this.history.points().stream().map(point -> Map.of("at", point.at(), "completed", point.completed(),
                         "failed", point.failed())).toList()));
-        body.put("nodes", this.admin.nodes().stream().map(ConsoleApi::node).toList());
+        body.put("nodes", this.admin.nodes().stream().map(NodeStore.Node::describe).toList());
         body.put("pools", pools());
         body.put("schedules", this.admin.schedules().stream().map(ConsoleApi::schedule).toList());
         return json(body);
@@ -265,16 +265,6 @@ final class ConsoleApi {
             body.put("tasks", List.copyOf(pool.tasks().keySet()));
             return body;
         }).toList();
-    }
-
-    private static Map<String, Object> node(NodeStore.Node node) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("id", node.id());
-        body.put("host", node.host());
-        body.put("startedAt", node.startedAt());
-        body.put("lastHeartbeat", node.lastHeartbeat());
-        body.put("pools", parse(node.pools()));
-        return body;
     }
 
     private static Map<String, Object> schedule(ScheduleInfo info) {
