@@ -128,13 +128,16 @@ final class SigV4Verifier {
             throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH, "Signature expired: "
                     + amzDate + " is more than 15 minutes from the server's time " + AMZ_DATE.format(this.clock.instant()));
         }
+        // Always the hash of the body received: a header that claims another one, or an unsigned
+        // payload, would let a captured request be sent again with another body.
+        String bodyHash = sha256Hex(request.body());
         String claimedHash = request.headers().get("x-amz-content-sha256");
-        if (claimedHash != null && !claimedHash.equalsIgnoreCase(sha256Hex(request.body()))) {
+        if (claimedHash != null && !claimedHash.equalsIgnoreCase(bodyHash)) {
             throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH,
                     "The x-amz-content-sha256 header is not the SHA-256 of the body: sign the body itself");
         }
         String scope = date + "/" + region + "/" + scopeService + "/aws4_request";
-        String canonical = canonicalRequest(request, signedHeaders);
+        String canonical = canonicalRequest(request, signedHeaders, bodyHash);
         String stringToSign = ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonical);
         byte[] key = hmac(hmac(hmac(hmac(("AWS4" + secret).getBytes(StandardCharsets.UTF_8), date), region),
                 scopeService), "aws4_request");
@@ -148,7 +151,7 @@ final class SigV4Verifier {
         return accessKey;
     }
 
-    static String canonicalRequest(SignedRequest request, List<String> signedHeaders) {
+    static String canonicalRequest(SignedRequest request, List<String> signedHeaders, String bodyHash) {
         StringBuilder canonical = new StringBuilder();
         canonical.append(request.method().toUpperCase(Locale.ROOT)).append('\n');
         canonical.append(canonicalPath(request.rawPath())).append('\n');
@@ -158,9 +161,7 @@ final class SigV4Verifier {
             canonical.append(name).append(':').append(value.strip().replaceAll("\\s+", " ")).append('\n');
         }
         canonical.append('\n').append(String.join(";", signedHeaders)).append('\n');
-        // Always the hash of the body received: a header that claims another one, or an unsigned
-        // payload, would let a captured request be sent again with another body.
-        canonical.append(sha256Hex(request.body()));
+        canonical.append(bodyHash);
         return canonical.toString();
     }
 
