@@ -14,20 +14,21 @@ import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
-import io.pgqueue.observe.QueueStatsPoller;
-import io.pgqueue.observe.QueueTelemetry;
-import io.pgqueue.balance.BalancerService;
 import io.pgqueue.balance.BalancerSettings;
+import io.pgqueue.internal.balance.BalancerService;
+import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.QueueStores;
+import io.pgqueue.internal.store.ScheduleStore;
+import io.pgqueue.internal.worker.QueueWorkers;
+import io.pgqueue.internal.worker.Rescuer;
 import io.pgqueue.message.MessageQueueEvents;
 import io.pgqueue.message.MessageQueues;
+import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.Schedules;
-import io.pgqueue.shard.Shards;
-import io.pgqueue.store.JobStore;
 import io.pgqueue.store.QueueSchema;
-import io.pgqueue.store.QueueStores;
-import io.pgqueue.store.ScheduleStore;
-import io.pgqueue.worker.QueueWorkers;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import io.pgqueue.worker.WorkerTask;
@@ -106,7 +107,7 @@ public final class PgQueue {
         TaskRegistry tasks = builder.registry();
         this.partitions = builder.partitions;
         this.client = new QueueClient(this.shards, tasks, this.mapper, this.telemetry);
-        Map<String, io.pgqueue.store.StatsStore> statsStores = new LinkedHashMap<>();
+        Map<String, io.pgqueue.internal.store.StatsStore> statsStores = new LinkedHashMap<>();
         this.shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
         this.stats = new QueueStatsPoller(statsStores, builder.statsInterval);
         int rescueBatch = this.workerSettings != null ? this.workerSettings.batchSizes().maintenance()
@@ -118,7 +119,7 @@ public final class PgQueue {
         this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents, builder.statsInterval,
                 this.workerSettings != null ? this.workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
         this.schedules = new Schedules(new ScheduleStore(builder.dataSource, builder.config), this.client, tasks, this.mapper,
-                builder.dataSource, builder.clock, this.workerSettings != null ? this.workerSettings.pollInterval()
+                builder.clock, this.workerSettings != null ? this.workerSettings.pollInterval()
                         : QueueDefaults.POLL_INTERVAL);
         this.configuredSchedules = List.copyOf(builder.schedules);
         this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,

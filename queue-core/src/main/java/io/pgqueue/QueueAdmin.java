@@ -10,16 +10,17 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.pgqueue.QueueAdminException.Reason;
-import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.shard.PartitionMover;
+import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.ControlStore;
+import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.NodeStore;
+import io.pgqueue.internal.worker.Rescuer;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.ScheduleInfo;
 import io.pgqueue.schedule.Schedules;
-import io.pgqueue.shard.PartitionMover;
 import io.pgqueue.shard.ShardException;
-import io.pgqueue.shard.Shards;
-import io.pgqueue.store.ControlStore;
-import io.pgqueue.store.JobStore;
-import io.pgqueue.store.NodeStore;
 
 /**
  * What operators do to a running queue: pause and resume task types, re-run failed jobs, cancel

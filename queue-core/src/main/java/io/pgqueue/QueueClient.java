@@ -17,19 +17,23 @@ import javax.sql.DataSource;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.internal.balance.PartitionLoad;
+import io.pgqueue.internal.enqueue.Duplicates;
+import io.pgqueue.internal.enqueue.GroupCommitter;
+import io.pgqueue.internal.enqueue.PayloadWriter;
+import io.pgqueue.internal.shard.OutboxRelay;
+import io.pgqueue.internal.shard.PartitionHash;
+import io.pgqueue.internal.shard.PartitionMap;
+import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.ActiveDuplicate;
+import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.NewJob;
+import io.pgqueue.internal.store.PartitionNotHeldException;
+import io.pgqueue.internal.store.WaitingJob;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueObservations;
 import io.pgqueue.observe.QueueTelemetry;
-import io.pgqueue.balance.PartitionLoad;
-import io.pgqueue.shard.PartitionHash;
-import io.pgqueue.shard.PartitionMap;
 import io.pgqueue.shard.ShardException;
-import io.pgqueue.shard.Shards;
-import io.pgqueue.store.ActiveDuplicate;
-import io.pgqueue.store.JobStore;
-import io.pgqueue.store.NewJob;
-import io.pgqueue.store.PartitionNotHeldException;
-import io.pgqueue.store.WaitingJob;
 import org.springframework.core.ResolvableType;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -82,6 +86,10 @@ public final class QueueClient implements AutoCloseable {
     private final GroupCommitter<NewJob, Long> groupCommitter;
 
     private final PartitionLoad load;
+
+    private final PayloadWriter payloads;
+
+    private final Duplicates duplicates;
 
     /** Relays the outbox to the shards (sharded only); created on first use. */
     private OutboxRelay relay;
@@ -140,6 +148,8 @@ public final class QueueClient implements AutoCloseable {
         this.config = Objects.requireNonNull(config, "config");
         this.tasks = Objects.requireNonNull(tasks, "tasks");
         this.mapper = Objects.requireNonNull(mapper, "mapper");
+        this.payloads = new PayloadWriter(mapper, config.maxPayloadBytes());
+        this.duplicates = new Duplicates(tasks, this.payloads);
         for (TaskDefinition task : tasks.all()) {
             String channel = store.channel(task.name());
             if (channel.getBytes(StandardCharsets.UTF_8).length > 63) {
@@ -616,7 +626,7 @@ public final class QueueClient implements AutoCloseable {
                 remote.addAll(indexes);
             }
         });
-        List<String> policyNames = remote.stream().map(i -> policyName(jobs.get(i), policies.get(i))).toList();
+        List<String> policyNames = remote.stream().map(i -> this.duplicates.recordedName(jobs.get(i), policies.get(i))).toList();
         EnqueueResult[] results = new EnqueueResult[jobs.size()];
         PartitionNotHeldException[] notHeld = {null};
         main.stores().jobs().inTransaction(() -> {
@@ -659,34 +669,6 @@ public final class QueueClient implements AutoCloseable {
         return List.of(results);
     }
 
-    /**
-     * The name the outbox records a job's dedup policy by, for the relay to apply on the shard.
-     * @throws InvalidJobException for a merge policy given with the enqueue rather than the task:
-     * its merge function cannot travel through the database
-     */
-    private String policyName(NewJob job, DedupPolicy policy) {
-        if (job.dedupKey() == null) {
-            return null;
-        }
-        TaskDefinition task = this.tasks.require(job.task());
-        if (policy instanceof DedupPolicy.MergeIfReady && !policy.equals(task.dedupPolicy())) {
-            throw new InvalidJobException("A '" + job.task() + "' job with its own merge policy cannot be relayed to "
-                    + "the shard of its partition; declare the merge policy on the task instead");
-        }
-        return DedupPolicies.nameOf(policy);
-    }
-
-    /**
-     * The dedup policy a relayed job's name stands for.
-     * @param task the task
-     * @param name the name, or {@code null} for the task's own
-     */
-    DedupPolicy policyNamed(String task, String name) {
-        TaskDefinition definition = this.tasks.find(task).orElse(null);
-        DedupPolicy own = definition == null ? DedupPolicy.keepExisting() : definition.dedupPolicy();
-        return name == null ? own : DedupPolicies.named(name, own);
-    }
-
     private Shards.Shard shard(String name) {
         return this.shards.find(name).orElseThrow(() -> new ShardException(
                 "The partition map places partitions on shard '" + name + "', which is not configured"));
@@ -695,7 +677,7 @@ public final class QueueClient implements AutoCloseable {
     /** @return the outbox relay, started on first use */
     synchronized OutboxRelay relay() {
         if (this.relay == null) {
-            this.relay = new OutboxRelay(this.shards, this);
+            this.relay = new OutboxRelay(this.shards, this.duplicates);
         }
         if (!this.closed && !this.relay.isRunning()) {
             this.relay.start();
@@ -746,7 +728,7 @@ public final class QueueClient implements AutoCloseable {
             // Lock existing holders in key order, as the insert did, so concurrent batches cannot deadlock.
             duplicates.sort(Comparator.comparing((Integer i) -> jobs.get(i).task()).thenComparing(i -> jobs.get(i).dedupKey()));
             for (int i : duplicates) {
-                results[i] = resolveDuplicate(store, jobs.get(i), policies.get(i));
+                results[i] = this.duplicates.resolve(store, jobs.get(i), policies.get(i));
             }
             return List.of(results);
         });
@@ -835,52 +817,6 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /**
-     * Applies a dedup policy to a job whose key an active job holds, in the current transaction.
-     * @param store the job store of the job's shard
-     * @param job the new job
-     * @param policy the policy
-     * @return what happened
-     */
-    EnqueueResult resolveDuplicate(JobStore store, NewJob job, DedupPolicy policy) {
-        while (true) {
-            Optional<ActiveDuplicate> holder = store.lockActiveByKey(job.task(), job.dedupKey());
-            if (holder.isEmpty()) {
-                // The holder finished after our insert saw it; the key is free again.
-                Long id = store.insert(List.of(job)).get(0);
-                if (id != null) {
-                    return new EnqueueResult(id, EnqueueOutcome.CREATED);
-                }
-                continue;
-            }
-            ActiveDuplicate existing = holder.get();
-            boolean ready = existing.state() == JobState.READY;
-            if (policy instanceof DedupPolicy.ReplaceIfReady && ready) {
-                store.replaceReady(existing.id(), job);
-                return new EnqueueResult(existing.id(), EnqueueOutcome.REPLACED);
-            }
-            if (policy instanceof DedupPolicy.MergeIfReady merge && ready) {
-                String merged = merge(job.task(), merge.merger(), existing.payload(), job.payload());
-                store.setReadyPayload(existing.id(), merged);
-                return new EnqueueResult(existing.id(), EnqueueOutcome.MERGED);
-            }
-            if (policy instanceof DedupPolicy.Rerun) {
-                if (ready) {
-                    store.setReadyPayload(existing.id(), job.payload());
-                    return new EnqueueResult(existing.id(), EnqueueOutcome.REPLACED);
-                }
-                store.requestRerun(existing.id(), job.payload());
-                return new EnqueueResult(existing.id(), EnqueueOutcome.RERUN_SCHEDULED);
-            }
-            return new EnqueueResult(existing.id(), EnqueueOutcome.KEPT_EXISTING);
-        }
-    }
-
-    private String merge(String task, DedupPolicy.PayloadMerger merger, String existing, String incoming) {
-        JsonNode merged = merger.merge(this.mapper.readTree(existing), this.mapper.readTree(incoming));
-        return serialize(task, merged);
-    }
-
-    /**
      * Counts the enqueues when they are durable: at once outside a transaction, after the commit
      * of the caller's transaction otherwise, and not at all if it rolls back.
      */
@@ -919,7 +855,7 @@ public final class QueueClient implements AutoCloseable {
             throw new InvalidJobException("Dedup key of a '" + name + "' job must be non-blank and at most "
                     + QueueDefaults.MAX_DEDUP_KEY_LENGTH + " characters");
         }
-        String payload = serialize(name, request.payload());
+        String payload = this.payloads.write(name, request.payload());
         requireReadable(task, request.payload(), payload);
         Map<String, String> allHeaders = options.headers();
         if (!propagated.isEmpty()) {
@@ -1008,26 +944,6 @@ public final class QueueClient implements AutoCloseable {
             throw new InvalidJobException("Dedup key of a '" + task.name() + "' job cannot be derived from its payload: "
                     + ex.getMessage(), ex);
         }
-    }
-
-    private String serialize(String task, Object payload) {
-        String json;
-        try {
-            json = this.mapper.writeValueAsString(payload);
-        }
-        catch (JacksonException ex) {
-            throw new InvalidJobException("Payload of task '" + task + "' (" + (payload == null ? "null" : payload.getClass().getName())
-                    + ") cannot be written as JSON: " + ex.getOriginalMessage(), ex);
-        }
-        long limit = this.config.maxPayloadBytes();
-        // A UTF-8 character takes at most 3 bytes per UTF-16 char: short payloads need no counting.
-        if ((long) json.length() * 3 > limit) {
-            int size = json.getBytes(StandardCharsets.UTF_8).length;
-            if (size > limit) {
-                throw new PayloadTooLargeException(task, size, limit);
-            }
-        }
-        return json;
     }
 
     private static long requireNonNegative(Duration value, String task, String what) {

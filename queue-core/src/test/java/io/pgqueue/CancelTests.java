@@ -2,8 +2,8 @@ package io.pgqueue;
 
 import java.util.List;
 
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.Outcome;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
-import io.pgqueue.store.ClaimLimit;
-import io.pgqueue.store.ClaimedJob;
+import io.pgqueue.internal.store.ClaimLimit;
+import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -12,8 +12,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.Outcome;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

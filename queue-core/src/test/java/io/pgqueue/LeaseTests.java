@@ -6,12 +6,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-import io.pgqueue.store.ClaimLimit;
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.FencedResult;
-import io.pgqueue.store.JobStore;
-import io.pgqueue.store.Lease;
-import io.pgqueue.store.Outcome;
+import io.pgqueue.internal.store.ClaimLimit;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.FencedResult;
+import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.Lease;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -6,13 +6,16 @@ import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 
-import io.pgqueue.shard.PartitionHash;
-import io.pgqueue.shard.Shards;
-import io.pgqueue.store.ClaimLimit;
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.Lease;
-import io.pgqueue.store.Outcome;
-import io.pgqueue.store.OutboxStore;
+import io.pgqueue.internal.enqueue.Duplicates;
+import io.pgqueue.internal.enqueue.PayloadWriter;
+import io.pgqueue.internal.shard.OutboxRelay;
+import io.pgqueue.internal.shard.PartitionHash;
+import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.ClaimLimit;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.Lease;
+import io.pgqueue.internal.store.OutboxStore;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
 import org.junit.jupiter.api.AfterEach;
@@ -22,6 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -135,7 +139,8 @@ class OutboxTests {
         assertThat(jobs(this.b)).isZero();
 
         // Another relay takes the rows over: the marks keep it from writing b's jobs again.
-        OutboxRelay relay = new OutboxRelay(shards, this.queue.client());
+        OutboxRelay relay = new OutboxRelay(shards,
+                new Duplicates(TASKS, new PayloadWriter(JsonMapper.builder().build(), QueueConfig.defaults().maxPayloadBytes())));
         while (relay.relayOnce() > 0) {
             // until the outbox is empty
         }

@@ -6,12 +6,12 @@ import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.QueueAdminException.Reason;
+import io.pgqueue.internal.shard.PartitionHash;
+import io.pgqueue.internal.store.ClaimLimit;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.schedule.Schedule;
-import io.pgqueue.shard.PartitionHash;
-import io.pgqueue.store.ClaimLimit;
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.JobStore;
-import io.pgqueue.store.Outcome;
 import io.pgqueue.testing.TestShards;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;

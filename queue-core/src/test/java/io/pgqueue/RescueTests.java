@@ -12,9 +12,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.FencedResult;
-import io.pgqueue.store.JobStore;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.FencedResult;
+import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

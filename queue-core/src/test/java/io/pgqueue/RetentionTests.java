@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.Outcome;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -4,10 +4,10 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.FencedResult;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.retry.RetryPolicy;
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.FencedResult;
-import io.pgqueue.store.Outcome;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

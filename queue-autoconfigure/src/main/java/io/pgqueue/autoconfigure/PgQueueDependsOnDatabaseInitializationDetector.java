@@ -3,8 +3,8 @@ package io.pgqueue.autoconfigure;
 import java.util.Set;
 
 import io.pgqueue.PgQueue;
-import io.pgqueue.balance.BalancerService;
-import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.internal.balance.BalancerService;
+import io.pgqueue.internal.observe.QueueStatsPoller;
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 
 /**

@@ -2,9 +2,9 @@ package io.pgqueue.autoconfigure;
 
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
-import io.pgqueue.observe.QueueStatsPoller;
-import org.springframework.beans.factory.ObjectProvider;
+import io.pgqueue.internal.observe.QueueStatsPoller;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.List;
 
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.message.MessageQueues;
-import io.pgqueue.observe.QueueStatsPoller;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

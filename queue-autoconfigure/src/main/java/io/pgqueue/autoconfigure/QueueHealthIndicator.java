@@ -10,16 +10,17 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.message.CountedQueues;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.LimitStatus;
 import io.pgqueue.observe.QueueStats;
-import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.worker.PoolState;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
-import org.springframework.core.NestedExceptionUtils;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
+import org.springframework.core.NestedExceptionUtils;
 
 /**
  * The {@code queue} health: reads the cached aggregate statistics and this node's pools, never the
@@ -48,7 +49,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
 
     private final Supplier<List<PoolState>> pools;
 
-    private final Supplier<Optional<MessageQueues.Counted>> messageCounts;
+    private final Supplier<Optional<CountedQueues>> messageCounts;
 
     private final Function<String, Optional<TaskDefinition>> definitions;
 
@@ -83,7 +84,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
      */
     public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
             Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
-            Supplier<List<PoolState>> pools, Supplier<Optional<MessageQueues.Counted>> messageCounts) {
+            Supplier<List<PoolState>> pools, Supplier<Optional<CountedQueues>> messageCounts) {
         this(stats, maxStuckLeases, rescueInterval, maxLag, maxTransactionAge, problem, pools, messageCounts,
                 task -> Optional.empty());
     }
@@ -104,7 +105,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
      */
     public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
             Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
-            Supplier<List<PoolState>> pools, Supplier<Optional<MessageQueues.Counted>> messageCounts,
+            Supplier<List<PoolState>> pools, Supplier<Optional<CountedQueues>> messageCounts,
             Function<String, Optional<TaskDefinition>> definitions) {
         super("Queue health check failed");
         this.definitions = definitions;
@@ -195,7 +196,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
     }
 
     /** Per message queue, its counts: shown, never a reason to be unhealthy (a backlog is the consumers' matter). */
-    static Map<String, Object> messageQueues(MessageQueues.Counted counted) {
+    static Map<String, Object> messageQueues(CountedQueues counted) {
         Map<String, Object> queues = new LinkedHashMap<>();
         counted.counts().forEach((name, counts) -> {
             Map<String, Object> each = new LinkedHashMap<>();

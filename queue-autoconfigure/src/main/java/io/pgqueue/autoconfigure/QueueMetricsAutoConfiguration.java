@@ -2,14 +2,14 @@ package io.pgqueue.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.pgqueue.PgQueue;
-import io.pgqueue.balance.BalancerMeterBinder;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
-import io.pgqueue.observe.MicrometerQueueEvents;
+import io.pgqueue.internal.balance.BalancerMeterBinder;
+import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.observe.MessageQueueMeters;
+import io.pgqueue.observe.MicrometerQueueEvents;
 import io.pgqueue.observe.QueueMeterBinder;
-import io.pgqueue.observe.QueueStatsPoller;
-import io.pgqueue.shard.Shards;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -8,9 +8,9 @@ import java.util.concurrent.CountDownLatch;
 
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueSchemaException;
+import io.pgqueue.internal.worker.QueueWorkers;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.worker.PoolState;
-import io.pgqueue.worker.QueueWorkers;
 import io.pgqueue.worker.WorkerSettings;
 import org.springframework.context.SmartLifecycle;
 

@@ -20,16 +20,16 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
-import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -249,7 +249,7 @@ class QueueShardsAutoConfigurationTests {
                     client.enqueue("send-push", Map.of("user", "u", "file", "f"), EnqueueOptions.defaults().withPartitionKey(key));
                 }
 
-                context.getBean(io.pgqueue.observe.QueueStatsPoller.class).refresh();
+                context.getBean(io.pgqueue.internal.observe.QueueStatsPoller.class).refresh();
                 Map<String, Object> before = (Map<String, Object>) endpoint.queues().get("shards");
                 assertThat((Map<String, Object>) ((Map<String, Object>) before.get("shards")).get("main"))
                     .containsEntry("activeJobs", 20L);
@@ -270,7 +270,7 @@ class QueueShardsAutoConfigurationTests {
 
     private static String keyOfPartitionZero() {
         for (int i = 0;; i++) {
-            if (io.pgqueue.shard.PartitionHash.partitionOf("k" + i, 1024) == 0) {
+            if (io.pgqueue.internal.shard.PartitionHash.partitionOf("k" + i, 1024) == 0) {
                 return "k" + i;
             }
         }

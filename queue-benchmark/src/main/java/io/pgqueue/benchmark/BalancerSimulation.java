@@ -15,8 +15,10 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 
-import io.pgqueue.balance.Balancer;
+import io.pgqueue.balance.BalancerDecision;
+import io.pgqueue.balance.BalancerRound;
 import io.pgqueue.balance.BalancerSettings;
+import io.pgqueue.internal.balance.Balancer;
 
 /**
  * Runs the real {@link Balancer} against a simulated clock and simulated shards: no database, the
@@ -170,8 +172,8 @@ public final class BalancerSimulation {
             cluster.backlog.keySet().forEach(shard -> lag.put(shard, cluster.lagSeconds(shard)));
             Map<Integer, Double> weights = new HashMap<>(cluster.weights);
             world.before(round, at, cluster, balancer, lag, weights);
-            Balancer.Round decided = balancer.decide(new Balancer.View(at, cluster.placement, Set.of(), weights, lag));
-            for (Balancer.Decision move : decided.moves()) {
+            BalancerRound decided = balancer.decide(new Balancer.View(at, cluster.placement, Set.of(), weights, lag));
+            for (BalancerDecision move : decided.moves()) {
                 cluster.placement.put(move.partition(), move.to());
                 cluster.movesOf.merge(move.partition(), 1, Integer::sum);
             }
@@ -267,7 +269,7 @@ public final class BalancerSimulation {
             }
             Map<String, Double> loads = new TreeMap<>();
             cluster.backlog.keySet().forEach(shard -> loads.put(shard, cluster.cost(shard)));
-            points.add(new Point(seconds, io.pgqueue.balance.Gini.of(loads.values()), moves, 0));
+            points.add(new Point(seconds, io.pgqueue.internal.balance.Gini.of(loads.values()), moves, 0));
         }
         return new Run(name, points, cluster.movesOf);
     }

@@ -19,34 +19,34 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
-import io.pgqueue.TaskContext;
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.RateLimit;
+import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
 import io.pgqueue.TaskHandler;
-import io.pgqueue.Workflow;
 import io.pgqueue.TaskRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.Workflow;
+import io.pgqueue.balance.BalancerSettings;
+import io.pgqueue.internal.balance.BalancerService;
+import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.QueueStores;
+import io.pgqueue.internal.store.StatsStore;
+import io.pgqueue.internal.worker.QueueWorkers;
 import io.pgqueue.observe.MicrometerQueueEvents;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueMeterNames;
 import io.pgqueue.observe.QueueTelemetry;
-import io.pgqueue.QueueDefaults;
-import io.pgqueue.balance.BalancerService;
-import io.pgqueue.balance.BalancerSettings;
-import io.pgqueue.observe.QueueStatsPoller;
-import io.pgqueue.shard.Shards;
-import io.pgqueue.store.StatsStore;
 import io.pgqueue.store.QueueSchema;
-import io.pgqueue.store.QueueStores;
 import io.pgqueue.worker.PoolSettings;
-import io.pgqueue.worker.QueueWorkers;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import io.pgqueue.worker.WorkerTask;
@@ -614,7 +614,7 @@ public final class QueueBenchmark {
             double completed = now - lastDone;
             lastDone = now;
             boolean moving = !shards.main().partitions().moves().isEmpty();
-            double gini = balancer.lastRound().map(io.pgqueue.balance.Balancer.Round::gini).orElse(Double.NaN);
+            double gini = balancer.lastRound().map(io.pgqueue.balance.BalancerRound::gini).orElse(Double.NaN);
             if (Double.isNaN(giniStart) && !Double.isNaN(gini) && second >= 30) {
                 giniStart = gini;
             }
@@ -635,7 +635,7 @@ public final class QueueBenchmark {
             exactlyOnce &= runs.get(i) == 1;
             duplicates += Math.max(0, runs.get(i) - 1);
         }
-        double giniEnd = balancer.lastRound().map(io.pgqueue.balance.Balancer.Round::gini).orElse(Double.NaN);
+        double giniEnd = balancer.lastRound().map(io.pgqueue.balance.BalancerRound::gini).orElse(Double.NaN);
         // Starts per second in the 100 ms buckets a move overlapped, against the others (after the first 5 s).
         boolean[] moving = new boolean[started.length()];
         long moveMillis = 0;

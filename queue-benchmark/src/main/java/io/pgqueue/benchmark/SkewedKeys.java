@@ -4,8 +4,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
-import io.pgqueue.shard.PartitionHash;
-import io.pgqueue.shard.Shards;
+import io.pgqueue.internal.shard.PartitionHash;
+import io.pgqueue.internal.shard.Shards;
 
 /**
  * Tenant keys drawn with Zipf weights (exponent 1): tenant of rank r is drawn in proportion to 1/r.

@@ -3,6 +3,8 @@ package io.pgqueue.balance;
 import java.util.Map;
 import java.util.Optional;
 
+import io.pgqueue.internal.balance.Balancer;
+
 /**
  * What a node's balancer has done, as its meters and the endpoint read it.
  */
@@ -15,10 +17,10 @@ public interface BalancerStatus {
     boolean leading();
 
     /** @return the last round this node ran, if it ran one */
-    Optional<Balancer.Round> lastRound();
+    Optional<BalancerRound> lastRound();
 
     /** @return moves this node carried out, by reason */
-    Map<Balancer.Reason, Long> moves();
+    Map<MoveReason, Long> moves();
 
     /** @return moves this node's rounds passed over for friction */
     long blockedByFriction();

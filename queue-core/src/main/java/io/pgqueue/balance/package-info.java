@@ -5,3 +5,5 @@
  * the same code runs against a simulated clock and simulated shards.
  */
 package io.pgqueue.balance;
+
+import io.pgqueue.internal.balance.Gini;

@@ -67,7 +67,7 @@ public record MessageAttributeValue(String dataType, String stringValue, byte[] 
     }
 
     /** @return the bytes the value counts towards the message size: its type and value */
-    int size() {
+    public int size() {
         return utf8Length(this.dataType) + (binary() ? this.binaryValue.length : utf8Length(this.stringValue));
     }
 

@@ -26,7 +26,7 @@ public class MessageQueueException extends QueueException {
         return this.error;
     }
 
-    static MessageQueueException invalidParameter(String message) {
+    public static MessageQueueException invalidParameter(String message) {
         return new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, message);
     }
 

@@ -16,16 +16,21 @@ import java.util.function.BiFunction;
 
 import javax.sql.DataSource;
 
-import io.pgqueue.GroupCommitter;
 import io.pgqueue.QueueConfig;
-import io.pgqueue.store.MessageStore;
-import io.pgqueue.store.MessageStore.NewMessage;
-import io.pgqueue.store.MessageStore.QueueCounts;
-import io.pgqueue.store.MessageStore.Receipt;
-import io.pgqueue.store.MessageStore.ReceiptOutcome;
-import io.pgqueue.store.MessageStore.Sent;
-import io.pgqueue.store.MessageStore.StoredMessage;
-import io.pgqueue.worker.NotificationListener;
+import io.pgqueue.internal.enqueue.GroupCommitter;
+import io.pgqueue.internal.message.LongPolls;
+import io.pgqueue.internal.message.MessageAttributesJson;
+import io.pgqueue.internal.message.MessageHousekeeping;
+import io.pgqueue.internal.message.MessageValidation;
+import io.pgqueue.internal.message.ReceiptHandles;
+import io.pgqueue.internal.store.MessageStore.NewMessage;
+import io.pgqueue.internal.store.MessageStore.QueueCounts;
+import io.pgqueue.internal.store.MessageStore.Receipt;
+import io.pgqueue.internal.store.MessageStore.ReceiptOutcome;
+import io.pgqueue.internal.store.MessageStore.Sent;
+import io.pgqueue.internal.store.MessageStore.StoredMessage;
+import io.pgqueue.internal.store.MessageStore;
+import io.pgqueue.internal.worker.NotificationListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -84,15 +89,6 @@ public final class MessageQueues implements AutoCloseable {
     }
 
     /**
-     * The latest periodic count of every queue's messages.
-     *
-     * @param counts by queue name
-     * @param takenAt when it was taken
-     */
-    public record Counted(Map<String, MessageQueueCounts> counts, Instant takenAt) {
-    }
-
-    /**
      * Creates the message queues of a queue database; call {@link #start()} before receiving with a wait.
      * @param dataSource the queue's database (the main shard)
      * @param config the queue's settings (schema, statement timeout)
@@ -147,7 +143,7 @@ public final class MessageQueues implements AutoCloseable {
     }
 
     /** @return the latest periodic count of every queue's messages, empty before the first */
-    public java.util.Optional<Counted> latestCounts() {
+    public java.util.Optional<CountedQueues> latestCounts() {
         return this.housekeeping.latestCounts();
     }
 

@@ -3,9 +3,9 @@ package io.pgqueue.observe;
 import java.time.Duration;
 import java.util.List;
 
+import io.pgqueue.AttemptResult;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.JobState;
-import io.pgqueue.store.Outcome;
 
 /**
  * Passes each event to several listeners.
@@ -14,7 +14,7 @@ final class CompositeQueueEvents implements QueueEvents {
 
     private final List<QueueEvents> listeners;
 
-    CompositeQueueEvents(List<QueueEvents> listeners) {
+    public CompositeQueueEvents(List<QueueEvents> listeners) {
         this.listeners = listeners;
     }
 
@@ -39,7 +39,7 @@ final class CompositeQueueEvents implements QueueEvents {
     }
 
     @Override
-    public void executed(String task, Outcome.Kind outcome, Duration duration) {
+    public void executed(String task, AttemptResult outcome, Duration duration) {
         this.listeners.forEach(l -> l.executed(task, outcome, duration));
     }
 

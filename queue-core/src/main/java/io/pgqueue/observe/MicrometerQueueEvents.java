@@ -13,9 +13,9 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.pgqueue.AttemptResult;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.JobState;
-import io.pgqueue.store.Outcome;
 
 import static io.pgqueue.observe.QueueMeterNames.TAG_OUTCOME;
 import static io.pgqueue.observe.QueueMeterNames.TAG_POOL;
@@ -98,7 +98,7 @@ public final class MicrometerQueueEvents implements QueueEvents {
     }
 
     @Override
-    public void executed(String task, Outcome.Kind outcome, Duration duration) {
+    public void executed(String task, AttemptResult outcome, Duration duration) {
         meter(() -> Timer.builder(QueueMeterNames.EXECUTION)
             .description("Handler execution time")
             .tags(TAG_TASK, task, TAG_OUTCOME, outcome.name().toLowerCase(Locale.ROOT))

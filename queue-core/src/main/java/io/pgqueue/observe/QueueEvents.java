@@ -3,9 +3,9 @@ package io.pgqueue.observe;
 import java.time.Duration;
 import java.util.List;
 
+import io.pgqueue.AttemptResult;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.JobState;
-import io.pgqueue.store.Outcome;
 
 /**
  * What happens in the queue, reported from one place each: the client reports enqueues, the
@@ -61,7 +61,7 @@ public interface QueueEvents {
      * @param outcome what its attempt amounts to
      * @param duration how long it ran
      */
-    default void executed(String task, Outcome.Kind outcome, Duration duration) {
+    default void executed(String task, AttemptResult outcome, Duration duration) {
     }
 
     /**

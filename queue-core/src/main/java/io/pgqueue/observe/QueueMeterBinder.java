@@ -17,6 +17,7 @@ import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.JobState;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.worker.PoolState;
 
 import static io.pgqueue.observe.QueueMeterNames.TAG_OUTCOME;

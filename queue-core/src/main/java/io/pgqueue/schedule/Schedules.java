@@ -10,9 +10,6 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
-import javax.sql.DataSource;
-
-import io.pgqueue.BackgroundService;
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueOutcome;
@@ -23,11 +20,10 @@ import io.pgqueue.JobRequest;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskRegistry;
-import io.pgqueue.store.ScheduleStore;
+import io.pgqueue.internal.lifecycle.BackgroundService;
+import io.pgqueue.internal.store.ScheduleStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
@@ -68,8 +64,6 @@ public final class Schedules extends BackgroundService {
 
     private final ObjectMapper mapper;
 
-    private final TransactionTemplate transactions;
-
     private final Clock clock;
 
     private final Duration pollInterval;
@@ -83,18 +77,16 @@ public final class Schedules extends BackgroundService {
      * @param client enqueues the slots' jobs
      * @param tasks the tasks this node can enqueue: it fires only their schedules
      * @param mapper reads the schedules' payloads
-     * @param dataSource the queue's (main) database, whose transaction the enqueues join
      * @param clock the scheduler's clock
      * @param pollInterval the longest the scheduler waits before looking again
      */
-    public Schedules(ScheduleStore store, QueueClient client, TaskRegistry tasks, ObjectMapper mapper, DataSource dataSource,
-            Clock clock, Duration pollInterval) {
+    public Schedules(ScheduleStore store, QueueClient client, TaskRegistry tasks, ObjectMapper mapper, Clock clock,
+            Duration pollInterval) {
         super("pgqueue-scheduler", Duration.ofSeconds(10));
         this.store = store;
         this.client = client;
         this.tasks = tasks;
         this.mapper = mapper;
-        this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         this.clock = clock;
         this.pollInterval = pollInterval;
     }
@@ -173,7 +165,7 @@ public final class Schedules extends BackgroundService {
             AtomicReference<ScheduleStore.Due> locked = new AtomicReference<>();
             List<EnqueueResult> fired;
             try {
-                fired = this.transactions.execute(status -> {
+                fired = this.store.inTransaction(() -> {
                     List<ScheduleStore.Due> due = this.store.lockDue(now, names, 1);
                     if (due.isEmpty()) {
                         return null;

@@ -30,14 +30,16 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.AttemptResult;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
-import io.pgqueue.balance.Balancer;
-import io.pgqueue.balance.BalancerMeterBinder;
-import io.pgqueue.message.MessageQueueCounts;
+import io.pgqueue.balance.BalancerRound;
 import io.pgqueue.balance.BalancerStatus;
-import io.pgqueue.store.Outcome;
+import io.pgqueue.balance.MoveReason;
+import io.pgqueue.internal.balance.Balancer;
+import io.pgqueue.internal.balance.BalancerMeterBinder;
+import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.worker.PoolState;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -94,13 +96,13 @@ class QueueMetricsDocumentationTests {
             }
 
             @Override
-            public Optional<Balancer.Round> lastRound() {
+            public Optional<BalancerRound> lastRound() {
                 return Optional.empty();
             }
 
             @Override
-            public Map<Balancer.Reason, Long> moves() {
-                return Map.of(Balancer.Reason.DRAIN, 0L, Balancer.Reason.OVERLOAD, 0L, Balancer.Reason.GINI, 0L);
+            public Map<MoveReason, Long> moves() {
+                return Map.of(MoveReason.DRAIN, 0L, MoveReason.OVERLOAD, 0L, MoveReason.GINI, 0L);
             }
 
             @Override
@@ -224,7 +226,7 @@ class QueueMetricsDocumentationTests {
         events.workflowStarted("upload");
         events.claimRan("p", 3, Duration.ofMillis(2));
         events.started("t", Duration.ofMillis(5), Duration.ofMillis(7), true);
-        Arrays.stream(Outcome.Kind.values()).filter(Outcome.Kind::isExecutionOutcome)
+        Arrays.stream(AttemptResult.values()).filter(AttemptResult::isExecutionOutcome)
             .forEach(kind -> events.executed("t", kind, Duration.ofMillis(3)));
     }
 

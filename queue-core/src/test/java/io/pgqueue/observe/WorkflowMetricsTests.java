@@ -11,8 +11,9 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.Workflow;
-import io.pgqueue.store.ClaimedJob;
-import io.pgqueue.store.Outcome;
+import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -98,7 +99,7 @@ class WorkflowMetricsTests {
         return this.client.workflow(name).add("first", task, 1).add("second", task, 2, Workflow.after("first")).enqueue();
     }
 
-    private static io.pgqueue.store.Lease claimOne(String task) {
+    private static io.pgqueue.internal.store.Lease claimOne(String task) {
         List<ClaimedJob> claimed = queue.claim(task, 1);
         assertThat(claimed).hasSize(1);
         return claimed.get(0).lease();

@@ -19,7 +19,7 @@ import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.UnknownTaskException;
-import io.pgqueue.store.ScheduleStore;
+import io.pgqueue.internal.store.ScheduleStore;
 import io.pgqueue.testing.SettableClock;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
@@ -255,7 +255,7 @@ class SchedulesTests {
     @Test
     void theSchedulerThreadFiresEachSlotOnTime() {
         Schedules node = new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
-                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), queue.dataSource(), java.time.Clock.systemUTC(),
+                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), java.time.Clock.systemUTC(),
                 Duration.ofSeconds(2));
         node.configure(List.of(Schedule.of("every-second", "report", "* * * * * *")), List.of("report"));
         node.start();
@@ -321,7 +321,7 @@ class SchedulesTests {
 
     private Schedules node() {
         return new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
-                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), queue.dataSource(), this.clock,
+                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), this.clock,
                 Duration.ofSeconds(2));
     }
 

@@ -24,10 +24,13 @@ import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
-import io.pgqueue.store.JobStore;
-import io.pgqueue.store.NewJob;
-import io.pgqueue.store.PartitionNotHeldException;
-import io.pgqueue.store.PartitionStore;
+import io.pgqueue.internal.shard.PartitionHash;
+import io.pgqueue.internal.shard.PartitionMover;
+import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.NewJob;
+import io.pgqueue.internal.store.PartitionNotHeldException;
+import io.pgqueue.internal.store.PartitionStore;
 import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
 import org.junit.jupiter.api.AfterEach;
@@ -152,10 +155,10 @@ class ShardedEnqueueTests {
     void operatorsSeeAndReRunFailuresOnEveryShard() {
         PgQueue queue = node();
         long id = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1")).jobId();
-        io.pgqueue.store.JobStore c = queue.shards().find("c").orElseThrow().stores().jobs();
-        io.pgqueue.store.ClaimedJob claimed = c.claim(List.of(new io.pgqueue.store.ClaimLimit("mail", 1)), "node/p",
+        io.pgqueue.internal.store.JobStore c = queue.shards().find("c").orElseThrow().stores().jobs();
+        io.pgqueue.internal.store.ClaimedJob claimed = c.claim(List.of(new io.pgqueue.internal.store.ClaimLimit("mail", 1)), "node/p",
                 JobState.RUNNING, Duration.ofMinutes(1)).get(0);
-        c.record(List.of(io.pgqueue.store.Outcome.failed(claimed.lease(), "boom")));
+        c.record(List.of(io.pgqueue.internal.store.Outcome.failed(claimed.lease(), "boom")));
 
         assertThat(queue.admin().recentFailures("mail", 5)).extracting(JobStore.Failure::id).containsExactly(id);
         queue.admin().rerun(id);
@@ -195,10 +198,10 @@ class ShardedEnqueueTests {
     private static long fail(PgQueue queue, Shards.Shard shard, String key) {
         long id = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey(key)).jobId();
         JobStore jobs = shard.stores().jobs();
-        io.pgqueue.store.ClaimedJob claimed = jobs.claim(List.of(new io.pgqueue.store.ClaimLimit("mail", 1)), "node/p",
+        io.pgqueue.internal.store.ClaimedJob claimed = jobs.claim(List.of(new io.pgqueue.internal.store.ClaimLimit("mail", 1)), "node/p",
                 JobState.RUNNING, Duration.ofMinutes(1)).get(0);
         assertThat(claimed.id()).isEqualTo(id);
-        jobs.record(List.of(io.pgqueue.store.Outcome.failed(claimed.lease(), "boom")));
+        jobs.record(List.of(io.pgqueue.internal.store.Outcome.failed(claimed.lease(), "boom")));
         return id;
     }
 

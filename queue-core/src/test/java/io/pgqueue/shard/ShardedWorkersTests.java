@@ -21,6 +21,7 @@ import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.internal.shard.PartitionHash;
 import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
 import io.pgqueue.testing.TestWorkers;

@@ -9,8 +9,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.observe.QueueStats;
-import io.pgqueue.observe.QueueStatsPoller;
 import io.pgqueue.observe.TaskStats;
 import org.springframework.context.SmartLifecycle;
 

@@ -6,7 +6,7 @@ import io.pgqueue.autoconfigure.QueueAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueConfigurationException;
 import io.pgqueue.autoconfigure.QueueEndpointAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
-import io.pgqueue.observe.QueueStatsPoller;
+import io.pgqueue.internal.observe.QueueStatsPoller;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;

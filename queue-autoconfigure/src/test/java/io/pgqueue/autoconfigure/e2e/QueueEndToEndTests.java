@@ -54,7 +54,7 @@ class QueueEndToEndTests {
     io.micrometer.core.instrument.MeterRegistry meters;
 
     @Autowired
-    io.pgqueue.observe.QueueStatsPoller stats;
+    io.pgqueue.internal.observe.QueueStatsPoller stats;
 
     @BeforeEach
     void clear() {

@@ -1,0 +1,62 @@
+package io.pgqueue.internal.enqueue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+
+import io.pgqueue.InvalidJobException;
+import io.pgqueue.PayloadTooLargeException;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Writes payloads as JSON and holds them to the queue's size limit, for new jobs and for payloads
+ * a dedup policy merges.
+ */
+public final class PayloadWriter {
+
+    private final ObjectMapper mapper;
+
+    private final long maxPayloadBytes;
+
+    /**
+     * @param mapper the JSON mapper of payloads
+     * @param maxPayloadBytes the largest payload in UTF-8 bytes
+     */
+    public PayloadWriter(ObjectMapper mapper, long maxPayloadBytes) {
+        this.mapper = Objects.requireNonNull(mapper, "mapper");
+        this.maxPayloadBytes = maxPayloadBytes;
+    }
+
+    /** @return the JSON mapper of payloads */
+    public ObjectMapper mapper() {
+        return this.mapper;
+    }
+
+    /**
+     * Writes a payload as JSON.
+     * @param task the task, for the error message
+     * @param payload the payload
+     * @return the JSON text
+     * @throws InvalidJobException if the payload cannot be written as JSON
+     * @throws PayloadTooLargeException if the JSON is over the size limit
+     */
+    public String write(String task, Object payload) {
+        String json;
+        try {
+            json = this.mapper.writeValueAsString(payload);
+        }
+        catch (JacksonException ex) {
+            throw new InvalidJobException("Payload of task '" + task + "' (" + (payload == null ? "null" : payload.getClass().getName())
+                    + ") cannot be written as JSON: " + ex.getOriginalMessage(), ex);
+        }
+        long limit = this.maxPayloadBytes;
+        // A UTF-8 character takes at most 3 bytes per UTF-16 char: short payloads need no counting.
+        if ((long) json.length() * 3 > limit) {
+            int size = json.getBytes(StandardCharsets.UTF_8).length;
+            if (size > limit) {
+                throw new PayloadTooLargeException(task, size, limit);
+            }
+        }
+        return json;
+    }
+}

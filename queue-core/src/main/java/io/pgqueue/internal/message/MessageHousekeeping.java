@@ -1,0 +1,127 @@
+package io.pgqueue.internal.message;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.pgqueue.internal.store.MessageStore;
+import io.pgqueue.message.CountedQueues;
+import io.pgqueue.message.MessageQueueCounts;
+import io.pgqueue.message.MessageQueueEvents;
+import io.pgqueue.message.MessageQueueInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The periodic work of a node using message queues, on one thread ({@code pgqueue-message-sweeper}):
+ * every minute, deletes messages past their queue's retention and expired FIFO deduplication ids;
+ * every count interval, counts every queue's messages (for metrics, health and the endpoint);
+ * every vacuum interval, VACUUMs the message table. Nodes may do all of it at once.
+ */
+public final class MessageHousekeeping {
+
+    private static final Logger log = LoggerFactory.getLogger(MessageHousekeeping.class);
+
+    /** How often expired messages and deduplication ids are deleted. */
+    static final Duration SWEEP_INTERVAL = Duration.ofSeconds(60);
+
+    private static final int SWEEP_BATCH = 10_000;
+
+    private final MessageStore store;
+
+    private final Supplier<Map<String, MessageQueueCounts>> counter;
+
+    private final MessageQueueEvents events;
+
+    private final Duration countInterval;
+
+    private final Duration vacuumInterval;
+
+    private ScheduledExecutorService thread;
+
+    private volatile CountedQueues counted;
+
+    public MessageHousekeeping(MessageStore store, Supplier<Map<String, MessageQueueCounts>> counter, MessageQueueEvents events,
+            Duration countInterval, Duration vacuumInterval) {
+        this.store = store;
+        this.counter = counter;
+        this.events = events;
+        this.countInterval = countInterval;
+        this.vacuumInterval = vacuumInterval;
+    }
+
+    public synchronized void start() {
+        if (this.thread != null) {
+            return;
+        }
+        this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "pgqueue-message-sweeper");
+            thread.setDaemon(true);
+            return thread;
+        });
+        this.thread.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL.toMillis(), SWEEP_INTERVAL.toMillis(),
+                TimeUnit.MILLISECONDS);
+        this.thread.scheduleWithFixedDelay(this::count, 0, this.countInterval.toMillis(), TimeUnit.MILLISECONDS);
+        if (!this.vacuumInterval.isZero()) {
+            this.thread.scheduleWithFixedDelay(this::vacuum, this.vacuumInterval.toMillis(),
+                    this.vacuumInterval.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    public synchronized void stop() {
+        if (this.thread != null) {
+            this.thread.shutdownNow();
+            this.thread = null;
+        }
+    }
+
+    /** @return the latest count, empty before the first */
+    public Optional<CountedQueues> latestCounts() {
+        return Optional.ofNullable(this.counted);
+    }
+
+    /** Deletes messages past their queue's retention, in batches, and expired deduplication ids. */
+    public void sweep() {
+        try {
+            for (MessageQueueInfo queue : this.store.listQueues("", "", Integer.MAX_VALUE)) {
+                int deleted;
+                do {
+                    deleted = this.store.deleteExpired(queue, SWEEP_BATCH);
+                    if (deleted > 0) {
+                        log.debug("Deleted {} messages of queue {} older than its retention", deleted, queue.name());
+                    }
+                }
+                while (deleted == SWEEP_BATCH);
+            }
+            this.store.deleteExpiredDeduplicationIds();
+        }
+        catch (RuntimeException ex) {
+            log.warn("Deleting expired messages failed, retrying in {} s: {}", SWEEP_INTERVAL.toSeconds(), ex.toString());
+        }
+    }
+
+    private void count() {
+        try {
+            Map<String, MessageQueueCounts> counts = this.counter.get();
+            this.counted = new CountedQueues(counts, Instant.now());
+            this.events.counted(counts);
+        }
+        catch (RuntimeException ex) {
+            log.debug("Counting the messages of message queues failed: {}", ex.toString());
+        }
+    }
+
+    private void vacuum() {
+        try {
+            this.store.vacuum();
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not vacuum the message table: {}", ex.toString());
+        }
+    }
+}

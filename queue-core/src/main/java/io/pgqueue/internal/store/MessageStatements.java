@@ -1,0 +1,401 @@
+package io.pgqueue.internal.store;
+
+/**
+ * The SQL of message queues (tables {@code message_queue}, {@code message}, {@code message_group},
+ * {@code message_dedup}), one named statement per operation. {@code ${schema}} stands for the
+ * validated queue schema.
+ */
+public final class MessageStatements {
+
+    private MessageStatements() {
+    }
+
+    /**
+     * A condition that switches the transaction's commit to asynchronous when :relaxed: a receive,
+     * delete or visibility change lost in a crash leaves the message to be delivered again
+     * (at-least-once holds), so it need not wait for the WAL flush. Never for sends, and never in
+     * the caller's own transaction.
+     */
+    private static final String RELAXED_COMMIT = """
+            (SELECT CASE WHEN :relaxed THEN set_config('synchronous_commit', 'off', true) ELSE 'on' END) IS NOT NULL""";
+
+    private static final String QUEUE_COLUMNS = """
+            id, name, fifo, visibility_timeout_s, retention_s, delay_s, max_message_size, receive_wait_s,
+            content_dedup, dead_letter_queue, max_receive_count, CAST(tags AS text) AS tags, created_at, updated_at
+            """;
+
+    /** Creates a queue unless one of that name exists; returns nothing then. */
+    static final String CREATE_QUEUE = """
+            INSERT INTO ${schema}.message_queue (name, fifo, visibility_timeout_s, retention_s, delay_s, max_message_size,
+                                                 receive_wait_s, content_dedup, dead_letter_queue, max_receive_count, tags)
+            VALUES (:name, :fifo, :visibilityTimeout, :retention, :delay, :maxMessageSize, :receiveWait, :contentDedup,
+                    :deadLetterQueue, :maxReceiveCount, CAST(:tags AS jsonb))
+            ON CONFLICT (name) DO NOTHING
+            RETURNING %s
+            """.formatted(QUEUE_COLUMNS);
+
+    /** A queue by name. */
+    static final String FIND_QUEUE = """
+            SELECT %s FROM ${schema}.message_queue WHERE name = :name
+            """.formatted(QUEUE_COLUMNS);
+
+    /** A queue by id. */
+    static final String FIND_QUEUE_BY_ID = """
+            SELECT %s FROM ${schema}.message_queue WHERE id = :id
+            """.formatted(QUEUE_COLUMNS);
+
+    /** Queues whose name starts with a prefix (LIKE wildcards escaped by the caller), by name, after a name. */
+    static final String LIST_QUEUES = """
+            SELECT %s FROM ${schema}.message_queue
+            WHERE name LIKE :prefix ESCAPE '\\' AND name > :after
+            ORDER BY name
+            LIMIT :limit
+            """.formatted(QUEUE_COLUMNS);
+
+    /** Queues whose redrive policy names a dead-letter queue. */
+    static final String DEAD_LETTER_SOURCES = """
+            SELECT %s FROM ${schema}.message_queue WHERE dead_letter_queue = :name ORDER BY name
+            """.formatted(QUEUE_COLUMNS);
+
+    /** Changes a queue's settings. */
+    static final String UPDATE_QUEUE = """
+            UPDATE ${schema}.message_queue
+            SET visibility_timeout_s = :visibilityTimeout, retention_s = :retention, delay_s = :delay,
+                max_message_size = :maxMessageSize, receive_wait_s = :receiveWait, content_dedup = :contentDedup,
+                dead_letter_queue = :deadLetterQueue, max_receive_count = :maxReceiveCount, updated_at = now()
+            WHERE id = :id
+            """;
+
+    /** Replaces a queue's tags. */
+    static final String UPDATE_TAGS = """
+            UPDATE ${schema}.message_queue SET tags = CAST(:tags AS jsonb) WHERE id = :id
+            """;
+
+    /**
+     * Deletes a queue. Its messages go in a second statement of the same transaction, whose
+     * snapshot sees every send that committed before the queue row was gone (a send writes only
+     * to a queue whose row it sees).
+     */
+    static final String DELETE_QUEUE = """
+            DELETE FROM ${schema}.message_queue WHERE id = :id
+            """;
+
+    /** Deletes the messages, groups and deduplication ids of a deleted queue. */
+    static final String DELETE_QUEUE_CONTENTS = """
+            WITH messages AS (
+                DELETE FROM ${schema}.message WHERE queue_id = :id
+            ), groups AS (
+                DELETE FROM ${schema}.message_group WHERE queue_id = :id
+            )
+            DELETE FROM ${schema}.message_dedup WHERE queue_id = :id
+            """;
+
+    /**
+     * Sends messages, in the order given, and wakes the receivers waiting on their queues (one
+     * NOTIFY per queue and transaction, delivered on commit). A message whose queue is gone (deleted
+     * since the sender read it) is not written.
+     */
+    static final String SEND = """
+            WITH inserted AS (
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id)
+                SELECT t.queue_id, t.message_id, t.body, CAST(t.attributes AS jsonb), statement_timestamp(),
+                       statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id
+                FROM unnest(CAST(:queues AS bigint[]), CAST(:messageIds AS uuid[]), CAST(:bodies AS text[]),
+                            CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
+                            CAST(:dedups AS text[]))
+                     WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, ord)
+                JOIN ${schema}.message_queue AS q ON q.id = t.queue_id
+                ORDER BY t.ord
+                RETURNING id, queue_id, message_id
+            ), notified AS (
+                SELECT pg_notify(:channel, CAST(q.queue_id AS text)) FROM (SELECT DISTINCT queue_id FROM inserted) AS q
+            )
+            SELECT i.id, CAST(i.message_id AS text) AS message_id, (SELECT count(*) FROM notified) AS notified
+            FROM inserted AS i
+            ORDER BY i.id
+            """;
+
+    /**
+     * FIFO: takes (and locks until commit) the groups of messages about to be sent, creating the
+     * missing ones available when their first message is. Taking the lock before the messages get
+     * their ids makes a group's id order its commit order; rows are locked in key order, so
+     * concurrent senders do not deadlock. A group a deleter removed meanwhile is inserted anew.
+     */
+    static final String TAKE_GROUPS = """
+            INSERT INTO ${schema}.message_group AS g (queue_id, group_id, available_at)
+            SELECT t.queue_id, t.group_id, min(statement_timestamp() + t.delay_s * interval '1 second')
+            FROM unnest(CAST(:queues AS bigint[]), CAST(:groups AS text[]), CAST(:delays AS integer[]))
+                 AS t(queue_id, group_id, delay_s)
+            GROUP BY t.queue_id, t.group_id
+            ORDER BY t.queue_id, t.group_id
+            ON CONFLICT (queue_id, group_id) DO UPDATE SET available_at = g.available_at
+            """;
+
+    /** Locks existing groups in key order, until commit: deletes and visibility changes of FIFO messages. */
+    static final String LOCK_GROUPS = """
+            SELECT g.group_id FROM ${schema}.message_group AS g
+            JOIN unnest(CAST(:queues AS bigint[]), CAST(:groups AS text[])) AS t(queue_id, group_id)
+              ON g.queue_id = t.queue_id AND g.group_id = t.group_id
+            ORDER BY g.queue_id, g.group_id
+            FOR UPDATE OF g
+            """;
+
+    /**
+     * FIFO: makes each locked group available when its first message is, or removes it when it
+     * holds none. Run after the changes, in the transaction holding the groups' locks.
+     */
+    static final String SETTLE_GROUPS = """
+            WITH t AS (
+                SELECT DISTINCT queue_id, group_id FROM unnest(CAST(:queues AS bigint[]), CAST(:groups AS text[]))
+                     AS t(queue_id, group_id)
+            ), head AS (
+                SELECT t.queue_id, t.group_id, h.visible_at
+                FROM t LEFT JOIN LATERAL (
+                    SELECT m.visible_at FROM ${schema}.message AS m
+                    WHERE m.queue_id = t.queue_id AND m.group_id = t.group_id
+                    ORDER BY m.id
+                    LIMIT 1
+                ) AS h ON true
+            ), updated AS (
+                UPDATE ${schema}.message_group AS g SET available_at = head.visible_at
+                FROM head
+                WHERE g.queue_id = head.queue_id AND g.group_id = head.group_id AND head.visible_at IS NOT NULL
+            )
+            DELETE FROM ${schema}.message_group AS g
+            USING head
+            WHERE g.queue_id = head.queue_id AND g.group_id = head.group_id AND head.visible_at IS NULL
+            """;
+
+    /**
+     * FIFO: deduplication ids of messages about to be sent. An id sent within the window returns the
+     * message it sent (duplicate = true); an expired one is taken over. Rows are written in key
+     * order; a concurrent send of the same id waits here for the first to commit.
+     */
+    static final String CLAIM_DEDUP_IDS = """
+            INSERT INTO ${schema}.message_dedup AS d (queue_id, dedup_id, message_id, expires_at)
+            SELECT t.queue_id, t.dedup_id, t.message_id, statement_timestamp() + interval '5 minutes'
+            FROM unnest(CAST(:queues AS bigint[]), CAST(:dedups AS text[]), CAST(:messageIds AS uuid[]))
+                 AS t(queue_id, dedup_id, message_id)
+            ORDER BY t.queue_id, t.dedup_id
+            ON CONFLICT (queue_id, dedup_id) DO UPDATE
+                SET message_id = CASE WHEN d.expires_at <= statement_timestamp() THEN excluded.message_id ELSE d.message_id END,
+                    expires_at = CASE WHEN d.expires_at <= statement_timestamp() THEN excluded.expires_at ELSE d.expires_at END
+            RETURNING d.queue_id, d.dedup_id, CAST(d.message_id AS text) AS message_id, d.sequence
+            """;
+
+    /** FIFO: records the sequence number of the messages that took deduplication ids, for later duplicates. */
+    static final String SET_DEDUP_SEQUENCES = """
+            UPDATE ${schema}.message_dedup AS d SET sequence = t.sequence
+            FROM unnest(CAST(:queues AS bigint[]), CAST(:dedups AS text[]), CAST(:sequences AS bigint[]))
+                 AS t(queue_id, dedup_id, sequence)
+            WHERE d.queue_id = t.queue_id AND d.dedup_id = t.dedup_id
+            """;
+
+    private static final String RECEIVED_COLUMNS = """
+            m.id, CAST(m.message_id AS text) AS message_id, m.body, CAST(m.attributes AS text) AS attributes, m.sent_at,
+            m.receive_count, m.first_received_at, m.receipt, m.group_id, m.dedup_id
+            """;
+
+    /** A random 62-bit receipt: unguessable enough that a handle cannot be forged from a message id. */
+    private static final String NEW_RECEIPT = """
+            (CAST(floor(random() * 2147483648) AS bigint) << 31) + CAST(floor(random() * 2147483648) AS bigint)
+            """;
+
+    /**
+     * Standard queues: receives up to :max visible messages, oldest visible first (index
+     * message_visible_idx; SKIP LOCKED lets concurrent receivers take different ones), hiding them
+     * for :visibility seconds under a new receipt. Messages received :maxReceives times already move
+     * to the dead-letter queue :deadLetter instead (a data-modifying CTE runs whether or not it is
+     * read). The claimed ids are an ARRAY
+     * so that the generic plan keeps to the index.
+     */
+    static final String RECEIVE = """
+            WITH picked AS (
+                SELECT m.id, m.receive_count >= :maxReceives AS dead FROM ${schema}.message AS m
+                WHERE m.queue_id = :queue AND m.visible_at <= statement_timestamp() AND %s
+                ORDER BY m.visible_at, m.id
+                LIMIT :max
+                FOR UPDATE SKIP LOCKED
+            ), dead AS (
+                DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE dead))
+                RETURNING m.message_id, m.body, m.attributes, m.sent_at
+            ), moved AS (
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at)
+                SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp() FROM dead
+                RETURNING 1
+            )
+            UPDATE ${schema}.message AS m
+            SET visible_at = statement_timestamp() + :visibility * interval '1 second',
+                receive_count = m.receive_count + 1,
+                first_received_at = coalesce(m.first_received_at, statement_timestamp()),
+                receipt = %s
+            WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE NOT dead))
+            RETURNING %s
+            """.formatted(RELAXED_COMMIT, NEW_RECEIPT, RECEIVED_COLUMNS);
+
+    /**
+     * FIFO: locks the groups available now (oldest available first; SKIP LOCKED: a group being
+     * received, deleted from or sent to elsewhere is left to that transaction) and returns, per
+     * group in that order, the messages from its first up to the first that is not visible.
+     */
+    static final String PICK_FIFO = """
+            WITH groups AS (
+                SELECT g.group_id, g.available_at FROM ${schema}.message_group AS g
+                WHERE g.queue_id = :queue AND g.available_at <= statement_timestamp() AND %s
+                ORDER BY g.available_at
+                LIMIT :max
+                FOR UPDATE SKIP LOCKED
+            )
+            SELECT c.id, c.group_id, c.receive_count
+            FROM groups AS g
+            CROSS JOIN LATERAL (
+                SELECT m.id, m.group_id, m.receive_count,
+                       bool_and(m.visible_at <= statement_timestamp()) OVER (ORDER BY m.id) AS visible_so_far
+                FROM ${schema}.message AS m
+                WHERE m.queue_id = :queue AND m.group_id = g.group_id
+                ORDER BY m.id
+                LIMIT :max
+            ) AS c
+            WHERE c.visible_so_far
+            ORDER BY g.available_at, c.id
+            LIMIT :max
+            """.formatted(RELAXED_COMMIT);
+
+    /** FIFO: hides picked messages under a new receipt (their groups are locked by the picker). */
+    static final String MARK_RECEIVED = """
+            UPDATE ${schema}.message AS m
+            SET visible_at = statement_timestamp() + :visibility * interval '1 second',
+                receive_count = m.receive_count + 1,
+                first_received_at = coalesce(m.first_received_at, statement_timestamp()),
+                receipt = %s
+            WHERE m.id = ANY(CAST(:ids AS bigint[]))
+            RETURNING %s
+            """.formatted(NEW_RECEIPT, RECEIVED_COLUMNS);
+
+    /**
+     * Moves messages to a dead-letter queue: they keep their id, body, attributes, send time, group
+     * and deduplication id, and start there visible and unreceived. Returns the groups they joined.
+     */
+    static final String MOVE_TO_DEAD_LETTER = """
+            WITH dead AS (
+                DELETE FROM ${schema}.message AS m WHERE m.id = ANY(CAST(:ids AS bigint[]))
+                RETURNING m.id, m.message_id, m.body, m.attributes, m.sent_at, m.group_id, m.dedup_id
+            )
+            INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id)
+            SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), group_id, dedup_id
+            FROM dead
+            ORDER BY id
+            RETURNING group_id
+            """;
+
+    /** Deletes messages whose receipt is the latest one; returns the ids deleted. */
+    static final String DELETE = """
+            DELETE FROM ${schema}.message AS m
+            USING unnest(CAST(:queues AS bigint[]), CAST(:ids AS bigint[]), CAST(:receipts AS bigint[]))
+                  AS r(queue_id, id, receipt)
+            WHERE m.id = r.id AND m.queue_id = r.queue_id AND m.receipt = r.receipt AND %s
+            RETURNING m.id
+            """.formatted(RELAXED_COMMIT);
+
+    /**
+     * Changes the visibility timeout of messages in flight whose receipt is the latest one, counted
+     * from now; returns the ids changed.
+     */
+    static final String CHANGE_VISIBILITY = """
+            UPDATE ${schema}.message AS m
+            SET visible_at = statement_timestamp() + r.seconds * interval '1 second'
+            FROM unnest(CAST(:queues AS bigint[]), CAST(:ids AS bigint[]), CAST(:receipts AS bigint[]),
+                        CAST(:seconds AS integer[])) AS r(queue_id, id, receipt, seconds)
+            WHERE m.id = r.id AND m.queue_id = r.queue_id AND m.receipt = r.receipt
+              AND m.visible_at > statement_timestamp() AND %s
+            RETURNING m.id
+            """.formatted(RELAXED_COMMIT);
+
+    /** Why a receipt did not match: the message's latest receipt and whether it is in flight, for those that exist. */
+    static final String RECEIPT_STATES = """
+            SELECT m.id, m.receipt, m.visible_at > statement_timestamp() AS in_flight
+            FROM ${schema}.message AS m
+            WHERE m.id = ANY(CAST(:ids AS bigint[]))
+            """;
+
+    /** Deletes every message of a queue, with its groups. */
+    static final String PURGE = """
+            WITH groups AS (
+                DELETE FROM ${schema}.message_group WHERE queue_id = :queue
+            )
+            DELETE FROM ${schema}.message WHERE queue_id = :queue
+            """;
+
+    /** Wakes the receivers waiting on a queue, on commit. */
+    static final String ANNOUNCE = """
+            SELECT pg_notify(:channel, CAST(:queue AS text))
+            """;
+
+    /** When the next message of a queue becomes visible (the first entry of message_visible_idx). */
+    static final String NEXT_VISIBLE = """
+            SELECT visible_at FROM ${schema}.message WHERE queue_id = :queue ORDER BY visible_at, id LIMIT 1
+            """;
+
+    /** Deletes up to :limit messages of a standard queue older than its retention (index message_sent_idx). */
+    static final String DELETE_EXPIRED = """
+            DELETE FROM ${schema}.message
+            WHERE id = ANY(ARRAY(
+                SELECT id FROM ${schema}.message
+                WHERE queue_id = :queue AND sent_at < statement_timestamp() - :retention * interval '1 second'
+                ORDER BY sent_at
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED))
+            """;
+
+    /** FIFO: the groups of up to :limit messages older than the queue's retention, to lock before deleting them. */
+    static final String EXPIRED_GROUPS = """
+            SELECT DISTINCT group_id FROM (
+                SELECT group_id FROM ${schema}.message
+                WHERE queue_id = :queue AND sent_at < statement_timestamp() - :retention * interval '1 second'
+                ORDER BY sent_at
+                LIMIT :limit) AS expired
+            """;
+
+    /** FIFO: deletes the messages older than the queue's retention in locked groups. */
+    static final String DELETE_EXPIRED_IN_GROUPS = """
+            DELETE FROM ${schema}.message
+            WHERE queue_id = :queue AND group_id = ANY(CAST(:groups AS text[]))
+              AND sent_at < statement_timestamp() - :retention * interval '1 second'
+            """;
+
+    /**
+     * VACUUMs the message table, skipping it when another VACUUM holds it: every receive and delete
+     * leaves a dead row, and until they are cleaned receives step over them in message_visible_idx
+     * (measured: 178,000 dead rows after 30 s of 2,000 messages/s, before autovacuum had woken).
+     */
+    static final String VACUUM = """
+            VACUUM (SKIP_LOCKED) ${schema}.message
+            """;
+
+    /** Forgets deduplication ids past their five minutes. */
+    static final String DELETE_EXPIRED_DEDUP = """
+            DELETE FROM ${schema}.message_dedup WHERE expires_at <= statement_timestamp()
+            """;
+
+    /** Counts of one queue: visible, in flight, delayed, and the oldest message's send time. */
+    static final String COUNTS_OF_QUEUE = """
+            SELECT CAST(:queue AS bigint) AS queue_id,
+                   count(*) FILTER (WHERE m.visible_at <= statement_timestamp()) AS visible,
+                   count(*) FILTER (WHERE m.visible_at > statement_timestamp() AND m.receive_count > 0) AS in_flight,
+                   count(*) FILTER (WHERE m.visible_at > statement_timestamp() AND m.receive_count = 0) AS delayed,
+                   min(m.sent_at) AS oldest
+            FROM ${schema}.message AS m
+            WHERE m.queue_id = :queue
+            """;
+
+    /** Counts per queue: visible, in flight, delayed, and the oldest message's send time. */
+    static final String COUNTS = """
+            SELECT m.queue_id,
+                   count(*) FILTER (WHERE m.visible_at <= statement_timestamp()) AS visible,
+                   count(*) FILTER (WHERE m.visible_at > statement_timestamp() AND m.receive_count > 0) AS in_flight,
+                   count(*) FILTER (WHERE m.visible_at > statement_timestamp() AND m.receive_count = 0) AS delayed,
+                   min(m.sent_at) AS oldest
+            FROM ${schema}.message AS m
+            GROUP BY m.queue_id
+            """;
+}
