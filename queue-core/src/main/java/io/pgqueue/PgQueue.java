@@ -15,6 +15,7 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import io.pgqueue.balance.BalancerSettings;
+import io.pgqueue.balance.PartitionBalancer;
 import io.pgqueue.internal.balance.BalancerService;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.shard.Shards;
@@ -25,10 +26,12 @@ import io.pgqueue.internal.worker.QueueWorkers;
 import io.pgqueue.internal.worker.Rescuer;
 import io.pgqueue.message.MessageQueueEvents;
 import io.pgqueue.message.MessageQueues;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.Schedules;
 import io.pgqueue.store.QueueSchema;
+import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import io.pgqueue.worker.WorkerTask;
@@ -38,7 +41,7 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * One queue on one PostgreSQL database: the single entry point that creates the stores once and
  * hands out the {@link QueueClient} (enqueue), the {@link QueueAdmin} (inspect and steer), the
- * {@link QueueStatsPoller} (the shared statistics) and, on nodes that run jobs, the
+ * {@link QueueStatistics} (the shared statistics) and, on nodes that run jobs, the
  * {@link QueueWorkers}.
  * <pre>{@code
  * PgQueue queue = PgQueue.builder(dataSource)
@@ -147,7 +150,7 @@ public final class PgQueue {
     }
 
     /** @return the statistics poller behind metrics, health and the admin's counts */
-    public QueueStatsPoller stats() {
+    public QueueStatistics stats() {
         return this.stats;
     }
 
@@ -173,6 +176,11 @@ public final class PgQueue {
     /** @return the installation's shards and partition map; unsharded, the queue's database is the one shard */
     public Shards shards() {
         return this.shards;
+    }
+
+    /** @return the queue's database (sharded: the main shard's) */
+    public DataSource dataSource() {
+        return this.stores.dataSource();
     }
 
     /** @return the queue's settings */
@@ -230,7 +238,7 @@ public final class PgQueue {
     }
 
     /** @return the partition balancer: it records job counts on every sharded node, and balances where enabled */
-    public BalancerService balancer() {
+    public PartitionBalancer balancer() {
         return this.balancer;
     }
 
@@ -260,6 +268,26 @@ public final class PgQueue {
         if (this.workers != null) {
             this.workers.stop();
         }
+    }
+
+    /**
+     * Returns what a test kit runs this queue's jobs with: on the caller's thread, through the
+     * workers' executor (see {@link QueueTestSupport}).
+     * @param tasks the tasks whose jobs it runs
+     * @return the support; close it when done
+     * @throws IllegalStateException if the queue is sharded
+     */
+    public QueueTestSupport testSupport(Collection<WorkerTask> tasks) {
+        if (this.shards.sharded()) {
+            throw new IllegalStateException("The test kit runs an unsharded queue; this one has shards "
+                    + this.shards.all().stream().map(Shards.Shard::name).toList());
+        }
+        return new QueueTestSupport(this.stores, tasks, this.mapper, this.telemetry);
+    }
+
+    /** @return the state of this node's pools, empty on a node that runs no workers or before they start */
+    public synchronized List<PoolState> pools() {
+        return this.workers == null ? List.of() : this.workers.pools();
     }
 
     /** @return whether the workers run */

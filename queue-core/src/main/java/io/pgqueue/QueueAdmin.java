@@ -11,6 +11,7 @@ import java.util.TreeSet;
 
 import io.pgqueue.QueueAdminException.Reason;
 import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.shard.PartitionMap;
 import io.pgqueue.internal.shard.PartitionMover;
 import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.ControlStore;
@@ -20,7 +21,9 @@ import io.pgqueue.internal.worker.Rescuer;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.ScheduleInfo;
 import io.pgqueue.schedule.Schedules;
+import io.pgqueue.shard.PartitionMoveResult;
 import io.pgqueue.shard.ShardException;
+import io.pgqueue.shard.ShardLayout;
 
 /**
  * What operators do to a running queue: pause and resume task types, re-run failed jobs, cancel
@@ -246,11 +249,11 @@ public final class QueueAdmin {
      * @return the failures, newest first
      * @throws QueueAdminException ({@link Reason#NOT_FOUND}) if the task is unknown
      */
-    public List<JobStore.Failure> recentFailures(String task, int limit) {
+    public List<JobFailure> recentFailures(String task, int limit) {
         String name = requireTask(task);
         return jobStores().stream()
             .flatMap(store -> store.recentFailures(name, limit).stream())
-            .sorted(Comparator.comparing(JobStore.Failure::failedAt).reversed())
+            .sorted(Comparator.comparing(JobFailure::failedAt).reversed())
             .limit(limit)
             .toList();
     }
@@ -259,12 +262,12 @@ public final class QueueAdmin {
      * Lists the registered worker nodes.
      * @return the nodes, oldest first
      */
-    public List<NodeStore.Node> nodes() {
+    public List<NodeInfo> nodes() {
         return this.nodes.list();
     }
 
     /**
-     * Moves a partition to another shard while producers and workers run (see {@link PartitionMover}),
+     * Moves a partition to another shard while producers and workers run (the move is journaled: a move whose node died is finished by another),
      * waiting up to {@link QueueDefaults#MOVE_DRAIN_TIMEOUT} for its jobs that workers hold.
      * @param partition the partition
      * @param shard the shard to move it to
@@ -274,7 +277,7 @@ public final class QueueAdmin {
      * already, is moving to another one, is not ACTIVE, another node moves it now, or its journaled move
      * involves a shard that is no longer configured
      */
-    public PartitionMover.Result movePartition(int partition, String shard) {
+    public PartitionMoveResult movePartition(int partition, String shard) {
         try {
             return new PartitionMover(this.shards).move(partition, shard, QueueDefaults.MOVE_DRAIN_TIMEOUT);
         }
@@ -298,9 +301,17 @@ public final class QueueAdmin {
         return Reason.CONFLICT;
     }
 
-    /** @return the installation's shards; unsharded, the queue's database is the one shard */
-    public Shards shards() {
-        return this.shards;
+    /** @return where the installation's partitions live; unsharded, the queue's database is the one shard */
+    public ShardLayout shards() {
+        PartitionMap map = this.shards.map();
+        Map<String, Integer> perShard = map.partitionsPerShard();
+        return new ShardLayout(this.shards.sharded(), this.shards.partitions(), map.version(),
+                this.shards.all().stream()
+                    .map(shard -> new ShardLayout.Shard(shard.name(), shard.number(), perShard.getOrDefault(shard.name(), 0)))
+                    .toList(),
+                map.moving().stream()
+                    .map(partition -> new ShardLayout.Move(partition, map.shardOf(partition), map.targetOf(partition)))
+                    .toList());
     }
 
     private String requireTask(String task) {

@@ -25,7 +25,6 @@ import io.pgqueue.internal.shard.OutboxRelay;
 import io.pgqueue.internal.shard.PartitionHash;
 import io.pgqueue.internal.shard.PartitionMap;
 import io.pgqueue.internal.shard.Shards;
-import io.pgqueue.internal.store.ActiveDuplicate;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.NewJob;
 import io.pgqueue.internal.store.PartitionNotHeldException;
@@ -38,7 +37,6 @@ import org.springframework.core.ResolvableType;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import tools.jackson.core.JacksonException;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**

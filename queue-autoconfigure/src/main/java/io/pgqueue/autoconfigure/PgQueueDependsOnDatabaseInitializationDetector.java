@@ -3,8 +3,8 @@ package io.pgqueue.autoconfigure;
 import java.util.Set;
 
 import io.pgqueue.PgQueue;
-import io.pgqueue.internal.balance.BalancerService;
-import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.balance.PartitionBalancer;
+import io.pgqueue.observe.QueueStatistics;
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 
 /**
@@ -16,6 +16,6 @@ class PgQueueDependsOnDatabaseInitializationDetector extends AbstractBeansOfType
 
     @Override
     protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
-        return Set.of(PgQueue.class, QueueStatsPoller.class, QueueWorkersLifecycle.class, BalancerService.class);
+        return Set.of(PgQueue.class, QueueStatistics.class, QueueWorkersLifecycle.class, PartitionBalancer.class);
     }
 }

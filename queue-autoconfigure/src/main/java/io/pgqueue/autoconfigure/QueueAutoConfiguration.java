@@ -8,12 +8,11 @@ import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
-import io.pgqueue.internal.balance.BalancerService;
-import io.pgqueue.internal.observe.QueueStatsPoller;
-import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.balance.PartitionBalancer;
 import io.pgqueue.message.MessageQueueEvents;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
@@ -135,14 +134,8 @@ public final class QueueAutoConfiguration {
      */
     @Bean(initMethod = "start", destroyMethod = "stop")
     @ConditionalOnMissingBean
-    BalancerService queueBalancer(PgQueue queue, QueueStatsPoller stats) {
+    PartitionBalancer queueBalancer(PgQueue queue, QueueStatistics stats) {
         return queue.balancer();
-    }
-
-    @Bean
-    @ConditionalOnMissingBean
-    JobStore queueJobStore(PgQueue queue) {
-        return queue.jobs();
     }
 
     @Bean
@@ -153,7 +146,7 @@ public final class QueueAutoConfiguration {
 
     @Bean(initMethod = "start", destroyMethod = "stop")
     @ConditionalOnMissingBean
-    QueueStatsPoller queueStatsPoller(PgQueue queue) {
+    QueueStatistics queueStatsPoller(PgQueue queue) {
         return queue.stats();
     }
 

@@ -9,26 +9,25 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import io.pgqueue.InvalidSettingException;
+import io.pgqueue.NodeInfo;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
 import io.pgqueue.WorkflowInfo;
-import io.pgqueue.internal.balance.BalancerService;
-import io.pgqueue.internal.observe.QueueStatsPoller;
-import io.pgqueue.internal.shard.PartitionMap;
-import io.pgqueue.internal.shard.PartitionMover;
-import io.pgqueue.internal.shard.Shards;
-import io.pgqueue.internal.store.NodeStore;
+import io.pgqueue.balance.PartitionBalancer;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.LimitStatus;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.schedule.CatchUp;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.ScheduleInfo;
+import io.pgqueue.shard.PartitionMoveResult;
 import io.pgqueue.shard.ShardException;
+import io.pgqueue.shard.ShardLayout;
 import io.pgqueue.worker.PoolState;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
@@ -70,7 +69,7 @@ public class QueueEndpoint {
 
     private final QueueAdmin admin;
 
-    private final QueueStatsPoller stats;
+    private final QueueStatistics stats;
 
     private final QueueTaskBindings tasks;
 
@@ -78,12 +77,12 @@ public class QueueEndpoint {
 
     private final LocalDeadlineMisses misses;
 
-    private final BalancerService balancer;
+    private final PartitionBalancer balancer;
 
     private final MessageQueues messages;
 
-    QueueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
-            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, BalancerService balancer,
+    QueueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
+            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, PartitionBalancer balancer,
             MessageQueues messages) {
         this.balancer = balancer;
         this.messages = messages;
@@ -114,7 +113,7 @@ public class QueueEndpoint {
         body.put("schedules", this.admin.schedules().stream().map(QueueEndpoint::schedule).toList());
         body.put("workflows", this.admin.workflows(WORKFLOWS_LISTED).stream().map(QueueEndpoint::workflow).toList());
         body.put("pools", pools());
-        body.put("nodes", this.admin.nodes().stream().map(NodeStore.Node::describe).toList());
+        body.put("nodes", this.admin.nodes().stream().map(NodeInfo::describe).toList());
         body.put("shards", shards());
         if (this.balancer.sharded()) {
             body.put("balancer", balancer());
@@ -180,7 +179,7 @@ public class QueueEndpoint {
             throw new InvalidEndpointRequestException("Missing 'shard' in the request body: the shard to move the "
                     + "partition to", "Missing shard");
         }
-        PartitionMover.Result result = call(() -> this.admin.movePartition(partition, shard.trim()));
+        PartitionMoveResult result = call(() -> this.admin.movePartition(partition, shard.trim()));
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("partition", partition);
         body.put("from", result.source());
@@ -206,9 +205,9 @@ public class QueueEndpoint {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("enabledHere", this.balancer.enabled());
         body.put("leadingHere", this.balancer.leading());
-        this.balancer.store().leader().ifPresent(leader -> body.put("leader", Map.of("node", leader.node(),
+        this.balancer.leader().ifPresent(leader -> body.put("leader", Map.of("node", leader.node(),
                 "until", leader.until())));
-        body.put("draining", this.balancer.store().draining());
+        body.put("draining", this.balancer.draining());
         this.balancer.lastRound().ifPresent(round -> {
             Map<String, Object> last = new LinkedHashMap<>();
             last.put("at", round.at());
@@ -221,25 +220,23 @@ public class QueueEndpoint {
         });
         body.put("moves", this.balancer.moves());
         body.put("blockedByFriction", this.balancer.blockedByFriction());
-        body.put("decisions", this.balancer.store().recentDecisions(RECENT_DECISIONS));
+        body.put("decisions", this.balancer.recentDecisions(RECENT_DECISIONS));
         return body;
     }
 
     /** The shards, with the partitions each holds, and the partitions moving now. */
     private Map<String, Object> shards() {
-        Shards shards = this.admin.shards();
-        PartitionMap map = shards.map();
-        Map<String, Integer> perShard = map.partitionsPerShard();
+        ShardLayout layout = this.admin.shards();
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("sharded", shards.sharded());
-        body.put("partitions", shards.partitions());
-        body.put("mapVersion", map.version());
+        body.put("sharded", layout.sharded());
+        body.put("partitions", layout.partitions());
+        body.put("mapVersion", layout.mapVersion());
         Map<String, QueueStats> stats = this.stats.latest().shards();
         Map<String, Object> each = new LinkedHashMap<>();
-        for (Shards.Shard shard : shards.all()) {
+        for (ShardLayout.Shard shard : layout.shards()) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("number", shard.number());
-            entry.put("partitions", perShard.getOrDefault(shard.name(), 0));
+            entry.put("partitions", shard.partitions());
             QueueStats counted = stats.get(shard.name());
             if (counted != null) {
                 entry.put("activeJobs", counted.tasks().values().stream()
@@ -254,8 +251,8 @@ public class QueueEndpoint {
             each.put(shard.name(), entry);
         }
         body.put("shards", each);
-        body.put("moving", map.moving().stream().map(partition -> Map.of("partition", partition, "from",
-                map.shardOf(partition), "to", map.targetOf(partition))).toList());
+        body.put("moving", layout.moving().stream().map(move -> Map.of("partition", move.partition(), "from",
+                move.from(), "to", move.to())).toList());
         return body;
     }
 

@@ -2,7 +2,7 @@ package io.pgqueue.autoconfigure;
 
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
-import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.observe.QueueStatistics;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -33,7 +33,7 @@ public final class QueueEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatsPoller stats, QueueTaskBindings tasks,
+    QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
             ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, PgQueue queue) {
         return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages());
     }

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.List;
 
 import io.pgqueue.TaskRegistry;
-import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.message.MessageQueues;
+import io.pgqueue.observe.QueueStatistics;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -21,13 +21,13 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = QueueAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
-@ConditionalOnBean(QueueStatsPoller.class)
+@ConditionalOnBean(QueueStatistics.class)
 @ConditionalOnEnabledHealthIndicator("queue")
 public final class QueueHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "queueHealthIndicator")
-    QueueHealthIndicator queueHealthIndicator(QueueStatsPoller stats, QueueProperties properties,
+    QueueHealthIndicator queueHealthIndicator(QueueStatistics stats, QueueProperties properties,
             ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<MessageQueues> messages,
             ObjectProvider<TaskRegistry> tasks) {
         QueueProperties.Health health = properties.getHealth();

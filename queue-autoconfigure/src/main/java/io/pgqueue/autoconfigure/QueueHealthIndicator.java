@@ -10,10 +10,9 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.pgqueue.TaskDefinition;
-import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.message.CountedQueues;
-import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.LimitStatus;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.worker.PoolState;
@@ -35,7 +34,7 @@ import org.springframework.core.NestedExceptionUtils;
  */
 public class QueueHealthIndicator extends AbstractHealthIndicator {
 
-    private final QueueStatsPoller stats;
+    private final QueueStatistics stats;
 
     private final int maxStuckLeases;
 
@@ -65,7 +64,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
      * @param problem the status to report when limits are exceeded
      * @param pools the state of this node's pools (empty without workers)
      */
-    public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
+    public QueueHealthIndicator(QueueStatistics stats, int maxStuckLeases, Duration rescueInterval,
             Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
             Supplier<List<PoolState>> pools) {
         this(stats, maxStuckLeases, rescueInterval, maxLag, maxTransactionAge, problem, pools, Optional::empty);
@@ -82,7 +81,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
      * @param pools the state of this node's pools (empty without workers)
      * @param messageCounts the latest count of the message queues' messages, if taken
      */
-    public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
+    public QueueHealthIndicator(QueueStatistics stats, int maxStuckLeases, Duration rescueInterval,
             Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
             Supplier<List<PoolState>> pools, Supplier<Optional<CountedQueues>> messageCounts) {
         this(stats, maxStuckLeases, rescueInterval, maxLag, maxTransactionAge, problem, pools, messageCounts,
@@ -103,7 +102,7 @@ public class QueueHealthIndicator extends AbstractHealthIndicator {
      * @param messageCounts the latest count of the message queues' messages, if taken
      * @param definitions the definition of a task, with its limits, if declared here
      */
-    public QueueHealthIndicator(QueueStatsPoller stats, int maxStuckLeases, Duration rescueInterval,
+    public QueueHealthIndicator(QueueStatistics stats, int maxStuckLeases, Duration rescueInterval,
             Function<String, Duration> maxLag, Duration maxTransactionAge, Status problem,
             Supplier<List<PoolState>> pools, Supplier<Optional<CountedQueues>> messageCounts,
             Function<String, Optional<TaskDefinition>> definitions) {

@@ -4,12 +4,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.pgqueue.PgQueue;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
-import io.pgqueue.internal.balance.BalancerMeterBinder;
-import io.pgqueue.internal.observe.QueueStatsPoller;
-import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.balance.BalancerMeterBinder;
 import io.pgqueue.observe.MessageQueueMeters;
 import io.pgqueue.observe.MicrometerQueueEvents;
 import io.pgqueue.observe.QueueMeterBinder;
+import io.pgqueue.observe.QueueStatistics;
+import io.pgqueue.shard.ShardLayout;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -41,20 +41,21 @@ public final class QueueMetricsAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    QueueMeterBinder queueMeterBinder(ObjectProvider<TaskRegistry> tasks, ObjectProvider<QueueStatsPoller> stats,
+    QueueMeterBinder queueMeterBinder(ObjectProvider<TaskRegistry> tasks, ObjectProvider<QueueStatistics> stats,
             ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<PgQueue> queue) {
         QueueMeterBinder binder = QueueMeterBinder.NONE;
         TaskRegistry registered = tasks.getIfAvailable();
         if (registered == null) {
             return binder;
         }
-        QueueStatsPoller poller = stats.getIfAvailable();
+        QueueStatistics poller = stats.getIfAvailable();
         if (poller != null) {
             binder = binder.withTasks(registered.all().stream().map(TaskDefinition::name).toList(), poller::latest)
                 .withLimits(registered.all());
             PgQueue pgQueue = queue.getIfAvailable();
-            if (pgQueue != null && pgQueue.shards().sharded()) {
-                binder = binder.withShards(pgQueue.shards().all().stream().map(Shards.Shard::name).toList());
+            ShardLayout layout = pgQueue == null ? null : pgQueue.admin().shards();
+            if (layout != null && layout.sharded()) {
+                binder = binder.withShards(layout.names());
             }
         }
         QueueWorkersLifecycle lifecycle = workers.getIfAvailable();

@@ -8,7 +8,6 @@ import java.util.concurrent.CountDownLatch;
 
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueSchemaException;
-import io.pgqueue.internal.worker.QueueWorkers;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.WorkerSettings;
@@ -105,7 +104,7 @@ public class QueueWorkersLifecycle implements SmartLifecycle {
      * @return the pools, empty before the workers start
      */
     public List<PoolState> pools() {
-        return this.queue.workers().map(QueueWorkers::pools).orElse(List.of());
+        return this.queue.pools();
     }
 
     /**

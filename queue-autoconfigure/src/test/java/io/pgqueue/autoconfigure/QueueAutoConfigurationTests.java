@@ -18,8 +18,8 @@ import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
 import io.pgqueue.TaskRegistry;
-import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.schedule.CatchUp;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.testing.TestDatabaseInitializer;
@@ -29,8 +29,8 @@ import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -46,6 +46,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 @ExtendWith(OutputCaptureExtension.class)
+@Isolated
 class QueueAutoConfigurationTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -58,7 +59,7 @@ class QueueAutoConfigurationTests {
         this.runner.withBean(TestHandlers.SendPush.class).run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context).hasSingleBean(QueueClient.class);
-            assertThat(context).hasSingleBean(JobStore.class);
+            assertThat(context).doesNotHaveBean(JobStore.class);
             assertThat(context).hasSingleBean(QueueSchemaInitializer.class);
             assertThat(context).hasSingleBean(QueueWorkersLifecycle.class);
             assertThat(context.getBean(QueueWorkersLifecycle.class).isRunning()).isTrue();
@@ -277,21 +278,23 @@ class QueueAutoConfigurationTests {
 
     @Test
     void runningWorkersKeepTheJvmAliveUntilTheContextCloses() {
+        // Cached contexts of other test classes may run workers of their own: count only this one's.
+        List<Thread> others = keepAliveThreads(List.of());
         this.runner.withBean(TestHandlers.SendPush.class).run(context -> {
-            assertThat(keepAliveThreads()).singleElement().satisfies(thread -> assertThat(thread.isDaemon()).isFalse());
+            assertThat(keepAliveThreads(others)).singleElement().satisfies(thread -> assertThat(thread.isDaemon()).isFalse());
             context.getBean(QueueWorkersLifecycle.class).stop();
-            await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads().isEmpty());
+            await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads(others).isEmpty());
             context.getBean(QueueWorkersLifecycle.class).start();
-            assertThat(keepAliveThreads()).hasSize(1);
+            assertThat(keepAliveThreads(others)).hasSize(1);
         });
-        await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads().isEmpty());
+        await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads(others).isEmpty());
         this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.workers.enabled=false")
-            .run(context -> assertThat(keepAliveThreads()).isEmpty());
+            .run(context -> assertThat(keepAliveThreads(others)).isEmpty());
     }
 
-    private static List<Thread> keepAliveThreads() {
+    private static List<Thread> keepAliveThreads(List<Thread> except) {
         return Thread.getAllStackTraces().keySet().stream()
-            .filter(thread -> thread.isAlive() && thread.getName().equals("pgqueue-keep-alive"))
+            .filter(thread -> thread.isAlive() && thread.getName().equals("pgqueue-keep-alive") && !except.contains(thread))
             .toList();
     }
 
@@ -299,10 +302,9 @@ class QueueAutoConfigurationTests {
     void everyBeanComesFromTheOnePgQueue() {
         this.runner.withBean(TestHandlers.SendPush.class).run(context -> {
             PgQueue queue = context.getBean(PgQueue.class);
-            assertThat(context.getBean(JobStore.class)).isSameAs(queue.jobs());
             assertThat(context.getBean(QueueClient.class)).isSameAs(queue.client());
             assertThat(context.getBean(QueueAdmin.class)).isSameAs(queue.admin());
-            assertThat(context.getBean(QueueStatsPoller.class)).isSameAs(queue.stats());
+            assertThat(context.getBean(QueueStatistics.class)).isSameAs(queue.stats());
             assertThat(queue.workers()).hasValueSatisfying(workers -> assertThat(workers.isRunning()).isTrue());
         });
     }

@@ -19,12 +19,12 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
-import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.store.ClaimLimit;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.observe.QueueMeterBinder;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.schedule.Schedules;
 import io.pgqueue.testing.TestDatabaseInitializer;
@@ -65,8 +65,8 @@ class QueueMonitoringTests {
         this.runner.run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(QueueEndpoint.class).hasSingleBean(QueueHealthIndicator.class);
             QueueClient client = context.getBean(QueueClient.class);
-            JobStore store = context.getBean(JobStore.class);
-            QueueStatsPoller stats = context.getBean(QueueStatsPoller.class);
+            JobStore store = context.getBean(PgQueue.class).jobs();
+            QueueStatistics stats = context.getBean(QueueStatistics.class);
             QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
             QueueHealthIndicator health = context.getBean(QueueHealthIndicator.class);
 
@@ -205,7 +205,7 @@ class QueueMonitoringTests {
     @Test
     void healthIsDownWithoutTheSchema() {
         this.runner.withPropertyValues("pgqueue.flyway.enabled=false").run(context -> {
-            context.getBean(QueueStatsPoller.class).refresh();
+            context.getBean(QueueStatistics.class).refresh();
             Health health = context.getBean(QueueHealthIndicator.class).health();
             assertThat(health.getStatus()).isEqualTo(Status.DOWN);
             assertThat(health.getDetails().get("error")).asString().contains("does not exist");
@@ -220,7 +220,7 @@ class QueueMonitoringTests {
                         EnqueueOptions.defaults().withRunAt(java.time.Instant.now().minusSeconds(60)));
                 context.getBean(QueueClient.class).enqueue("copy", 1,
                         EnqueueOptions.defaults().withRunAt(java.time.Instant.now().minusSeconds(60)));
-                context.getBean(QueueStatsPoller.class).refresh();
+                context.getBean(QueueStatistics.class).refresh();
                 Health health = context.getBean(QueueHealthIndicator.class).health();
                 assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
                 assertThat(map(health.getDetails().get("lagSeconds"))).containsOnlyKeys("push");
@@ -234,7 +234,7 @@ class QueueMonitoringTests {
                 "pgqueue.tasks.ledger.max-lag=1s")
             .run(context -> {
                 QueueClient client = context.getBean(QueueClient.class);
-                JobStore store = context.getBean(JobStore.class);
+                JobStore store = context.getBean(PgQueue.class).jobs();
                 EnqueueOptions late = EnqueueOptions.defaults().withRunAt(java.time.Instant.now().minusSeconds(60));
                 client.enqueueAll(List.of(JobRequest.of("push", 1, late), JobRequest.of("push", 2, late)));
                 client.enqueueAll(List.of(JobRequest.of("copy", 1, late), JobRequest.of("copy", 2, late),
@@ -249,7 +249,7 @@ class QueueMonitoringTests {
                 List<ClaimedJob> slot = store.claim(List.of(new ClaimLimit("push", 5, 1, null)), "worker-1",
                         JobState.RUNNING, Duration.ofHours(1));
                 assertThat(slot).hasSize(1);
-                context.getBean(QueueStatsPoller.class).refresh();
+                context.getBean(QueueStatistics.class).refresh();
 
                 Health health = context.getBean(QueueHealthIndicator.class).health();
                 assertThat(health.getStatus()).isEqualTo(Status.UP);
@@ -279,7 +279,7 @@ class QueueMonitoringTests {
 
                 // The slot frees and nothing claims the due job: the limit no longer explains its lag.
                 store.record(List.of(Outcome.completed(slot.get(0).lease())));
-                context.getBean(QueueStatsPoller.class).refresh();
+                context.getBean(QueueStatistics.class).refresh();
                 Health lagging = context.getBean(QueueHealthIndicator.class).health();
                 assertThat(lagging.getStatus()).isEqualTo(Status.DOWN);
                 assertThat(map(lagging.getDetails().get("lagSeconds"))).containsOnlyKeys("push");
@@ -324,7 +324,7 @@ class QueueMonitoringTests {
             // The workers are off: the test fires the due slot as the scheduler would.
             await().atMost(Duration.ofSeconds(5)).until(() -> fired.addAll(schedules.fireDue()));
             assertThat(fired).hasSize(1);
-            JobStore store = context.getBean(JobStore.class);
+            JobStore store = context.getBean(PgQueue.class).jobs();
             List<ClaimedJob> claimed = store.claim(List.of(new ClaimLimit("push", 10)), "worker-1", JobState.RUNNING,
                     Duration.ofMinutes(1));
             assertThat(claimed).singleElement().satisfies(job -> assertThat(job.id()).isEqualTo(fired.get(0).jobId()));
@@ -370,7 +370,7 @@ class QueueMonitoringTests {
                     "pgqueue.lease.heartbeat-interval=150ms", "pgqueue.rescue.interval=100ms")
             .run(context -> {
                 try {
-                    QueueStatsPoller stats = context.getBean(QueueStatsPoller.class);
+                    QueueStatistics stats = context.getBean(QueueStatistics.class);
                     QueueHealthIndicator health = context.getBean(QueueHealthIndicator.class);
                     MeterRegistry meters = context.getBean(MeterRegistry.class);
                     context.getBean(QueueClient.class).enqueue("hang", 1);
@@ -402,7 +402,7 @@ class QueueMonitoringTests {
     @Test
     void aTransactionHoldingBackCleanupTurnsTheHealthAndIsMeasured() {
         this.runner.withPropertyValues("pgqueue.health.max-transaction-age=1s").run(context -> {
-            QueueStatsPoller stats = context.getBean(QueueStatsPoller.class);
+            QueueStatistics stats = context.getBean(QueueStatistics.class);
             QueueHealthIndicator health = context.getBean(QueueHealthIndicator.class);
             MeterRegistry meters = context.getBean(MeterRegistry.class);
             javax.sql.DataSource dataSource = context.getBean(javax.sql.DataSource.class);

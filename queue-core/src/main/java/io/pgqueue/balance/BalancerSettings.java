@@ -7,7 +7,6 @@ import java.util.Set;
 
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.QueueDefaults;
-import io.pgqueue.internal.balance.Gini;
 
 /**
  * How the balancer decides. The defaults are {@link QueueDefaults}' {@code BALANCER_*} constants.

@@ -3,7 +3,6 @@ package io.pgqueue.balance;
 import java.util.Map;
 import java.util.Optional;
 
-import io.pgqueue.internal.balance.Balancer;
 
 /**
  * What a node's balancer has done, as its meters and the endpoint read it.

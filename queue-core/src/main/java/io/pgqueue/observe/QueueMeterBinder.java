@@ -17,7 +17,6 @@ import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.JobState;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskDefinition;
-import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.worker.PoolState;
 
 import static io.pgqueue.observe.QueueMeterNames.TAG_OUTCOME;
@@ -88,7 +87,7 @@ public final class QueueMeterBinder implements MeterBinder {
      * aggregate statistics: jobs by state, lag and stuck leases; and the age of the database's
      * oldest transaction holding back cleanup.
      * @param tasks the names of the declared tasks
-     * @param stats the latest statistics, read at each scrape (usually {@link QueueStatsPoller#latest()},
+     * @param stats the latest statistics, read at each scrape (usually {@link QueueStatistics#latest()},
      * which never queries the database)
      * @return a new binder with these tasks and this statistics source in place of any earlier ones
      */

@@ -18,7 +18,6 @@ import io.pgqueue.InvalidJobException;
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.JobRequest;
 import io.pgqueue.QueueClient;
-import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.lifecycle.BackgroundService;
 import io.pgqueue.internal.store.ScheduleStore;

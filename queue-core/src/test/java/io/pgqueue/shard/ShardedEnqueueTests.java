@@ -19,6 +19,7 @@ import io.pgqueue.CancelResult;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.EnqueueResult;
+import io.pgqueue.JobFailure;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
@@ -160,7 +161,7 @@ class ShardedEnqueueTests {
                 JobState.RUNNING, Duration.ofMinutes(1)).get(0);
         c.record(List.of(io.pgqueue.internal.store.Outcome.failed(claimed.lease(), "boom")));
 
-        assertThat(queue.admin().recentFailures("mail", 5)).extracting(JobStore.Failure::id).containsExactly(id);
+        assertThat(queue.admin().recentFailures("mail", 5)).extracting(JobFailure::id).containsExactly(id);
         queue.admin().rerun(id);
 
         assertThat(queue.client().find(id)).get().extracting(job -> job.state()).isEqualTo(JobState.READY);

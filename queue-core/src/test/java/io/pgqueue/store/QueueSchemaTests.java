@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 import io.pgqueue.CancelResult;
+import io.pgqueue.JobFailure;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueSchemaException;
@@ -220,7 +221,7 @@ class QueueSchemaTests {
                 new MapSqlParameterSource("task", "task-0").addValue("limit", 20), String.class);
         assertThat(plan).contains("\"Index Name\": \"job_finished_failed_idx\"");
         assertThat(new JobStore(db.dataSource(), QueueConfig.defaults().withSchema("archive")).recentFailures("task-0", 20))
-            .extracting(JobStore.Failure::id).containsExactly(4985L, 9970L, 14955L, 19940L, 24925L, 29910L);
+            .extracting(JobFailure::id).containsExactly(4985L, 9970L, 14955L, 19940L, 24925L, 29910L);
     }
 
     @Test

@@ -10,8 +10,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
-import io.pgqueue.internal.shard.PartitionMover;
 import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.shard.PartitionMoveResult;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
@@ -66,7 +66,7 @@ class FaultMover implements ApplicationRunner {
     }
 
     private void moveOne() {
-        Shards shards = this.admin.shards();
+        Shards shards = this.queue.shards();
         List<int[]> candidates = new ArrayList<>();
         for (Shards.Shard shard : shards.all()) {
             new JdbcTemplate(shard.stores().dataSource())
@@ -89,7 +89,7 @@ class FaultMover implements ApplicationRunner {
         String target = targets.get(random.nextInt(targets.size()));
         this.file.append("M " + partition + " " + source + " " + target + " " + System.currentTimeMillis());
         try {
-            PartitionMover.Result result = this.admin.movePartition(partition, target);
+            PartitionMoveResult result = this.admin.movePartition(partition, target);
             this.file.append("D " + partition + " " + result.jobsMoved() + " " + System.currentTimeMillis());
         }
         catch (QueueAdminException ex) {

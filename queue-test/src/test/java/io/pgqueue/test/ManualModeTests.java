@@ -7,6 +7,7 @@ import java.util.List;
 
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
+import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.Workflow;
@@ -191,5 +192,20 @@ class ManualModeTests {
         String left = this.journal.entries.get(0).startsWith("audit") ? "report" : "audit";
         assertThat(this.queue.assertEnqueued(left).state()).isEqualTo(JobState.READY);
         assertThat(this.queue.drain().ran()).isEqualTo(1);
+    }
+
+    @Test
+    void aDrainedJobRunsAsOnAWorkerWithItsTimeoutAndProgress() {
+        long id = this.client.enqueue("slow", new Entry("a")).jobId();
+
+        long started = System.nanoTime();
+        DrainResult result = this.queue.drain("slow");
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+        assertThat(result.failed()).isEqualTo(1);
+        JobSnapshot job = this.client.find(id).orElseThrow();
+        assertThat(job.state()).isEqualTo(JobState.FAILED);
+        assertThat(job.lastError()).contains("TaskTimeoutException");
+        assertThat(job.progress()).isEqualTo("started a");
     }
 }

@@ -140,4 +140,16 @@ public class TestApplication {
             this.queue.enqueue("forever", entry);
         }
     }
+
+    /** Reports its progress, then waits longer than its timeout allows. */
+    @Component
+    @QueueTask(name = "slow", timeout = "200ms", maxAttempts = 1)
+    static class Slow implements TaskHandler<Entry> {
+
+        @Override
+        public void handle(Entry entry, TaskContext context) throws InterruptedException {
+            context.progress("started " + entry.text());
+            Thread.sleep(10_000);
+        }
+    }
 }

@@ -13,12 +13,12 @@ import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
+import io.pgqueue.NodeInfo;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
-import io.pgqueue.internal.observe.QueueStatsPoller;
-import io.pgqueue.internal.store.NodeStore;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.schedule.ScheduleInfo;
@@ -48,7 +48,7 @@ final class ConsoleApi {
 
     private final QueueAdmin admin;
 
-    private final QueueStatsPoller stats;
+    private final QueueStatistics stats;
 
     private final ConsoleHistory history;
 
@@ -58,7 +58,7 @@ final class ConsoleApi {
 
     private final boolean readOnly;
 
-    ConsoleApi(QueueAdmin admin, QueueStatsPoller stats, ConsoleHistory history,
+    ConsoleApi(QueueAdmin admin, QueueStatistics stats, ConsoleHistory history,
             ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly) {
         this.admin = admin;
         this.stats = stats;
@@ -98,7 +98,7 @@ final class ConsoleApi {
         body.put("history", Map.of("stepSeconds", ConsoleHistory.STEP.toSeconds(), "points",
                 this.history.points().stream().map(point -> Map.of("at", point.at(), "completed", point.completed(),
                         "failed", point.failed())).toList()));
-        body.put("nodes", this.admin.nodes().stream().map(NodeStore.Node::describe).toList());
+        body.put("nodes", this.admin.nodes().stream().map(NodeInfo::describe).toList());
         body.put("pools", pools());
         body.put("schedules", this.admin.schedules().stream().map(ConsoleApi::schedule).toList());
         return json(body);

@@ -9,7 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
-import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskStats;
 import org.springframework.context.SmartLifecycle;
@@ -31,13 +31,13 @@ final class ConsoleHistory implements SmartLifecycle {
     /** The points kept: an hour. */
     static final int POINTS = (int) (Duration.ofHours(1).toMillis() / STEP.toMillis());
 
-    private final QueueStatsPoller stats;
+    private final QueueStatistics stats;
 
     private final Deque<Point> points = new ArrayDeque<>();
 
     private ScheduledExecutorService sampler;
 
-    ConsoleHistory(QueueStatsPoller stats) {
+    ConsoleHistory(QueueStatistics stats) {
         this.stats = stats;
     }
 

@@ -6,7 +6,7 @@ import io.pgqueue.autoconfigure.QueueAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueConfigurationException;
 import io.pgqueue.autoconfigure.QueueEndpointAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
-import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.observe.QueueStatistics;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -52,14 +52,14 @@ public final class QueueConsoleAutoConfiguration {
     }
 
     @Bean
-    ConsoleHistory pgqueueConsoleHistory(QueueStatsPoller stats) {
+    ConsoleHistory pgqueueConsoleHistory(QueueStatistics stats) {
         return new ConsoleHistory(stats);
     }
 
     @Bean
     @ConditionalOnMissingBean(name = "pgqueueConsoleRoutes")
     RouterFunction<ServerResponse> pgqueueConsoleRoutes(QueueConsoleProperties properties, QueueAdmin admin,
-            QueueStatsPoller stats, ConsoleHistory history, ObjectProvider<QueueWorkersLifecycle> workers,
+            QueueStatistics stats, ConsoleHistory history, ObjectProvider<QueueWorkersLifecycle> workers,
             ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans) {
         String path = path(properties.getPath());
         boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);

@@ -16,10 +16,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.balance.BalancerDecision;
+import io.pgqueue.balance.BalancerLeader;
 import io.pgqueue.balance.BalancerRound;
 import io.pgqueue.balance.BalancerSettings;
-import io.pgqueue.balance.BalancerStatus;
 import io.pgqueue.balance.MoveReason;
+import io.pgqueue.balance.PartitionBalancer;
+import io.pgqueue.balance.RecordedDecision;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.shard.PartitionMap;
 import io.pgqueue.internal.shard.PartitionMover;
@@ -40,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * each decision, and moves the partition with {@link PartitionMover}. A node that takes the lease
  * over counts the moves recorded within the friction window. Unsharded, it does nothing.
  */
-public final class BalancerService implements BalancerStatus {
+public final class BalancerService implements PartitionBalancer {
 
     private static final Logger log = LoggerFactory.getLogger(BalancerService.class);
 
@@ -252,13 +254,7 @@ public final class BalancerService implements BalancerStatus {
         }
     }
 
-    /**
-     * Starts or stops draining a shard: the balancer moves all its partitions off it, one per round
-     * at most, and none onto it.
-     * @param shard the shard
-     * @param draining whether to drain it
-     * @throws ShardException if there is no such shard, or the queue is unsharded
-     */
+    @Override
     public void drain(String shard, boolean draining) {
         if (!this.shards.sharded() || this.shards.find(shard).isEmpty()) {
             throw new ShardException("There is no shard '" + shard + "'; shards are "
@@ -274,7 +270,7 @@ public final class BalancerService implements BalancerStatus {
         return this.shards.sharded();
     }
 
-    /** @return whether this node may run the balancer */
+    @Override
     public boolean enabled() {
         return this.enabled;
     }
@@ -305,14 +301,29 @@ public final class BalancerService implements BalancerStatus {
         return this.blocked.get();
     }
 
-    /** @return moves this node decided that did not happen */
+    @Override
     public long failedMoves() {
         return this.failed.get();
     }
 
-    /** @return how the balancer decides */
+    @Override
     public BalancerSettings settings() {
         return this.settings;
+    }
+
+    @Override
+    public Optional<BalancerLeader> leader() {
+        return this.store.leader();
+    }
+
+    @Override
+    public List<String> draining() {
+        return this.store.draining();
+    }
+
+    @Override
+    public List<RecordedDecision> recentDecisions(int limit) {
+        return this.store.recentDecisions(limit);
     }
 
     /** @return the balancer's state on the main shard */

@@ -3,9 +3,7 @@ package io.pgqueue.internal.message;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 import io.pgqueue.message.BatchEntry;

@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.pgqueue.internal.lifecycle.BackgroundService;
 import io.pgqueue.internal.store.StatsStore;
+import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,7 +24,7 @@ import org.springframework.core.NestedExceptionUtils;
  * duration, so counting takes at most a tenth of one connection's time for the cluster, however
  * large the backlog grows.
  */
-public final class QueueStatsPoller extends BackgroundService {
+public final class QueueStatsPoller extends BackgroundService implements QueueStatistics {
 
     private static final Logger log = LoggerFactory.getLogger(QueueStatsPoller.class);
 
@@ -72,11 +73,7 @@ public final class QueueStatsPoller extends BackgroundService {
         while (pause(this.currentInterval));
     }
 
-    /**
-     * Counts now (waiting for a node that is counting) and caches the result; operators'
-     * "refresh".
-     * @return the new statistics
-     */
+    @Override
     public QueueStats refresh() {
         return read(Duration.ZERO);
     }
@@ -150,16 +147,12 @@ public final class QueueStatsPoller extends BackgroundService {
         this.currentInterval = next;
     }
 
-    /** @return the latest statistics (possibly with the error of the last attempt) */
+    @Override
     public QueueStats latest() {
         return this.latest;
     }
 
-    /**
-     * The current wait between two reads: the configured interval, or twenty times the last
-     * count's duration while that is longer.
-     * @return the current polling interval
-     */
+    @Override
     public Duration interval() {
         return this.currentInterval;
     }

@@ -8,6 +8,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
 import io.pgqueue.internal.store.PartitionStore;
+import io.pgqueue.shard.PartitionMoveResult;
 import io.pgqueue.shard.ShardException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,18 +67,6 @@ public final class PartitionMover {
         void reached(Step step);
     }
 
-    /**
-     * What a move did.
-     * @param partition the partition
-     * @param source the shard it left
-     * @param target the shard it is on now
-     * @param jobsMoved the READY jobs that moved
-     * @param jobsLeft the claimed jobs left to finish on the source after the drain timeout
-     * @param duration how long the move took
-     */
-    public record Result(int partition, String source, String target, long jobsMoved, long jobsLeft, Duration duration) {
-    }
-
     private final Shards shards;
 
     private final Observer observer;
@@ -104,7 +93,7 @@ public final class PartitionMover {
      * @throws ShardException if the partition or the shard is unknown, the partition is on the target
      * already, or another node moves it now
      */
-    public Result move(int partition, String target, Duration drainTimeout) {
+    public PartitionMoveResult move(int partition, String target, Duration drainTimeout) {
         if (!this.shards.sharded()) {
             throw new ShardException("The queue is unsharded: there is no other shard to move partition " + partition
                     + " to; configure shards under pgqueue.shards");
@@ -144,7 +133,7 @@ public final class PartitionMover {
             }
             long[] counts = run(move, drainTimeout, journaled.isPresent());
             this.shards.refresh();
-            Result result = new Result(partition, move.source(), move.target(), counts[0], counts[1],
+            PartitionMoveResult result = new PartitionMoveResult(partition, move.source(), move.target(), counts[0], counts[1],
                     Duration.ofNanos(System.nanoTime() - started));
             log.info("pgqueue moved partition {} from shard '{}' to shard '{}': {} jobs in {} ms{}", partition,
                     move.source(), move.target(), result.jobsMoved(), result.duration().toMillis(),
@@ -165,7 +154,7 @@ public final class PartitionMover {
      * @param drainTimeout how long to wait for jobs that workers hold on a source
      * @return what the moves did
      */
-    public List<Result> resumeAll(Duration drainTimeout) {
+    public List<PartitionMoveResult> resumeAll(Duration drainTimeout) {
         if (!this.shards.sharded()) {
             return List.of();
         }

@@ -12,6 +12,8 @@ import java.util.Optional;
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
+import io.pgqueue.balance.BalancerLeader;
+import io.pgqueue.balance.RecordedDecision;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 
@@ -37,35 +39,6 @@ public final class BalancerStore {
 
     private String sql(String statement) {
         return StoreSupport.sql(statement, this.schema);
-    }
-
-    /**
-     * A decision as recorded.
-     * @param id its id
-     * @param decidedAt when it was decided
-     * @param node the node that decided it
-     * @param reason why ({@code DRAIN}, {@code OVERLOAD}, {@code GINI})
-     * @param partition the partition
-     * @param source the shard it left
-     * @param target the shard it went to
-     * @param weight its weight (jobs per second)
-     * @param giniBefore the Gini index of the shard loads before
-     * @param giniAfter the Gini index the move led to
-     * @param outcome {@code MOVED}, {@code FAILED}, or {@code null} while it runs
-     * @param error why it failed, or {@code null}
-     * @param finishedAt when it ended, or {@code null}
-     */
-    public record Decision(long id, Instant decidedAt, String node, String reason, int partition, String source,
-            String target, double weight, double giniBefore, double giniAfter, String outcome, String error,
-            Instant finishedAt) {
-    }
-
-    /**
-     * The lease of the node that runs the balancer.
-     * @param node the node
-     * @param until until when it holds it
-     */
-    public record Leader(String node, Instant until) {
     }
 
     /**
@@ -128,8 +101,8 @@ public final class BalancerStore {
     }
 
     /** @return the lease's holder, if any */
-    public Optional<Leader> leader() {
-        return this.jdbc.query(sql(BalancerStatements.LEADER), Map.of(), (rs, row) -> new Leader(rs.getString("node"),
+    public Optional<BalancerLeader> leader() {
+        return this.jdbc.query(sql(BalancerStatements.LEADER), Map.of(), (rs, row) -> new BalancerLeader(rs.getString("node"),
                 rs.getTimestamp("until").toInstant())).stream().findFirst();
     }
 
@@ -173,9 +146,9 @@ public final class BalancerStore {
      * @param limit how many
      * @return the latest decisions, newest first
      */
-    public List<Decision> recentDecisions(int limit) {
+    public List<RecordedDecision> recentDecisions(int limit) {
         return this.jdbc.query(sql(BalancerStatements.RECENT_DECISIONS), new MapSqlParameterSource("limit", limit),
-                (rs, row) -> new Decision(rs.getLong("id"), instant(rs.getTimestamp("decided_at")), rs.getString("node"),
+                (rs, row) -> new RecordedDecision(rs.getLong("id"), instant(rs.getTimestamp("decided_at")), rs.getString("node"),
                         rs.getString("reason"), rs.getInt("partition"), rs.getString("source"), rs.getString("target"),
                         rs.getDouble("weight"), rs.getDouble("gini_before"), rs.getDouble("gini_after"),
                         rs.getString("outcome"), rs.getString("error"), instant(rs.getTimestamp("finished_at"))));

@@ -1,7 +1,5 @@
 package io.pgqueue.internal.store;
 
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,6 +23,7 @@ import java.util.stream.IntStream;
 import javax.sql.DataSource;
 
 import io.pgqueue.CancelResult;
+import io.pgqueue.JobFailure;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
@@ -33,6 +32,7 @@ import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskGroups;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowCallbackHandler;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -47,6 +47,16 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@link io.pgqueue.QueueClient} and the worker pools.
  */
 public final class JobStore {
+
+    /** Reads a job's row as {@link JobStatements#FIND} selects it (the columns of {@link JobSnapshot}). */
+    static final RowMapper<JobSnapshot> SNAPSHOT = (rs, row) -> new JobSnapshot(rs.getLong("id"), rs.getString("task"),
+            JobState.valueOf(rs.getString("state")), rs.getInt("priority"), rs.getString("payload"), rs.getString("headers"),
+            StoreSupport.instant(rs, "schedule_time"), StoreSupport.instant(rs, "delay_tolerance_deadline"),
+            rs.getInt("attempt"), rs.getInt("max_attempts"), rs.getString("lease_owner"),
+            StoreSupport.instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
+            rs.getBoolean("rerun_requested"), rs.getBoolean("cancel_requested"), rs.getString("last_error"),
+            StoreSupport.instant(rs, "created_at"), StoreSupport.instant(rs, "started_at"),
+            StoreSupport.instant(rs, "finished_at"), rs.getString("progress"), rs.getInt("partition"));
 
 
     private final boolean keepCompleted;
@@ -643,21 +653,10 @@ public final class JobStore {
      * @param limit how many
      * @return the failures, newest first
      */
-    public List<Failure> recentFailures(String task, int limit) {
+    public List<JobFailure> recentFailures(String task, int limit) {
         return this.jdbc.query(this.recentFailures, new MapSqlParameterSource("task", task).addValue("limit", limit),
-                (rs, row) -> new Failure(rs.getLong("id"), rs.getInt("attempt"), rs.getString("last_error"),
+                (rs, row) -> new JobFailure(rs.getLong("id"), rs.getInt("attempt"), rs.getString("last_error"),
                         StoreSupport.instant(rs, "finished_at")));
-    }
-
-    /**
-     * A failed job.
-     *
-     * @param id the job id
-     * @param attempt attempts made
-     * @param error the last error
-     * @param failedAt when it failed
-     */
-    public record Failure(long id, int attempt, String error, Instant failedAt) {
     }
 
     /**
@@ -684,14 +683,7 @@ public final class JobStore {
      * @return the job, active or finished, or empty
      */
     public Optional<JobSnapshot> find(long id) {
-        return this.jdbc.query(this.find, new MapSqlParameterSource("id", id), (rs, row) -> new JobSnapshot(
-                rs.getLong("id"), rs.getString("task"), JobState.valueOf(rs.getString("state")), rs.getInt("priority"),
-                rs.getString("payload"), rs.getString("headers"), StoreSupport.instant(rs, "schedule_time"),
-                StoreSupport.instant(rs, "delay_tolerance_deadline"), rs.getInt("attempt"), rs.getInt("max_attempts"),
-                rs.getString("lease_owner"), StoreSupport.instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
-                rs.getBoolean("rerun_requested"), rs.getBoolean("cancel_requested"), rs.getString("last_error"),
-                StoreSupport.instant(rs, "created_at"), StoreSupport.instant(rs, "started_at"), StoreSupport.instant(rs, "finished_at"),
-                rs.getString("progress"), rs.getInt("partition")))
+        return this.jdbc.query(this.find, new MapSqlParameterSource("id", id), SNAPSHOT)
             .stream()
             .findFirst();
     }

@@ -6,6 +6,7 @@ import java.util.Optional;
 
 import io.pgqueue.TaskContext;
 import io.pgqueue.internal.store.ClaimedJob;
+import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.Lease;
 import io.pgqueue.worker.WorkerTask;
 import tools.jackson.databind.ObjectMapper;
@@ -27,8 +28,11 @@ public final class RunningJob implements TaskContext {
     /** The pool slots whose buffer and handler slot the job occupies (a hung handler may give its slot up). */
     final PoolSlots slots;
 
-    /** The shard the job was claimed from, which takes every write about it. */
+    /** The shard the job was claimed from, which takes every write about it; {@code null} for a drained job. */
     final ShardWorkers shard;
+
+    /** The job store of a drained job, where results are recorded and read; {@code null}: the shard's. */
+    private final JobStore store;
 
     /** Local clock when the claim returned, to place the start on the database clock. */
     final long claimedNanos = System.nanoTime();
@@ -77,6 +81,16 @@ public final class RunningJob implements TaskContext {
         this.task = task;
         this.slots = slots;
         this.shard = shard;
+        this.store = null;
+    }
+
+    /** A job run outside any pool, on the caller's thread ({@link Drainer}). */
+    RunningJob(ClaimedJob job, WorkerTask task, JobStore store) {
+        this.job = job;
+        this.task = task;
+        this.slots = null;
+        this.shard = null;
+        this.store = store;
     }
 
     Lease lease() {
@@ -269,19 +283,23 @@ public final class RunningJob implements TaskContext {
         return "job " + this.job.id() + " (" + this.job.task() + ", attempt " + this.job.attempt() + ")";
     }
 
+    private JobStore store() {
+        return this.store != null ? this.store : this.shard.store();
+    }
+
     @Override
     public void recordResult(Object result) {
-        this.shard.store().workflows().recordResult(lease(), this.headers, this.mapper.writeValueAsString(result));
+        store().workflows().recordResult(lease(), this.headers, this.mapper.writeValueAsString(result));
     }
 
     @Override
     public <T> Optional<T> dependencyResult(String dependency, Class<T> type) {
-        return this.shard.store().workflows().dependencyResult(jobId(), dependency,
+        return store().workflows().dependencyResult(jobId(), dependency,
                 json -> this.mapper.readValue(json, type));
     }
 
     @Override
     public <T> Map<String, T> dependencyResults(Class<T> type) {
-        return this.shard.store().workflows().dependencyResults(jobId(), json -> this.mapper.readValue(json, type));
+        return store().workflows().dependencyResults(jobId(), json -> this.mapper.readValue(json, type));
     }
 }

@@ -13,11 +13,12 @@ import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.balance.BalancerLeader;
 import io.pgqueue.balance.BalancerSettings;
 import io.pgqueue.balance.MoveReason;
+import io.pgqueue.balance.PartitionBalancer;
+import io.pgqueue.balance.RecordedDecision;
 import io.pgqueue.internal.shard.PartitionHash;
-import io.pgqueue.internal.store.BalancerStore;
-import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -79,20 +80,20 @@ class BalancerServiceTests {
                 .toList());
             enqueued += jobs;
         }
-        BalancerStore store = first.balancer().store();
+        PartitionBalancer store = first.balancer();
 
         await().atMost(Duration.ofSeconds(60)).until(() -> leader(first, second) != null
                 && leader(first, second).balancer().lastRound().map(round -> round.gini() < 0.05).orElse(false));
 
-        List<BalancerStore.Decision> decisions = store.recentDecisions(100);
+        List<RecordedDecision> decisions = store.recentDecisions(100);
         assertThat(decisions).isNotEmpty().allSatisfy(decision -> {
             assertThat(decision.reason()).isEqualTo("GINI");
             assertThat(decision.outcome()).isEqualTo("MOVED");
             assertThat(decision.source()).isEqualTo("main");
             assertThat(decision.giniAfter()).isLessThan(decision.giniBefore());
         });
-        assertThat(decisions.stream().map(BalancerStore.Decision::node).distinct()).as("one node decided").hasSize(1);
-        assertThat(store.leader()).get().extracting(BalancerStore.Leader::node).isEqualTo(decisions.get(0).node());
+        assertThat(decisions.stream().map(RecordedDecision::node).distinct()).as("one node decided").hasSize(1);
+        assertThat(store.leader()).get().extracting(BalancerLeader::node).isEqualTo(decisions.get(0).node());
         // Every job is still in exactly one place.
         long total = 0;
         Set<Long> ids = new HashSet<>();
@@ -128,7 +129,7 @@ class BalancerServiceTests {
         await().atMost(Duration.ofSeconds(60)).until(() -> !node.shards().refresh().partitionsPerShard().containsKey("c"));
         assertThat(jobsOn(2)).isZero();
         assertThat(jobsOn(0) + jobsOn(1)).isEqualTo(PARTITIONS * 20L);
-        assertThat(node.balancer().store().recentDecisions(50)).allSatisfy(decision -> {
+        assertThat(node.balancer().recentDecisions(50)).allSatisfy(decision -> {
             assertThat(decision.reason()).isEqualTo("DRAIN");
             assertThat(decision.source()).isEqualTo("c");
         });

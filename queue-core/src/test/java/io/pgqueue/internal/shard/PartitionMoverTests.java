@@ -18,6 +18,7 @@ import io.pgqueue.PgQueue;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.shard.PartitionMoveResult;
 import io.pgqueue.shard.ShardException;
 import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
@@ -111,7 +112,7 @@ class PartitionMoverTests {
         assertThat(node.shards().map().shardOf(0)).isEqualTo("main");
         List<Long> ids = enqueueInPartitionZero(node, 12_000);
 
-        PartitionMover.Result result = new PartitionMover(node.shards()).move(0, "b", Duration.ofSeconds(5));
+        PartitionMoveResult result = new PartitionMover(node.shards()).move(0, "b", Duration.ofSeconds(5));
 
         assertThat(result.jobsMoved()).isEqualTo(12_000);
         assertThat(result.jobsLeft()).isZero();
@@ -162,7 +163,7 @@ class PartitionMoverTests {
         assertThat(ids(this.b)).as("no job both on the source and on the target").noneMatch(onSource::contains);
 
         PgQueue other = node("node-2", false);
-        List<PartitionMover.Result> resumed = new PartitionMover(other.shards()).resumeAll(Duration.ofSeconds(5));
+        List<PartitionMoveResult> resumed = new PartitionMover(other.shards()).resumeAll(Duration.ofSeconds(5));
 
         assertThat(resumed).hasSize(1);
         assertThat(ids(this.b)).containsExactlyInAnyOrderElementsOf(ids);
@@ -193,7 +194,7 @@ class PartitionMoverTests {
         writer.start();
         Thread.sleep(100);
 
-        PartitionMover.Result result = new PartitionMover(producer.shards()).move(0, "b", Duration.ofSeconds(10));
+        PartitionMoveResult result = new PartitionMover(producer.shards()).move(0, "b", Duration.ofSeconds(10));
         Thread.sleep(200);
         enqueuing.set(false);
         writer.join();

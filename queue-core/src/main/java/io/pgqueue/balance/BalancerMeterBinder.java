@@ -1,12 +1,9 @@
-package io.pgqueue.internal.balance;
+package io.pgqueue.balance;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.pgqueue.balance.BalancerRound;
-import io.pgqueue.balance.BalancerStatus;
-import io.pgqueue.balance.MoveReason;
 import io.pgqueue.observe.QueueMeterNames;
 
 /**
