@@ -2,14 +2,18 @@ package io.pgqueue.testing;
 
 import java.io.File;
 import java.sql.Connection;
-import java.time.Duration;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Properties;
+import java.util.UUID;
 
+import io.pgqueue.QueueConfig;
+import io.pgqueue.store.QueueSchema;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
@@ -39,6 +43,8 @@ public final class PostgresServer {
     private final String query;
     private final String user;
     private final String password;
+
+    private String migratedTemplate;
 
     private PostgresServer(String kind, String jdbcUrl, String user, String password) {
         this.kind = kind;
@@ -122,6 +128,40 @@ public final class PostgresServer {
      */
     public String jdbcUrl(String database) {
         return this.baseUrl + database + this.query;
+    }
+
+    /**
+     * Returns the name of a database on this server with the queue's default schema migrated, created
+     * on first use, for {@link TestDatabase#createMigrated(String)} to copy; no session stays
+     * connected to it (PostgreSQL copies only a database nobody is connected to).
+     * @return the template database's name
+     */
+    synchronized String migratedTemplate() {
+        if (this.migratedTemplate == null) {
+            String name = "pgqueue_template_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+            TestDatabase.execute("CREATE DATABASE \"" + name + "\"");
+            DriverManagerDataSource dataSource = new DriverManagerDataSource(jdbcUrl(name));
+            if (this.user != null) {
+                dataSource.setUsername(this.user);
+            }
+            if (this.password != null) {
+                dataSource.setPassword(this.password);
+            }
+            QueueSchema.migrate(dataSource, QueueConfig.defaults().schema());
+            if (URL_VARIABLE.equals(this.kind)) {
+                // An embedded server or a container goes away with its data; an explicit server keeps it.
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                    try {
+                        TestDatabase.execute("DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)");
+                    }
+                    catch (RuntimeException ex) {
+                        // the server may be gone already
+                    }
+                }, "pgqueue-test-template-drop"));
+            }
+            this.migratedTemplate = name;
+        }
+        return this.migratedTemplate;
     }
 
     /** @return the user name to connect with, or {@code null} when the URL carries it */

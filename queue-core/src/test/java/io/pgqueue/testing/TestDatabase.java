@@ -29,12 +29,16 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
 
     private final String prefix;
 
+    /** The database this one is a copy of, or {@code null} for an empty one. */
+    private final String template;
+
     private String name;
 
     private HikariDataSource dataSource;
 
-    private TestDatabase(String prefix) {
+    private TestDatabase(String prefix, String template) {
         this.prefix = prefix;
+        this.template = template;
     }
 
     /**
@@ -42,7 +46,7 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
      * @return the extension; register it as a static field
      */
     public static TestDatabase perClass() {
-        return new TestDatabase("pgqueue_test");
+        return new TestDatabase("pgqueue_test", null);
     }
 
     /**
@@ -51,7 +55,19 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
      * @return the database; close it to drop it
      */
     public static TestDatabase create(String prefix) {
-        TestDatabase database = new TestDatabase(prefix);
+        TestDatabase database = new TestDatabase(prefix, null);
+        database.open();
+        return database;
+    }
+
+    /**
+     * Creates a database now with the queue's schema ({@code pgqueue}) already migrated: a copy of a
+     * template database that this JVM migrates once, which takes a fraction of running every migration.
+     * @param prefix prefix of the database name (a random suffix is appended)
+     * @return the database; close it to drop it
+     */
+    public static TestDatabase createMigrated(String prefix) {
+        TestDatabase database = new TestDatabase(prefix, PostgresServer.get().migratedTemplate());
         database.open();
         return database;
     }
@@ -69,7 +85,7 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
     private void open() {
         this.name = (this.prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12))
             .toLowerCase(Locale.ROOT);
-        execute("CREATE DATABASE \"" + this.name + "\"");
+        execute("CREATE DATABASE \"" + this.name + "\"" + (this.template == null ? "" : " TEMPLATE \"" + this.template + "\""));
         synchronized (OPEN_LOCK) {
             open++;
         }
@@ -125,6 +141,8 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
             config.setPassword(server.password());
         }
         config.setMaximumPoolSize(maximumPoolSize);
+        // Connections open as they are needed: test classes run side by side on one server.
+        config.setMinimumIdle(Math.min(2, maximumPoolSize));
         config.setPoolName(this.name);
         return new HikariDataSource(config);
     }
@@ -170,7 +188,7 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
         }
     }
 
-    private static void execute(String sql) {
+    static void execute(String sql) {
         try (Connection connection = PostgresServer.get().adminConnection();
                 Statement statement = connection.createStatement()) {
             statement.execute(sql);

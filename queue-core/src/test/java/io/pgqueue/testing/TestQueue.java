@@ -102,7 +102,7 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
      */
     public static TestQueue on(DataSource dataSource, QueueConfig config, TaskDefinition... tasks) {
         TestQueue queue = new TestQueue(TaskRegistry.of(tasks), 0);
-        queue.open(dataSource, config);
+        queue.open(dataSource, config, true);
         return queue;
     }
 
@@ -117,11 +117,11 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        this.database = TestDatabase.create("pgqueue_test");
+        this.database = TestDatabase.createMigrated("pgqueue_test");
         if (this.poolSize > 0) {
             this.ownPool = this.database.newDataSource(this.poolSize);
         }
-        open(this.ownPool != null ? this.ownPool : this.database.dataSource(), QueueConfig.defaults());
+        open(this.ownPool != null ? this.ownPool : this.database.dataSource(), QueueConfig.defaults(), false);
     }
 
     @Override
@@ -138,8 +138,10 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
         this.database.close();
     }
 
-    private void open(DataSource dataSource, QueueConfig config) {
-        QueueSchema.migrate(dataSource, config.schema());
+    private void open(DataSource dataSource, QueueConfig config, boolean migrate) {
+        if (migrate) {
+            QueueSchema.migrate(dataSource, config.schema());
+        }
         this.dataSource = dataSource;
         this.config = config;
         this.stores = QueueStores.create(dataSource, config);

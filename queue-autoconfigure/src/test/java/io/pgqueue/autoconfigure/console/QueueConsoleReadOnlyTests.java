@@ -5,6 +5,7 @@ import java.net.http.HttpResponse;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -26,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
                 QueueConsoleHttpTests.WITHOUT_SECURITY })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 @ExtendWith(OutputCaptureExtension.class)
+@Isolated
 class QueueConsoleReadOnlyTests {
 
     @SpringBootConfiguration

@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure.e2e;
 import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -16,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * (registered in META-INF/spring.factories) instead of a stack trace.
  */
 @ExtendWith(OutputCaptureExtension.class)
+@Isolated
 class StartupFailureTests {
 
     @Test

@@ -27,6 +27,7 @@ import io.pgqueue.worker.WorkerSettings;
 import io.pgqueue.worker.WorkerTask;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -38,7 +39,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Every background service keeps the one start/stop contract: start is idempotent, stop before
  * start and a second stop are harmless, stop returns only once the service's threads have ended,
  * and a stopped service starts again.
+ * <p>
+ * Isolated: it looks for the services' threads by name among every thread of the JVM.
  */
+@Isolated
 class BackgroundServiceContractTests {
 
     @RegisterExtension
