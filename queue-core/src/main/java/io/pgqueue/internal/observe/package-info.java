@@ -1,0 +1,8 @@
+/**
+ * The shared statistics' poller: one count per interval for the whole installation.
+ * <p>
+ * Part of pgqueue's engine ({@code io.pgqueue.internal.*}): not an API; it may change in any release
+ * and is left out of the published Javadoc. Applications, extensions and the Spring Boot starter use
+ * the public packages.
+ */
+package io.pgqueue.internal.observe;
