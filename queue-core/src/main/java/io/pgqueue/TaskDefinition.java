@@ -108,7 +108,13 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
     }
 
-    static void validatePriority(int priority, String what) {
+    /**
+     * Checks a priority against the allowed range.
+     * @param priority the priority
+     * @param what names it in the error
+     * @throws InvalidJobException if it is outside {@value QueueDefaults#MIN_PRIORITY} to {@value QueueDefaults#MAX_PRIORITY}
+     */
+    public static void validatePriority(int priority, String what) {
         if (priority < QueueDefaults.MIN_PRIORITY || priority > QueueDefaults.MAX_PRIORITY) {
             throw new InvalidJobException(what + " must be between " + QueueDefaults.MIN_PRIORITY + " and "
                     + QueueDefaults.MAX_PRIORITY + ", was " + priority);

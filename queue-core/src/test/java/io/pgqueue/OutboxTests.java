@@ -7,8 +7,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 
 import io.pgqueue.internal.enqueue.Duplicates;
+import io.pgqueue.internal.enqueue.OutboxRelay;
 import io.pgqueue.internal.enqueue.PayloadWriter;
-import io.pgqueue.internal.shard.OutboxRelay;
 import io.pgqueue.internal.shard.PartitionHash;
 import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.ClaimLimit;

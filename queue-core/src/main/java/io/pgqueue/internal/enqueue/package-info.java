@@ -1,6 +1,7 @@
 /**
- * What an enqueue needs besides the insert: dedup policies applied to a key an active job holds,
- * payloads written as JSON within the size limit, and single enqueues coalesced into one INSERT.
+ * The engine behind {@code QueueClient}: requests checked and turned into rows, rows routed to
+ * their shard (group commit, outbox and its relay), graphs of dependent jobs written in one
+ * transaction, and dedup policies applied to a key an active job holds.
  * <p>
  * Part of pgqueue's engine ({@code io.pgqueue.internal.*}): not an API; it may change in any release
  * and is left out of the published Javadoc. Applications, extensions and the Spring Boot starter use

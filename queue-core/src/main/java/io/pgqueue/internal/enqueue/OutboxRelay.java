@@ -1,4 +1,4 @@
-package io.pgqueue.internal.shard;
+package io.pgqueue.internal.enqueue;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -7,8 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.QueueDefaults;
-import io.pgqueue.internal.enqueue.Duplicates;
 import io.pgqueue.internal.lifecycle.BackgroundService;
+import io.pgqueue.internal.shard.PartitionMap;
+import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.OutboxStore;
 import io.pgqueue.internal.store.PartitionNotHeldException;
 import org.slf4j.Logger;
