@@ -10,6 +10,10 @@ import java.util.TreeSet;
 import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMember;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,6 +55,27 @@ class CoreArchitectureTests {
     private static final int VALUES = 0;
 
     private static final List<String> JDBC = List.of("java.sql.", "org.springframework.jdbc.", "org.postgresql.");
+
+    /**
+     * The public members that still hand out or take engine types: the construction paths that
+     * {@code PgQueue.builder} is to replace, and the accessors the project's own tests, benchmark and
+     * fault application use. The list only shrinks: a member that no longer does fails the test too.
+     */
+    private static final Set<String> ENGINE_TYPES_IN_THE_API = Set.of(
+            "io.pgqueue.PgQueue.jobs -> io.pgqueue.internal.store.JobStore",
+            "io.pgqueue.PgQueue.shards -> io.pgqueue.internal.shard.Shards",
+            "io.pgqueue.PgQueue.stores -> io.pgqueue.internal.store.QueueStores",
+            "io.pgqueue.PgQueue.workers -> io.pgqueue.internal.worker.QueueWorkers",
+            "io.pgqueue.QueueAdmin.<init> -> io.pgqueue.internal.observe.QueueStatsPoller",
+            "io.pgqueue.QueueAdmin.<init> -> io.pgqueue.internal.shard.Shards",
+            "io.pgqueue.QueueAdmin.<init> -> io.pgqueue.internal.store.ControlStore",
+            "io.pgqueue.QueueAdmin.<init> -> io.pgqueue.internal.store.JobStore",
+            "io.pgqueue.QueueAdmin.<init> -> io.pgqueue.internal.store.NodeStore",
+            "io.pgqueue.QueueAdmin.<init> -> io.pgqueue.internal.worker.Rescuer",
+            "io.pgqueue.QueueClient.<init> -> io.pgqueue.internal.shard.Shards",
+            "io.pgqueue.QueueClient.<init> -> io.pgqueue.internal.store.JobStore",
+            "io.pgqueue.QueueClient.partitionLoad -> io.pgqueue.internal.balance.PartitionLoad",
+            "io.pgqueue.schedule.Schedules.<init> -> io.pgqueue.internal.store.ScheduleStore");
 
     private static JavaClasses classes;
 
@@ -119,6 +144,32 @@ class CoreArchitectureTests {
             }
         }
         assertThat(found).as("JDBC used outside io.pgqueue.internal.store").isEmpty();
+    }
+
+    @Test
+    void thePublicApiHandsOutNoEngineType() {
+        Set<String> found = new TreeSet<>();
+        for (JavaClass type : classes) {
+            if (type.getPackageName().startsWith(INTERNAL) || !type.getModifiers().contains(JavaModifier.PUBLIC)) {
+                continue;
+            }
+            for (JavaMember member : type.getMembers()) {
+                if (!member.getModifiers().contains(JavaModifier.PUBLIC) && !member.getModifiers().contains(JavaModifier.PROTECTED)) {
+                    continue;
+                }
+                List<JavaClass> involved = new ArrayList<>();
+                if (member instanceof JavaCodeUnit unit) {
+                    involved.addAll(unit.getReturnType().getAllInvolvedRawTypes());
+                    unit.getParameterTypes().forEach(parameter -> involved.addAll(parameter.getAllInvolvedRawTypes()));
+                }
+                else if (member instanceof JavaField field) {
+                    involved.addAll(field.getType().getAllInvolvedRawTypes());
+                }
+                involved.stream().filter(used -> used.getName().startsWith(INTERNAL))
+                    .forEach(used -> found.add(type.getName() + "." + member.getName() + " -> " + used.getName()));
+            }
+        }
+        assertThat(found).as("public members that hand out or take engine types").isEqualTo(new TreeSet<>(ENGINE_TYPES_IN_THE_API));
     }
 
     private static boolean reaches(Map<String, Set<String>> graph, String from, String target) {
