@@ -351,9 +351,7 @@ public final class QueueClient implements AutoCloseable {
             graph.add(new GraphWriter.GraphJob(job.inPartition(partition), options.dependsOn(), List.of(),
                     options.onDependencyFailure() != null ? options.onDependencyFailure() : DependencyFailure.CANCEL));
         }
-        List<Long> ids = this.graphs.write(this.router.storeOf(partition, "jobs with dependencies"), graph, null, partition);
-        this.router.countLoad(partition, ids.size());
-        return ids;
+        return this.graphs.write(this.router.storeOf(partition, "jobs with dependencies"), graph, null, partition);
     }
 
     private static void afterCommit(Runnable action) {

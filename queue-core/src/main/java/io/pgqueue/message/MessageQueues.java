@@ -455,7 +455,7 @@ public final class MessageQueues implements AutoCloseable {
      */
     public BatchResult<SentMessage> sendBatch(String queueName, List<BatchEntry<OutgoingMessage>> entries) {
         MessageQueueInfo queue = queue(queueName);
-        MessageValidation.batch(entries.stream().map(BatchEntry::id).toList());
+        BatchEntry.checkIds(entries.stream().map(BatchEntry::id).toList());
         List<BatchEntryFailure> failed = new ArrayList<>();
         List<BatchEntry<OutgoingMessage>> valid = new ArrayList<>();
         List<NewMessage> rows = new ArrayList<>();
@@ -631,7 +631,7 @@ public final class MessageQueues implements AutoCloseable {
      */
     public BatchResult<Boolean> deleteBatch(String queueName, List<BatchEntry<String>> entries) {
         MessageQueueInfo queue = queue(queueName);
-        MessageValidation.batch(entries.stream().map(BatchEntry::id).toList());
+        BatchEntry.checkIds(entries.stream().map(BatchEntry::id).toList());
         return byReceipt(queue, entries, (receipts, indexes) -> this.store.delete(receipts), false);
     }
 
@@ -662,7 +662,7 @@ public final class MessageQueues implements AutoCloseable {
      */
     public BatchResult<Boolean> changeVisibilityBatch(String queueName, List<BatchEntry<VisibilityChange>> entries) {
         MessageQueueInfo queue = queue(queueName);
-        MessageValidation.batch(entries.stream().map(BatchEntry::id).toList());
+        BatchEntry.checkIds(entries.stream().map(BatchEntry::id).toList());
         List<BatchEntry<String>> handles = new ArrayList<>();
         List<Integer> seconds = new ArrayList<>();
         List<BatchEntryFailure> failed = new ArrayList<>();

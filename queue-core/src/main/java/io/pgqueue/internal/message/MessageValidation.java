@@ -2,7 +2,6 @@ package io.pgqueue.internal.message;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -148,10 +147,5 @@ public final class MessageValidation {
             throw MessageQueueException.invalidParameter("Value " + max + " for parameter MaxNumberOfMessages is "
                     + "invalid. Reason: Must be between 1 and 10, if provided.");
         }
-    }
-
-    /** Checks the entry ids of a batch: 1 to 10 entries, each id well-formed and distinct. */
-    public static void batch(Collection<String> ids) {
-        BatchEntry.checkIds(ids);
     }
 }

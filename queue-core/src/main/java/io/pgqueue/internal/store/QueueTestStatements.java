@@ -33,7 +33,12 @@ final class QueueTestStatements {
             """;
 
     /** The READY jobs of a list become due earlier by a number of milliseconds. */
-    static final String SHIFT_READY_JOBS = SHIFT_READY + "  AND id = ANY(CAST(:ids AS bigint[]))\n";
+    static final String SHIFT_READY_JOBS = """
+            UPDATE ${schema}.job
+            SET schedule_time = schedule_time - :millis * interval '1 millisecond',
+                delay_tolerance_deadline = delay_tolerance_deadline - :millis * interval '1 millisecond'
+            WHERE state = 'READY' AND id = ANY(CAST(:ids AS bigint[]))
+            """;
 
     /** Waiting jobs with a run-at time get it earlier by a number of milliseconds. */
     static final String SHIFT_WAITING = """
