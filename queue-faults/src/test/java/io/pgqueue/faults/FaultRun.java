@@ -398,6 +398,21 @@ final class FaultRun implements AutoCloseable {
         return states;
     }
 
+    /**
+     * @param ids finished jobs
+     * @return each as "id state attempt n: error", for the report of jobs that did not complete
+     */
+    List<String> describeFinished(List<Long> ids) {
+        List<String> rows = new ArrayList<>();
+        for (JdbcTemplate shard : this.shards.values()) {
+            shard.query("SELECT id, state, attempt, left(coalesce(last_error, ''), 300) FROM pgqueue.job_finished "
+                    + "WHERE id = ANY(?) ORDER BY id", rs -> {
+                        rows.add(rs.getLong(1) + " " + rs.getString(2) + " attempt " + rs.getInt(3) + ": " + rs.getString(4));
+                    }, (Object) ids.toArray(Long[]::new));
+        }
+        return rows;
+    }
+
     static long now() {
         return System.currentTimeMillis();
     }

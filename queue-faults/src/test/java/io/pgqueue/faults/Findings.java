@@ -64,7 +64,9 @@ final class Findings {
      */
     static Findings of(String scenario, FaultRun run, Map<String, long[]> cutOff, List<String> killed) {
         Map<Long, String> states = run.finishedStates();
-        int lost = (int) run.enqueued.keySet().stream().filter(id -> !"COMPLETED".equals(states.get(id))).count();
+        List<Long> notCompleted = run.enqueued.keySet().stream().filter(id -> !"COMPLETED".equals(states.get(id)))
+            .sorted().toList();
+        int lost = notCompleted.size();
         List<Execution> executions = run.executions();
         Map<Long, List<Execution>> byJob = executions.stream().collect(Collectors.groupingBy(Execution::jobId));
         long leaseLeft = FaultRun.LEASE.toMillis() - FaultRun.HEARTBEAT.toMillis();
@@ -113,6 +115,12 @@ final class Findings {
         if (staleStarts > 0) {
             findings.note("%d handlers started on a cut-off node beside a re-run", staleStarts);
         }
+        if (lost > 0) {
+            List<Long> first = notCompleted.subList(0, Math.min(5, lost));
+            List<String> finished = run.describeFinished(first);
+            findings.note("not completed: %s%s", finished.isEmpty() ? first + " (not finished)" : finished,
+                    finished.size() < first.size() ? " (the others of " + first + " not finished)" : "");
+        }
         return findings;
     }
 
@@ -127,7 +135,7 @@ final class Findings {
      * both could hold its lease, no handler started once its lease may have run out.
      */
     void assertNothingLostOrOverlapping() {
-        assertThat(this.lost).as("jobs lost").isZero();
+        assertThat(this.lost).as("jobs lost (%s)", String.join("; ", this.notes)).isZero();
         assertThat(this.unexplainedOverlaps).as("executions overlapping within a lease").isZero();
         assertThat(this.startsWithoutLease).as("handlers started without a lease").isZero();
     }
