@@ -9,21 +9,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import io.pgqueue.balance.BalancerSettings;
 import io.pgqueue.balance.PartitionBalancer;
-import io.pgqueue.internal.balance.BalancerService;
-import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.engine.Engine;
+import io.pgqueue.internal.engine.EngineSettings;
 import io.pgqueue.internal.shard.Shards;
-import io.pgqueue.internal.store.JobStore;
-import io.pgqueue.internal.store.QueueStores;
-import io.pgqueue.internal.store.ScheduleStore;
-import io.pgqueue.internal.worker.QueueWorkers;
-import io.pgqueue.internal.worker.Rescuer;
 import io.pgqueue.message.MessageQueueEvents;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueStatistics;
@@ -39,10 +33,12 @@ import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * One queue on one PostgreSQL database: the single entry point that creates the stores once and
- * hands out the {@link QueueClient} (enqueue), the {@link QueueAdmin} (inspect and steer), the
- * {@link QueueStatistics} (the shared statistics) and, on nodes that run jobs, the
- * {@link QueueWorkers}.
+ * One queue on its PostgreSQL database (and shards): the single entry point. It builds the queue's
+ * engine, which creates the stores of each database once, and hands out the {@link QueueClient}
+ * (enqueue), the {@link QueueAdmin} (inspect and steer), the {@link QueueStatistics} (the shared
+ * statistics), the {@link Schedules} and the {@link MessageQueues}; {@link #start()} and
+ * {@link #stop()} run every background service, the workers of a node that runs jobs included, in
+ * one order.
  * <pre>{@code
  * PgQueue queue = PgQueue.builder(dataSource)
  *     .migrateSchema(true)
@@ -53,81 +49,21 @@ import tools.jackson.databind.json.JsonMapper;
  * queue.stop();
  * }</pre>
  * The Spring Boot starter builds it from {@code pgqueue.*} properties and runs {@link #start()} and
- * {@link #stop()} with the application context.
+ * {@link #stop()} with the application context. Most of this file is the {@link Builder}: one
+ * documented method per setting.
  */
 public final class PgQueue {
 
-    private final QueueStores stores;
-
-    private final Shards shards;
+    private final Engine engine;
 
     private final QueueClient client;
 
-    private final QueueStatsPoller stats;
-
     private final QueueAdmin admin;
 
-    private final QueueTelemetry telemetry;
-
-    private final ObjectMapper mapper;
-
-    private final WorkerSettings workerSettings;
-
-    private final Supplier<? extends Collection<WorkerTask>> workerTasks;
-
-    private final WorkerExecutors executors;
-
-    private QueueWorkers workers;
-
-    private boolean opened;
-
-    private final Integer partitions;
-
-    private final BalancerService balancer;
-
-    private final MessageQueues messages;
-
-    private final Schedules schedules;
-
-    private final List<Schedule> configuredSchedules;
-
-    private PgQueue(Builder builder) {
-        boolean sharded = !builder.shards.isEmpty();
-        this.stores = QueueStores.create(builder.dataSource, builder.config, sharded);
-        if (sharded) {
-            Map<String, QueueStores> others = new LinkedHashMap<>();
-            builder.shards.forEach((name, dataSource) -> others.put(name, QueueStores.create(dataSource, builder.config, true)));
-            this.shards = Shards.open(this.stores, others, builder.partitions);
-        }
-        else {
-            this.shards = Shards.unsharded(this.stores);
-        }
-        this.telemetry = builder.telemetry;
-        this.mapper = builder.mapper;
-        this.workerSettings = builder.workerSettings;
-        this.workerTasks = builder.workerTasks;
-        this.executors = builder.executors;
-        TaskRegistry tasks = builder.registry();
-        this.partitions = builder.partitions;
-        this.client = new QueueClient(this.shards, tasks, this.mapper, this.telemetry);
-        Map<String, io.pgqueue.internal.store.StatsStore> statsStores = new LinkedHashMap<>();
-        this.shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
-        this.stats = new QueueStatsPoller(statsStores, builder.statsInterval);
-        int rescueBatch = this.workerSettings != null ? this.workerSettings.batchSizes().maintenance()
-                : QueueDefaults.MAINTENANCE_BATCH_SIZE;
-        String node = this.workerSettings != null ? this.workerSettings.nodeId()
-                : "client-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
-        this.balancer = new BalancerService(this.shards, this.stats, this.client.partitionLoad().orElse(null),
-                builder.balancerSettings, builder.balancerLoadWindow, node, builder.balancerEnabled);
-        this.messages = new MessageQueues(builder.dataSource, builder.config, builder.messageEvents, builder.statsInterval,
-                this.workerSettings != null ? this.workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
-        this.schedules = new Schedules(new ScheduleStore(builder.dataSource, builder.config), this.client, tasks, this.mapper,
-                builder.clock, this.workerSettings != null ? this.workerSettings.pollInterval()
-                        : QueueDefaults.POLL_INTERVAL);
-        this.configuredSchedules = List.copyOf(builder.schedules);
-        this.admin = new QueueAdmin(this.stores.jobs(), this.stores.controls(), this.stores.nodes(), tasks, this.stats,
-                this.client, new Rescuer(this.stores.jobs(), rescueBatch, this.telemetry.events()), this.shards,
-                this.schedules);
+    private PgQueue(Engine engine) {
+        this.engine = engine;
+        this.client = new QueueClient(engine.settings().tasks(), engine.enqueuer());
+        this.admin = new QueueAdmin(engine, this.client);
     }
 
     /**
@@ -151,7 +87,7 @@ public final class PgQueue {
 
     /** @return the statistics poller behind metrics, health and the admin's counts */
     public QueueStatistics stats() {
-        return this.stats;
+        return this.engine.stats();
     }
 
     /**
@@ -160,42 +96,27 @@ public final class PgQueue {
      * @return the message queues
      */
     public MessageQueues messages() {
-        return this.messages;
+        return this.engine.messages();
     }
 
-    /** @return the job store */
-    public JobStore jobs() {
-        return this.stores.jobs();
-    }
-
-    /** @return the stores of the queue's database (sharded: of the main shard) */
-    public QueueStores stores() {
-        return this.stores;
-    }
-
-    /** @return the installation's shards and partition map; unsharded, the queue's database is the one shard */
-    public Shards shards() {
-        return this.shards;
+    /** @return the engine: what the project's own tests reach past the facades for */
+    Engine engine() {
+        return this.engine;
     }
 
     /** @return the queue's database (sharded: the main shard's) */
     public DataSource dataSource() {
-        return this.stores.dataSource();
+        return this.engine.stores().dataSource();
     }
 
     /** @return the queue's settings */
     public QueueConfig config() {
-        return this.stores.config();
+        return this.engine.stores().config();
     }
 
     /** @return the worker settings, empty on a node that runs no workers */
     public Optional<WorkerSettings> workerSettings() {
-        return Optional.ofNullable(this.workerSettings);
-    }
-
-    /** @return the running workers, empty before {@link #startWorkers()} and on a node that runs no workers */
-    public synchronized Optional<QueueWorkers> workers() {
-        return Optional.ofNullable(this.workers);
+        return Optional.ofNullable(this.engine.settings().workerSettings());
     }
 
     /**
@@ -204,70 +125,47 @@ public final class PgQueue {
      * outbox (rows a stopped node left there are relayed by the others). {@link #start()} calls it.
      * @throws io.pgqueue.shard.ShardException if the queue's database coordinates shards this queue was not given
      */
-    public synchronized void open() {
-        if (this.opened) {
-            return;
-        }
-        this.shards.openUnsharded(this.partitions);
-        this.shards.startRefreshing(QueueDefaults.PARTITION_MAP_REFRESH);
-        if (this.shards.sharded()) {
-            this.client.relay();
-        }
-        this.opened = true;
+    public void open() {
+        this.engine.open();
     }
 
     /**
-     * Starts the statistics poller, the message queues if any exists, and, on a node with workers,
-     * the workers.
+     * Starts, in this order, what {@link #open()} opens, the statistics poller, the message queues
+     * if any exists, the partition balancer and, on a node with workers, the workers and the
+     * scheduler of recurring jobs (after putting the schedules configured with this node's tasks in
+     * the database). If one of them fails to start, those started are stopped again.
      * @throws QueueSchemaException if the schema is not migrated to this version
      */
-    public synchronized void start() {
-        open();
-        this.stats.start();
-        this.messages.startIfUsed();
-        this.balancer.start();
-        startWorkers();
+    public void start() {
+        this.engine.start();
     }
 
     /**
      * @return the recurring jobs: their schedules, and the scheduler, which runs on nodes with
-     * workers from {@link #startWorkers()} until {@link #stop()}
+     * workers from {@link #start()} until {@link #stop()}
      */
     public Schedules schedules() {
-        return this.schedules;
+        return this.engine.scheduler();
     }
 
     /** @return the partition balancer: it records job counts on every sharded node, and balances where enabled */
     public PartitionBalancer balancer() {
-        return this.balancer;
+        return this.engine.balancer();
     }
 
     /**
-     * Starts the workers, once, and the scheduler of recurring jobs, after putting the schedules
-     * configured with this node's tasks in the database; on a node that runs no workers it does
-     * nothing. The worker tasks are looked up now, so their handlers may depend on the client.
+     * Starts the workers, once, with the rest {@link #start()} starts if it does not run yet; on a
+     * node that runs no workers it does nothing. The worker tasks are looked up now, so their
+     * handlers may depend on the client.
      * @throws QueueSchemaException if the schema is not migrated to this version
      */
-    public synchronized void startWorkers() {
-        if (this.workerSettings == null || (this.workers != null && this.workers.isRunning())) {
-            return;
-        }
-        List<WorkerTask> tasks = List.copyOf(this.workerTasks.get());
-        this.workers = new QueueWorkers(this.shards, this.workerSettings, tasks, this.mapper, this.executors,
-                this.telemetry);
-        this.workers.start();
-        if (!this.schedules.isRunning()) {
-            // A node owns the configured schedules of the tasks it runs: it deletes those its settings dropped.
-            this.schedules.configure(this.configuredSchedules, tasks.stream().map(WorkerTask::name).toList());
-            this.schedules.start();
-        }
+    public void startWorkers() {
+        this.engine.startWorkers();
     }
 
-    /** Stops the workers gracefully (see {@link QueueWorkers#stop()}); they can be started again. */
-    public synchronized void stopWorkers() {
-        if (this.workers != null) {
-            this.workers.stop();
-        }
+    /** Stops the workers gracefully (see {@link #stop()}); they can be started again. */
+    public void stopWorkers() {
+        this.engine.stopWorkers();
     }
 
     /**
@@ -278,36 +176,32 @@ public final class PgQueue {
      * @throws IllegalStateException if the queue is sharded
      */
     public QueueTestSupport testSupport(Collection<WorkerTask> tasks) {
-        if (this.shards.sharded()) {
+        if (this.engine.shards().sharded()) {
             throw new IllegalStateException("The test kit runs an unsharded queue; this one has shards "
-                    + this.shards.all().stream().map(Shards.Shard::name).toList());
+                    + this.engine.shards().all().stream().map(Shards.Shard::name).toList());
         }
-        return new QueueTestSupport(this.stores, tasks, this.mapper, this.telemetry);
+        return new QueueTestSupport(this.engine, tasks);
     }
 
     /** @return the state of this node's pools, empty on a node that runs no workers or before they start */
-    public synchronized List<PoolState> pools() {
-        return this.workers == null ? List.of() : this.workers.pools();
+    public List<PoolState> pools() {
+        return this.engine.pools();
     }
 
     /** @return whether the workers run */
-    public synchronized boolean isWorking() {
-        return this.workers != null && this.workers.isRunning();
+    public boolean isWorking() {
+        return this.engine.isWorking();
     }
 
     /**
-     * Stops the workers gracefully, then the statistics poller, the client's group commit and the
-     * message queues (receives waiting for messages end with none).
+     * Stops what {@link #start()} started, in reverse order: the workers gracefully (stop fetching,
+     * hand buffered jobs back, wait for running handlers up to the shutdown timeout), the scheduler,
+     * the balancer, the message queues (receives waiting for messages end with none), the
+     * statistics poller, the group commits and the outbox relay, and the partition map's refresh.
+     * Idempotent; the queue can be started again.
      */
-    public synchronized void stop() {
-        stopWorkers();
-        this.schedules.stop();
-        this.messages.stop();
-        this.balancer.stop();
-        this.stats.stop();
-        this.client.close();
-        this.shards.stopRefreshing();
-        this.opened = false;
+    public void stop() {
+        this.engine.stop();
     }
 
     /**
@@ -538,7 +432,10 @@ public final class PgQueue {
                 QueueSchema.migrate(this.dataSource, this.config.schema());
                 this.shards.values().forEach(shard -> QueueSchema.migrate(shard, this.config.schema()));
             }
-            return new PgQueue(this);
+            return new PgQueue(new Engine(new EngineSettings(this.dataSource, this.config, this.shards, this.partitions,
+                    registry(), this.mapper, this.telemetry, this.statsInterval, this.workerSettings, this.workerTasks,
+                    this.executors, this.balancerEnabled, this.balancerSettings, this.balancerLoadWindow,
+                    this.messageEvents, this.schedules, this.clock)));
         }
 
         private TaskRegistry registry() {

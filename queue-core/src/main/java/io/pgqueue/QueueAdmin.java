@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.pgqueue.QueueAdminException.Reason;
+import io.pgqueue.internal.engine.Engine;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.shard.PartitionMap;
 import io.pgqueue.internal.shard.PartitionMover;
@@ -53,28 +54,20 @@ public final class QueueAdmin {
     private final Schedules schedules;
 
     /**
-     * Creates the admin.
-     * @param jobs the job store
-     * @param controls the control store
-     * @param nodes the node registry
-     * @param tasks the task types declared on this node
-     * @param stats the statistics cache (tasks that have jobs count as known, too)
+     * Creates the admin of a queue; {@link PgQueue#admin()} hands it out.
+     * @param engine the queue's engine
      * @param client the client, for cancellation
-     * @param rescuer the rescuer, for rescues on demand
-     * @param shards the installation's shards, for partition moves
-     * @param schedules the recurring jobs
      */
-    public QueueAdmin(JobStore jobs, ControlStore controls, NodeStore nodes, TaskRegistry tasks, QueueStatsPoller stats,
-            QueueClient client, Rescuer rescuer, Shards shards, Schedules schedules) {
-        this.shards = shards;
-        this.schedules = schedules;
-        this.jobs = jobs;
-        this.controls = controls;
-        this.nodes = nodes;
-        this.tasks = tasks;
-        this.stats = stats;
+    QueueAdmin(Engine engine, QueueClient client) {
+        this.shards = engine.shards();
+        this.schedules = engine.scheduler();
+        this.jobs = engine.stores().jobs();
+        this.controls = engine.stores().controls();
+        this.nodes = engine.stores().nodes();
+        this.tasks = engine.settings().tasks();
+        this.stats = engine.stats();
         this.client = client;
-        this.rescuer = rescuer;
+        this.rescuer = engine.rescuer();
     }
 
     /**

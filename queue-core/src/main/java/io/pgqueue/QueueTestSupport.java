@@ -4,12 +4,13 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 
+import io.pgqueue.internal.engine.Engine;
+import io.pgqueue.internal.schedule.Scheduler;
 import io.pgqueue.internal.store.QueueStores;
 import io.pgqueue.internal.store.QueueTestStore;
 import io.pgqueue.internal.worker.Drainer;
-import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.schedule.Schedule;
 import io.pgqueue.worker.WorkerTask;
-import tools.jackson.databind.ObjectMapper;
 
 /**
  * What a test kit does to an unsharded queue ({@link PgQueue#testSupport(Collection)}): runs due
@@ -24,9 +25,13 @@ public final class QueueTestSupport implements AutoCloseable {
 
     private final QueueTestStore store;
 
-    QueueTestSupport(QueueStores stores, Collection<WorkerTask> tasks, ObjectMapper mapper, QueueTelemetry telemetry) {
-        this.drainer = new Drainer(stores.jobs(), tasks, mapper, telemetry);
+    private final Scheduler scheduler;
+
+    QueueTestSupport(Engine engine, Collection<WorkerTask> tasks) {
+        QueueStores stores = engine.stores();
+        this.drainer = new Drainer(stores.jobs(), tasks, engine.settings().mapper(), engine.settings().telemetry());
         this.store = new QueueTestStore(stores.dataSource(), stores.config());
+        this.scheduler = engine.scheduler();
     }
 
     /** @return the names of the tasks whose jobs it runs */
@@ -102,6 +107,17 @@ public final class QueueTestSupport implements AutoCloseable {
     /** Deletes every job, workflow, schedule, task pause and rate bucket. */
     public void empty() {
         this.store.empty();
+    }
+
+    /**
+     * Puts schedules in the database as a node that runs the tasks does when it starts: new ones
+     * start at their next slot, and configured schedules of these tasks that are not among them are
+     * deleted.
+     * @param schedules the schedules configured with the tasks
+     * @param tasks the tasks whose configured schedules they are
+     */
+    public void configureSchedules(Collection<Schedule> schedules, Collection<String> tasks) {
+        this.scheduler.configure(schedules, tasks);
     }
 
     /** @return the name of the database the queue is on */

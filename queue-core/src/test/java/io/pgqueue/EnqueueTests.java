@@ -21,7 +21,6 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -167,8 +166,9 @@ class EnqueueTests {
             }
         };
         TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
-        try (QueueClient client = new QueueClient(queue.store(), queue.config(), TaskRegistry.of(TestQueue.task("send-push")),
-                JsonMapper.builder().build(), new QueueTelemetry(events, ObservationRegistry.NOOP))) {
+        try (QueueClient client = PgQueue.builder(queue.dataSource()).config(queue.config())
+            .tasks(TaskRegistry.of(TestQueue.task("send-push"))).telemetry(new QueueTelemetry(events, ObservationRegistry.NOOP))
+            .build().client()) {
             tx.executeWithoutResult(status -> {
                 client.enqueue("send-push", "rolled back");
                 assertThat(counted).as("counted before the commit").isEmpty();

@@ -78,7 +78,7 @@ class OutboxTests {
             new JdbcTemplate(this.main.dataSource()).update("CREATE TABLE business_change (id int)");
             status.setRollbackOnly();
         });
-        this.queue.client().relay().relayOnce();
+        Engines.of(this.queue).enqueuer().relay().relayOnce();
 
         assertThat(jobs(this.main) + jobs(this.b) + jobs(this.c) + outbox()).isZero();
     }
@@ -115,7 +115,7 @@ class OutboxTests {
         // No relay runs on this node: the test plays the relays.
         this.queue.client().close();
         this.transactions.executeWithoutResult(status -> this.queue.client().enqueueAll(requests(0, 60)));
-        Shards shards = this.queue.shards();
+        Shards shards = Engines.of(this.queue).shards();
         Shards.Shard b = shards.find("b").orElseThrow();
         int onB = (int) IntStream.range(0, 60).filter(i -> shardOfKey("k" + i).equals("b")).count();
 
@@ -185,7 +185,7 @@ class OutboxTests {
     }
 
     private String shardOfKey(String key) {
-        return this.queue.shards().map().shardOf(PartitionHash.partitionOf(key, 1024));
+        return Engines.of(this.queue).shards().map().shardOf(PartitionHash.partitionOf(key, 1024));
     }
 
     private void awaitOutboxEmpty() {

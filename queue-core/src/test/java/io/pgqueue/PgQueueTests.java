@@ -40,12 +40,12 @@ class PgQueueTests {
             .migrateSchema(true)
             .workers(WorkerSettings.builder("node-1").pollInterval(Duration.ofMillis(200)).build(), List.of(task))
             .build();
-        assertThat(queue.workers()).isEmpty();
+        assertThat(Engines.of(queue).workers()).isEmpty();
 
         queue.start();
         try {
             assertThat(queue.isWorking()).isTrue();
-            assertThat(queue.workers()).hasValueSatisfying(workers -> assertThat(workers.nodeId()).isEqualTo("node-1"));
+            assertThat(Engines.of(queue).workers()).hasValueSatisfying(workers -> assertThat(workers.nodeId()).isEqualTo("node-1"));
             assertThat(queue.client().enqueue("send-push", new Push("ann", "hi")).created()).isTrue();
             queue.client().enqueue("send-push", new Push("ann", "again"));
             assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
@@ -89,10 +89,10 @@ class PgQueueTests {
         queue.start();
         try {
             assertThat(queue.workerSettings()).isEmpty();
-            assertThat(queue.workers()).isEmpty();
+            assertThat(Engines.of(queue).workers()).isEmpty();
             assertThat(queue.client().enqueue("remote", Map.of("a", 1)).created()).isTrue();
             assertThatThrownBy(() -> queue.client().enqueue("undeclared", "x")).isInstanceOf(UnknownTaskException.class);
-            assertThat(queue.stores().jobs()).isSameAs(queue.jobs());
+            assertThat(Engines.of(queue).stores().jobs()).isSameAs(Engines.of(queue).stores().jobs());
         }
         finally {
             queue.stop();

@@ -73,7 +73,7 @@ class QueueAdminTests {
     void aScheduleOfAnUnknownTaskIsNotFoundAConfiguredOneAConflictAndABadPayloadInvalid() {
         PgQueue queue = unsharded();
         QueueAdmin admin = queue.admin();
-        queue.schedules().configure(List.of(Schedule.of("configured", "mail", "@daily")), List.of("mail"));
+        Engines.of(queue).scheduler().configure(List.of(Schedule.of("configured", "mail", "@daily")), List.of("mail"));
 
         assertRefused(() -> admin.putSchedule(Schedule.of("configured", "mail", "@hourly")), Reason.CONFLICT,
                 "is configured with its task");
@@ -102,16 +102,16 @@ class QueueAdminTests {
             .build();
         this.queues.add(queue);
         QueueAdmin admin = queue.admin();
-        int partition = PartitionHash.partitionOf("order-1", queue.shards().partitions());
-        String holder = queue.shards().shardOf(partition).name();
+        int partition = PartitionHash.partitionOf("order-1", Engines.of(queue).shards().partitions());
+        String holder = Engines.of(queue).shards().shardOf(partition).name();
 
-        assertRefused(() -> admin.movePartition(queue.shards().partitions(), "b"), Reason.NOT_FOUND,
-                "There is no partition " + queue.shards().partitions());
+        assertRefused(() -> admin.movePartition(Engines.of(queue).shards().partitions(), "b"), Reason.NOT_FOUND,
+                "There is no partition " + Engines.of(queue).shards().partitions());
         assertRefused(() -> admin.movePartition(-1, "b"), Reason.NOT_FOUND, "There is no partition -1");
         assertRefused(() -> admin.movePartition(partition, "nowhere"), Reason.NOT_FOUND, "There is no shard 'nowhere'");
         assertRefused(() -> admin.movePartition(partition, holder), Reason.CONFLICT,
                 "Partition " + partition + " is on shard '" + holder + "' already");
-        assertThat(queue.shards().shardOf(partition).name()).isEqualTo(holder);
+        assertThat(Engines.of(queue).shards().shardOf(partition).name()).isEqualTo(holder);
     }
 
     private PgQueue unsharded() {
@@ -123,7 +123,7 @@ class QueueAdminTests {
     /** Enqueues a job with the dedup key and has it fail for good; @return its id */
     private static long fail(PgQueue queue, String dedupKey) {
         long id = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey(dedupKey)).jobId();
-        JobStore jobs = queue.shards().main().stores().jobs();
+        JobStore jobs = Engines.of(queue).shards().main().stores().jobs();
         ClaimedJob claimed = jobs.claim(List.of(new ClaimLimit("mail", 1)), "node/p", JobState.RUNNING,
                 Duration.ofMinutes(1)).get(0);
         assertThat(claimed.id()).isEqualTo(id);

@@ -8,7 +8,7 @@ import io.pgqueue.observe.QueueStatistics;
 import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOnDatabaseInitializationDetector;
 
 /**
- * Tells Spring Boot that the queue, its statistics poller and its workers use the database, so
+ * Tells Spring Boot that the queue, its statistics, its lifecycle and its workers use the database, so
  * they are created after every database initializer — the queue's own schema migration and the
  * application's Flyway or Liquibase — has run.
  */
@@ -16,6 +16,6 @@ class PgQueueDependsOnDatabaseInitializationDetector extends AbstractBeansOfType
 
     @Override
     protected Set<Class<?>> getDependsOnDatabaseInitializationBeanTypes() {
-        return Set.of(PgQueue.class, QueueStatistics.class, QueueWorkersLifecycle.class, PartitionBalancer.class);
+        return Set.of(PgQueue.class, QueueStatistics.class, QueueLifecycle.class, QueueWorkerNode.class, PartitionBalancer.class);
     }
 }

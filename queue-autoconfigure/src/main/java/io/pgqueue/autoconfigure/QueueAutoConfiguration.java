@@ -97,9 +97,10 @@ public final class QueueAutoConfiguration {
     }
 
     /**
-     * The queue: {@code pgqueue.*} mapped onto the core's one builder, then the customizers. Its
-     * workers, if this node runs any, are started and stopped by {@link QueueWorkersLifecycle};
-     * what routes jobs between shards is opened with the bean.
+     * The queue: {@code pgqueue.*} mapped onto the core's one builder, then the customizers. What
+     * routes jobs between shards is opened with the bean, so that jobs can be enqueued while the
+     * context starts; {@link QueueLifecycle} starts and stops the rest. Its destruction stops what
+     * the bean opened if the context fails before the lifecycle starts.
      */
     @Bean(initMethod = "open", destroyMethod = "stop")
     @ConditionalOnMissingBean
@@ -128,13 +129,23 @@ public final class QueueAutoConfiguration {
     }
 
     /**
+     * Starts the queue's services once the context is ready and stops them before the DataSource
+     * closes.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    QueueLifecycle queueLifecycle(PgQueue queue) {
+        return new QueueLifecycle(queue);
+    }
+
+    /**
      * The partition balancer: on a sharded queue it records this node's job counts per partition
      * and, with {@code pgqueue.balancer.enabled}, competes for running the balancer; unsharded it
-     * does nothing.
+     * does nothing. It runs with the queue.
      */
-    @Bean(initMethod = "start", destroyMethod = "stop")
+    @Bean
     @ConditionalOnMissingBean
-    PartitionBalancer queueBalancer(PgQueue queue, QueueStatistics stats) {
+    PartitionBalancer queueBalancer(PgQueue queue) {
         return queue.balancer();
     }
 
@@ -144,7 +155,10 @@ public final class QueueAutoConfiguration {
         return queue.client();
     }
 
-    @Bean(initMethod = "start", destroyMethod = "stop")
+    /**
+     * The shared statistics (depths, ages, stuck leases), read periodically while the queue runs.
+     */
+    @Bean
     @ConditionalOnMissingBean
     QueueStatistics queueStatsPoller(PgQueue queue) {
         return queue.stats();
@@ -158,9 +172,9 @@ public final class QueueAutoConfiguration {
 
     /**
      * The message queues (the pull model of Amazon SQS) on the queue's database; they listen for
-     * sends and count messages from the start if any queue exists, else once first used.
+     * sends and count messages from the queue's start if any queue exists, else once first used.
      */
-    @Bean(initMethod = "startIfUsed", destroyMethod = "stop")
+    @Bean
     @ConditionalOnMissingBean
     MessageQueues queueMessages(PgQueue queue) {
         return queue.messages();
@@ -190,8 +204,8 @@ public final class QueueAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        QueueWorkersLifecycle queueWorkersLifecycle(PgQueue queue, QueueTaskBindings tasks) {
-            return new QueueWorkersLifecycle(queue, tasks);
+        QueueWorkerNode queueWorkerNode(PgQueue queue, QueueTaskBindings tasks) {
+            return new QueueWorkerNode(queue, tasks);
         }
     }
 }

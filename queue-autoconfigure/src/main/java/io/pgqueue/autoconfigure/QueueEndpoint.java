@@ -73,7 +73,7 @@ public class QueueEndpoint {
 
     private final QueueTaskBindings tasks;
 
-    private final ObjectProvider<QueueWorkersLifecycle> workers;
+    private final ObjectProvider<QueueWorkerNode> workers;
 
     private final LocalDeadlineMisses misses;
 
@@ -82,7 +82,7 @@ public class QueueEndpoint {
     private final MessageQueues messages;
 
     QueueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
-            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, PartitionBalancer balancer,
+            ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PartitionBalancer balancer,
             MessageQueues messages) {
         this.balancer = balancer;
         this.messages = messages;
@@ -493,7 +493,7 @@ public class QueueEndpoint {
     }
 
     private Map<String, Object> pools() {
-        QueueWorkersLifecycle lifecycle = this.workers.getIfAvailable();
+        QueueWorkerNode lifecycle = this.workers.getIfAvailable();
         Map<String, Object> pools = new LinkedHashMap<>();
         if (lifecycle == null) {
             return pools;

@@ -34,7 +34,7 @@ public final class QueueEndpointAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
-            ObjectProvider<QueueWorkersLifecycle> workers, LocalDeadlineMisses misses, PgQueue queue) {
+            ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PgQueue queue) {
         return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages());
     }
 

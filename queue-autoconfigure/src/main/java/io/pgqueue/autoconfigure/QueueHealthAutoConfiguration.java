@@ -28,7 +28,7 @@ public final class QueueHealthAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "queueHealthIndicator")
     QueueHealthIndicator queueHealthIndicator(QueueStatistics stats, QueueProperties properties,
-            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<MessageQueues> messages,
+            ObjectProvider<QueueWorkerNode> workers, ObjectProvider<MessageQueues> messages,
             ObjectProvider<TaskRegistry> tasks) {
         QueueProperties.Health health = properties.getHealth();
         QueueSettingsMapper.require(health.getMaxStuckLeases() >= 0, "pgqueue.health.max-stuck-leases",
@@ -37,7 +37,7 @@ public final class QueueHealthAutoConfiguration {
         QueueSettingsMapper.positive(health.getMaxTransactionAge(), "pgqueue.health.max-transaction-age");
         QueueSettingsMapper.require(health.getStatus() != null && !health.getStatus().isBlank(), "pgqueue.health.status",
                 health.getStatus(), "must name a health status such as DOWN or OUT_OF_SERVICE");
-        QueueWorkersLifecycle lifecycle = workers.getIfAvailable();
+        QueueWorkerNode lifecycle = workers.getIfAvailable();
         return new QueueHealthIndicator(stats, health.getMaxStuckLeases(), properties.getRescue().getInterval(),
                 task -> {
                     QueueProperties.Task override = properties.getTasks().get(task);

@@ -42,7 +42,7 @@ public final class QueueMetricsAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     QueueMeterBinder queueMeterBinder(ObjectProvider<TaskRegistry> tasks, ObjectProvider<QueueStatistics> stats,
-            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<PgQueue> queue) {
+            ObjectProvider<QueueWorkerNode> workers, ObjectProvider<PgQueue> queue) {
         QueueMeterBinder binder = QueueMeterBinder.NONE;
         TaskRegistry registered = tasks.getIfAvailable();
         if (registered == null) {
@@ -58,7 +58,7 @@ public final class QueueMetricsAutoConfiguration {
                 binder = binder.withShards(layout.names());
             }
         }
-        QueueWorkersLifecycle lifecycle = workers.getIfAvailable();
+        QueueWorkerNode lifecycle = workers.getIfAvailable();
         if (lifecycle != null) {
             binder = binder.withPools(lifecycle.poolTasks(), lifecycle::pools);
         }

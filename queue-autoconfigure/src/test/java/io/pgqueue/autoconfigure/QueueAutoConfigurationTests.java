@@ -61,8 +61,10 @@ class QueueAutoConfigurationTests {
             assertThat(context).hasSingleBean(QueueClient.class);
             assertThat(context).doesNotHaveBean(JobStore.class);
             assertThat(context).hasSingleBean(QueueSchemaInitializer.class);
-            assertThat(context).hasSingleBean(QueueWorkersLifecycle.class);
-            assertThat(context.getBean(QueueWorkersLifecycle.class).isRunning()).isTrue();
+            assertThat(context).hasSingleBean(QueueWorkerNode.class);
+            assertThat(context).hasSingleBean(QueueLifecycle.class);
+            assertThat(context.getBean(QueueWorkerNode.class).isRunning()).isTrue();
+            assertThat(context.getBean(QueueLifecycle.class).isRunning()).isTrue();
             assertThat(context.getBean(TaskRegistry.class).require("send-push").handlerType())
                 .isEqualTo(TestHandlers.SendPush.class);
         });
@@ -73,7 +75,7 @@ class QueueAutoConfigurationTests {
         this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.enabled=false").run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context).doesNotHaveBean(QueueClient.class);
-            assertThat(context).doesNotHaveBean(QueueWorkersLifecycle.class);
+            assertThat(context).doesNotHaveBean(QueueWorkerNode.class);
         });
     }
 
@@ -87,8 +89,11 @@ class QueueAutoConfigurationTests {
     void enqueueOnlyNodeHasNoWorkers() {
         this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.workers.enabled=false").run(context -> {
             assertThat(context).hasSingleBean(QueueClient.class);
-            assertThat(context).doesNotHaveBean(QueueWorkersLifecycle.class);
+            assertThat(context).doesNotHaveBean(QueueWorkerNode.class);
             assertThat(context).doesNotHaveBean(WorkerSettings.class);
+            // The rest of the queue runs on a node without workers too.
+            assertThat(context.getBean(QueueLifecycle.class).isRunning()).isTrue();
+            assertThat(context.getBean(PgQueue.class).isWorking()).isFalse();
         });
     }
 
@@ -105,7 +110,7 @@ class QueueAutoConfigurationTests {
     void startsWithoutActuatorAndMicrometer() {
         this.runner.withBean(TestHandlers.SendPush.class)
             .withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate", "io.micrometer"))
-            .run(context -> assertThat(context).hasNotFailed().hasSingleBean(QueueWorkersLifecycle.class));
+            .run(context -> assertThat(context).hasNotFailed().hasSingleBean(QueueWorkerNode.class));
     }
 
     @Test
@@ -114,7 +119,7 @@ class QueueAutoConfigurationTests {
             assertThat(context).hasNotFailed();
             assertThat(context.getBean(WorkerSettings.class).nodeId()).isEqualTo("my-node");
             assertThat(context.getBean(WorkerExecutors.class)).isSameAs(UserBeans.EXECUTORS);
-            assertThat(context.getBean(QueueWorkersLifecycle.class).nodeId()).isEqualTo("my-node");
+            assertThat(context.getBean(QueueWorkerNode.class).nodeId()).isEqualTo("my-node");
         });
     }
 
@@ -282,9 +287,11 @@ class QueueAutoConfigurationTests {
         List<Thread> others = keepAliveThreads(List.of());
         this.runner.withBean(TestHandlers.SendPush.class).run(context -> {
             assertThat(keepAliveThreads(others)).singleElement().satisfies(thread -> assertThat(thread.isDaemon()).isFalse());
-            context.getBean(QueueWorkersLifecycle.class).stop();
+            context.getBean(QueueLifecycle.class).stop();
+            assertThat(context.getBean(QueueWorkerNode.class).isRunning()).isFalse();
             await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads(others).isEmpty());
-            context.getBean(QueueWorkersLifecycle.class).start();
+            context.getBean(QueueLifecycle.class).start();
+            assertThat(context.getBean(QueueWorkerNode.class).isRunning()).isTrue();
             assertThat(keepAliveThreads(others)).hasSize(1);
         });
         await().atMost(Duration.ofSeconds(5)).until(() -> keepAliveThreads(others).isEmpty());
@@ -305,7 +312,7 @@ class QueueAutoConfigurationTests {
             assertThat(context.getBean(QueueClient.class)).isSameAs(queue.client());
             assertThat(context.getBean(QueueAdmin.class)).isSameAs(queue.admin());
             assertThat(context.getBean(QueueStatistics.class)).isSameAs(queue.stats());
-            assertThat(queue.workers()).hasValueSatisfying(workers -> assertThat(workers.isRunning()).isTrue());
+            assertThat(queue.isWorking()).isTrue();
         });
     }
 

@@ -65,7 +65,7 @@ class QueueMonitoringTests {
         this.runner.run(context -> {
             assertThat(context).hasNotFailed().hasSingleBean(QueueEndpoint.class).hasSingleBean(QueueHealthIndicator.class);
             QueueClient client = context.getBean(QueueClient.class);
-            JobStore store = context.getBean(PgQueue.class).jobs();
+            JobStore store = jobStore(context.getBean(PgQueue.class));
             QueueStatistics stats = context.getBean(QueueStatistics.class);
             QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
             QueueHealthIndicator health = context.getBean(QueueHealthIndicator.class);
@@ -234,7 +234,7 @@ class QueueMonitoringTests {
                 "pgqueue.tasks.ledger.max-lag=1s")
             .run(context -> {
                 QueueClient client = context.getBean(QueueClient.class);
-                JobStore store = context.getBean(PgQueue.class).jobs();
+                JobStore store = jobStore(context.getBean(PgQueue.class));
                 EnqueueOptions late = EnqueueOptions.defaults().withRunAt(java.time.Instant.now().minusSeconds(60));
                 client.enqueueAll(List.of(JobRequest.of("push", 1, late), JobRequest.of("push", 2, late)));
                 client.enqueueAll(List.of(JobRequest.of("copy", 1, late), JobRequest.of("copy", 2, late),
@@ -324,7 +324,7 @@ class QueueMonitoringTests {
             // The workers are off: the test fires the due slot as the scheduler would.
             await().atMost(Duration.ofSeconds(5)).until(() -> fired.addAll(schedules.fireDue()));
             assertThat(fired).hasSize(1);
-            JobStore store = context.getBean(PgQueue.class).jobs();
+            JobStore store = jobStore(context.getBean(PgQueue.class));
             List<ClaimedJob> claimed = store.claim(List.of(new ClaimLimit("push", 10)), "worker-1", JobState.RUNNING,
                     Duration.ofMinutes(1));
             assertThat(claimed).singleElement().satisfies(job -> assertThat(job.id()).isEqualTo(fired.get(0).jobId()));
@@ -495,4 +495,9 @@ class QueueMonitoringTests {
         });
     }
 
+
+    /** A job store of its own on the queue's database: the test claims and records as a worker would. */
+    private static JobStore jobStore(PgQueue queue) {
+        return new JobStore(queue.dataSource(), queue.config());
+    }
 }

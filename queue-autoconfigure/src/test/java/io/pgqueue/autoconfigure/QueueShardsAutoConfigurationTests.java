@@ -1,6 +1,7 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -71,7 +72,7 @@ class QueueShardsAutoConfigurationTests {
             .run(context -> {
                 assertThat(context).hasNotFailed();
                 PgQueue queue = context.getBean(PgQueue.class);
-                assertThat(queue.shards().map().partitionsPerShard()).containsOnlyKeys("main", "b", "c");
+                assertThat(partitionsPerShard(queue)).containsOnlyKeys("main", "b", "c");
                 assertThat(context.getBean(QueueShards.class).dataSources()).containsOnlyKeys("b", "c");
                 QueueClient client = context.getBean(QueueClient.class);
                 for (int i = 0; i < 60; i++) {
@@ -82,7 +83,7 @@ class QueueShardsAutoConfigurationTests {
                         EnqueueOptions.defaults().withPartitionKey("x")), JobRequest.of("send-push",
                                 Map.of("user", "y", "file", "f"), EnqueueOptions.defaults().withPartitionKey("y"))));
                 await().untilAsserted(() -> assertThat(jobs(this.b) + jobs(this.c)
-                        + new JdbcTemplate(queue.stores().dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job",
+                        + new JdbcTemplate(queue.dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job",
                                 Long.class)).isEqualTo(62));
                 assertThat(jobs(this.b)).isPositive();
                 assertThat(jobs(this.c)).isPositive();
@@ -102,9 +103,9 @@ class QueueShardsAutoConfigurationTests {
                 // The shard bean is no default candidate: the application's DataSource is still auto-configured.
                 assertThat(context.getBeanNamesForType(DataSource.class)).containsExactlyInAnyOrder("dataSource", "shardB");
                 PgQueue queue = context.getBean(PgQueue.class);
-                assertThat(queue.stores().dataSource()).isSameAs(context.getBean("dataSource"));
+                assertThat(queue.dataSource()).isSameAs(context.getBean("dataSource"));
                 assertThat(context.getBean(QueueShards.class).dataSources()).containsOnlyKeys("c", "b");
-                assertThat(queue.shards().map().partitionsPerShard()).containsOnlyKeys("main", "b", "c");
+                assertThat(partitionsPerShard(queue)).containsOnlyKeys("main", "b", "c");
                 QueueClient client = context.getBean(QueueClient.class);
                 for (int i = 0; i < 60; i++) {
                     client.enqueue("send-push", Map.of("user", "u" + i, "file", "f"),
@@ -140,7 +141,7 @@ class QueueShardsAutoConfigurationTests {
                         "pgqueue.workers.enabled=false");
             onMain.withPropertyValues("pgqueue.partitions=128").run(context -> {
                 assertThat(context).hasNotFailed();
-                assertThat(context.getBean(PgQueue.class).shards().partitions()).isEqualTo(128);
+                assertThat(context.getBean(PgQueue.class).admin().shards().partitions()).isEqualTo(128);
                 context.getBean(QueueClient.class).enqueue("send-push", Map.of("user", "u", "file", "f"));
             });
             onMain.withPropertyValues("pgqueue.partitions=256").run(context -> {
@@ -152,7 +153,7 @@ class QueueShardsAutoConfigurationTests {
             });
             onMain.withPropertyValues(shard("b", this.b)).run(context -> {
                 assertThat(context).hasNotFailed();
-                assertThat(context.getBean(PgQueue.class).shards().map().partitionsPerShard())
+                assertThat(partitionsPerShard(context.getBean(PgQueue.class)))
                     .containsExactly(Map.entry("main", 128));
             });
         }
@@ -288,5 +289,13 @@ class QueueShardsAutoConfigurationTests {
 
     private static long jobs(TestDatabase shard) {
         return new JdbcTemplate(shard.dataSource()).queryForObject("SELECT count(*) FROM pgqueue.job", Long.class);
+    }
+
+    /** The shards that hold partitions, with how many, as the installation's layout says. */
+    private static Map<String, Integer> partitionsPerShard(PgQueue queue) {
+        Map<String, Integer> partitions = new LinkedHashMap<>();
+        queue.admin().shards().shards().stream().filter(shard -> shard.partitions() > 0)
+            .forEach(shard -> partitions.put(shard.name(), shard.partitions()));
+        return partitions;
     }
 }

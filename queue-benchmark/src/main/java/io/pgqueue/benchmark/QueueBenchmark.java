@@ -24,6 +24,7 @@ import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueDefaults;
@@ -35,16 +36,12 @@ import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.Workflow;
 import io.pgqueue.balance.BalancerSettings;
-import io.pgqueue.internal.balance.BalancerService;
-import io.pgqueue.internal.observe.QueueStatsPoller;
-import io.pgqueue.internal.shard.Shards;
-import io.pgqueue.internal.store.QueueStores;
-import io.pgqueue.internal.store.StatsStore;
-import io.pgqueue.internal.worker.QueueWorkers;
+import io.pgqueue.balance.PartitionBalancer;
 import io.pgqueue.observe.MicrometerQueueEvents;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueMeterNames;
 import io.pgqueue.observe.QueueTelemetry;
+import io.pgqueue.shard.ShardLayout;
 import io.pgqueue.store.QueueSchema;
 import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerExecutors;
@@ -261,9 +258,9 @@ public final class QueueBenchmark {
             fan.add("fan-in", "step", new StepJob("fan-in", w, 0), Workflow.after(parts)).enqueue();
         }
         double enqueueSeconds = seconds(enqueueStart);
-        QueueWorkers workers = workers(config, List.of(task));
+        PgQueue workers = workers(config, List.of(task));
         long start = System.nanoTime();
-        workers.start();
+        workers.startWorkers();
         awaitCount(fanIns, count, Duration.ofMinutes(30));
         double drainSeconds = seconds(start);
         Workflow steps = client.workflow("chain");
@@ -323,9 +320,9 @@ public final class QueueBenchmark {
             client.enqueueAll(jobs);
         }
         client.enqueue("tenant-work", new TenantJob("small", 0));
-        QueueWorkers workers = workers(config, List.of(task));
+        PgQueue workers = workers(config, List.of(task));
         long start = System.nanoTime();
-        workers.start();
+        workers.startWorkers();
         awaitCount(this.written, n + 1, Duration.ofMinutes(30));
         double seconds = seconds(start);
         workers.stop();
@@ -410,11 +407,11 @@ public final class QueueBenchmark {
     private double drain(Drain drain) throws Exception {
         int n = drain.n();
         AtomicIntegerArray runs = drain.runs();
-        QueueWorkers workers = workers(drain.config(), drain.tasks());
+        PgQueue workers = workers(drain.config(), drain.tasks());
         ServerCounters before = ServerCounters.read(this.producerPool);
         JvmCounters jvmBefore = JvmCounters.read();
         long drainStart = System.nanoTime();
-        workers.start();
+        workers.startWorkers();
         String memory = "";
         if (Boolean.parseBoolean(this.args.getOrDefault("memory", "false"))) {
             // Halfway, with every shard's fetch loop busy and the buffers full: a full GC, then the live heap.
@@ -462,8 +459,8 @@ public final class QueueBenchmark {
         };
         WorkerTask task = task("ping", handler, long[].class, 8);
         QueueClient producer = client(config, List.of(task), this.producerPool);
-        QueueWorkers workers = workers(config, List.of(task));
-        workers.start();
+        PgQueue workers = workers(config, List.of(task));
+        workers.startWorkers();
         long interval = 1_000_000_000L / rate;
         long start = System.nanoTime();
         for (int i = 0; i < total; i++) {
@@ -516,8 +513,8 @@ public final class QueueBenchmark {
             WorkerTask task = task("noop-0", (Integer i, TaskContext context) -> done.incrementAndGet(), Integer.class,
                     intArg("concurrency", 8));
             QueueClient producer = client(config, List.of(task), this.producerPool);
-            QueueWorkers workers = workers(config, List.of(task));
-            workers.start();
+            PgQueue workers = workers(config, List.of(task));
+            workers.startWorkers();
             int producers = 8;
             PacedProducers.Result produced = PacedProducers.run(producers, rate, seconds,
                     i -> producer.enqueue("noop-0", i));
@@ -564,32 +561,32 @@ public final class QueueBenchmark {
                 started.incrementAndGet(bucket);
             }
         }, Integer.class, intArg("concurrency", 8));
-        QueueClient producer = client(config, List.of(task), this.producerPool);
-        QueueWorkers workers = workers(config, List.of(task));
-        workers.start();
-        Shards shards = shards(config, this.workerPool, 0);
-        Map<String, StatsStore> statsStores = new LinkedHashMap<>();
-        shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
-        QueueStatsPoller stats = new QueueStatsPoller(statsStores, Duration.ofSeconds(1));
-        stats.start();
         BalancerSettings settings = new BalancerSettings(Duration.ofSeconds(2), 1, QueueDefaults.BALANCER_OVERLOAD_LAG,
                 QueueDefaults.BALANCER_OVERLOAD_WINDOW, QueueDefaults.BALANCER_GINI_UPPER, QueueDefaults.BALANCER_GINI_LOWER,
                 QueueDefaults.BALANCER_FRICTION_MOVES, QueueDefaults.BALANCER_FRICTION_WINDOW, Map.of());
-        BalancerService balancer = new BalancerService(shards, stats, producer.partitionLoad().orElseThrow(), settings,
-                Duration.ofSeconds(30), "bench-balancer", true);
-        balancer.start();
-        SkewedKeys keys = new SkewedKeys(shards, 1000, 50, 42);
+        // The producers' node runs the balancer: it weighs the partitions by the jobs it enqueues.
+        PgQueue producers = queue(config, List.of(task), this.producerPool, 1).statsInterval(Duration.ofSeconds(1))
+            .balancer(true, settings, Duration.ofSeconds(30)).build();
+        producers.start();
+        QueueClient producer = producers.client();
+        PartitionBalancer balancer = producers.balancer();
+        PgQueue workers = workers(config, List.of(task));
+        workers.startWorkers();
+        ShardLayout layout = producers.admin().shards();
+        SkewedKeys keys = new SkewedKeys(layout.partitions(), new JdbcTemplate(this.producerPool).queryForList(
+                "SELECT partition FROM " + config.schema() + ".partition_map WHERE shard = ?", Integer.class,
+                QueueDefaults.MAIN_SHARD), 1000, 50, 42);
 
-        int producers = 8;
+        int threadCount = 8;
         AtomicInteger enqueued = new AtomicInteger();
-        ExecutorService threads = Executors.newFixedThreadPool(producers);
+        ExecutorService threads = Executors.newFixedThreadPool(threadCount);
         long start = System.nanoTime();
         Instant startedAt = Instant.now();
         origin[0] = start;
         long end = start + TimeUnit.SECONDS.toNanos(seconds);
-        long interval = 1_000_000_000L * producers / rate;
-        for (int p = 0; p < producers; p++) {
-            long offset = interval * p / producers;
+        long interval = 1_000_000_000L * threadCount / rate;
+        for (int p = 0; p < threadCount; p++) {
+            long offset = interval * p / threadCount;
             int seed = p;
             threads.submit(() -> {
                 java.util.Random random = new java.util.Random(seed);
@@ -613,7 +610,7 @@ public final class QueueBenchmark {
             int now = done.get();
             double completed = now - lastDone;
             lastDone = now;
-            boolean moving = !shards.main().partitions().moves().isEmpty();
+            boolean moving = !producers.admin().shards().moving().isEmpty();
             double gini = balancer.lastRound().map(io.pgqueue.balance.BalancerRound::gini).orElse(Double.NaN);
             if (Double.isNaN(giniStart) && !Double.isNaN(gini) && second >= 30) {
                 giniStart = gini;
@@ -626,8 +623,7 @@ public final class QueueBenchmark {
         threads.shutdown();
         threads.awaitTermination(1, TimeUnit.MINUTES);
         awaitCount(done, enqueued.get(), Duration.ofMinutes(2));
-        balancer.stop();
-        stats.stop();
+        producers.stop();
         workers.stop();
         boolean exactlyOnce = activeJobs(config) == 0;
         int duplicates = 0;
@@ -639,7 +635,7 @@ public final class QueueBenchmark {
         // Starts per second in the 100 ms buckets a move overlapped, against the others (after the first 5 s).
         boolean[] moving = new boolean[started.length()];
         long moveMillis = 0;
-        for (var decision : balancer.store().recentDecisions(1000)) {
+        for (var decision : balancer.recentDecisions(1000)) {
             if (decision.finishedAt() == null) {
                 continue;
             }
@@ -658,7 +654,7 @@ public final class QueueBenchmark {
         long moves = balancer.moves().values().stream().mapToLong(Long::longValue).sum();
         report("workload=balance shards=%d seconds=%d rate=%d enqueued=%d exactly_once=%s duplicates=%d moves=%d "
                 + "move_ms_mean=%.0f gini_at_30s=%.3f gini_end=%.3f done_per_s_mean=%.0f started_per_s_during_moves=%.0f "
-                + "started_per_s_without_moves=%.0f%n", shards.all().size(), seconds, rate, enqueued.get(), exactlyOnce,
+                + "started_per_s_without_moves=%.0f%n", layout.shards().size(), seconds, rate, enqueued.get(), exactlyOnce,
                 duplicates, moves, moves == 0 ? 0.0 : (double) moveMillis / moves, giniStart, giniEnd, mean(perSecond),
                 mean(duringMoves), mean(withoutMoves));
     }
@@ -789,21 +785,22 @@ public final class QueueBenchmark {
     }
 
     /**
-     * The shards of a sharded run on the given pools (index 0: workers, 1: producers), or
-     * {@code null} for the unsharded engine.
+     * A queue of the given tasks on the given pools (index 0: workers, 1: producers), on the run's
+     * shards if it has any.
      */
-    private Shards shards(QueueConfig config, HikariDataSource main, int pool) {
-        if (intArg("shards", 0) == 0) {
-            return null;
+    private PgQueue.Builder queue(QueueConfig config, List<WorkerTask> tasks, HikariDataSource main, int pool) {
+        PgQueue.Builder builder = PgQueue.builder(main).config(config).mapper(MAPPER)
+            .tasks(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
+        if (intArg("shards", 0) > 0) {
+            for (int i = 0; i < this.shardPools.size(); i++) {
+                builder.shard("shard-" + (i + 1), this.shardPools.get(i)[pool]);
+            }
         }
-        Map<String, QueueStores> others = new LinkedHashMap<>();
-        for (int i = 0; i < this.shardPools.size(); i++) {
-            others.put("shard-" + (i + 1), QueueStores.create(this.shardPools.get(i)[pool], config, true));
-        }
-        return Shards.open(QueueStores.create(main, config, true), others, null);
+        return builder;
     }
 
-    private QueueWorkers workers(QueueConfig config, List<WorkerTask> tasks) {
+    /** A node with workers for the tasks; {@link PgQueue#startWorkers()} starts it. */
+    private PgQueue workers(QueueConfig config, List<WorkerTask> tasks) {
         WorkerSettings settings = WorkerSettings.builder("bench-" + ProcessHandle.current().pid())
             .pollInterval(Duration.parse(this.args.getOrDefault("poll", "PT0.5S")))
             .vacuumInterval(Duration.parse(this.args.getOrDefault("vacuum", "PT10S")))
@@ -827,21 +824,12 @@ public final class QueueBenchmark {
         };
         QueueTelemetry telemetry = new QueueTelemetry(QueueEvents.of(List.of(new MicrometerQueueEvents(this.meters),
                 emptyClaimCounter)), ObservationRegistry.NOOP);
-        Shards shards = shards(config, this.workerPool, 0);
-        if (shards != null) {
-            return new QueueWorkers(shards, settings, tasks, MAPPER, WorkerExecutors.platformThreads(), telemetry);
-        }
-        return new QueueWorkers(this.workerPool, config, settings, tasks, MAPPER, WorkerExecutors.platformThreads(),
-                telemetry);
+        return queue(config, tasks, this.workerPool, 0).workers(settings, tasks).telemetry(telemetry)
+            .executors(WorkerExecutors.platformThreads()).build();
     }
 
     private QueueClient client(QueueConfig config, List<WorkerTask> tasks, HikariDataSource pool) {
-        TaskRegistry registry = TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList());
-        Shards shards = shards(config, pool, 1);
-        if (shards != null) {
-            return new QueueClient(shards, registry, MAPPER, QueueTelemetry.NONE);
-        }
-        return QueueClient.create(pool, config, registry, MAPPER);
+        return queue(config, tasks, pool, 1).build().client();
     }
 
     /** A task of the benchmark, with the limits across nodes {@code global_concurrency} and {@code task_rate} give. */

@@ -1,11 +1,13 @@
 package io.pgqueue.benchmark;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 
 import io.pgqueue.internal.shard.PartitionHash;
-import io.pgqueue.internal.shard.Shards;
 
 /**
  * Tenant keys drawn with Zipf weights (exponent 1): tenant of rank r is drawn in proportion to 1/r.
@@ -18,13 +20,19 @@ final class SkewedKeys {
 
     private final double[] cumulative;
 
-    SkewedKeys(Shards shards, int count, int onMain, long seed) {
+    /**
+     * @param partitions the installation's partition count
+     * @param mainPartitions the partitions the main shard holds
+     * @param count how many tenants
+     * @param onMain how many of the heaviest tenants have keys on the main shard
+     * @param seed the seed of the keys
+     */
+    SkewedKeys(int partitions, Collection<Integer> mainPartitions, int count, int onMain, long seed) {
         Random random = new Random(seed);
-        int partitions = shards.partitions();
-        String main = shards.main().name();
+        Set<Integer> main = new HashSet<>(mainPartitions);
         while (this.tenants.size() < count) {
             String key = "tenant-" + Long.toHexString(random.nextLong());
-            boolean onMainShard = shards.map().shardOf(PartitionHash.partitionOf(key, partitions)).equals(main);
+            boolean onMainShard = main.contains(PartitionHash.partitionOf(key, partitions));
             if (this.tenants.size() >= onMain || onMainShard) {
                 this.tenants.add(key);
             }

@@ -21,11 +21,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import io.pgqueue.JobRequest;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
-import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
@@ -127,7 +127,7 @@ final class StarterBenchmark {
         int warmup = Integer.parseInt(args.getOrDefault("warmup_runs", "1"));
         List<String> lines = new ArrayList<>();
         try (ConfigurableApplicationContext context = start(args, url)) {
-            QueueWorkersLifecycle workers = context.getBean(QueueWorkersLifecycle.class);
+            PgQueue workers = context.getBean(PgQueue.class);
             QueueClient queue = context.getBean(QueueClient.class);
             JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
             for (int run = 1 - warmup; run <= repeat; run++) {
@@ -173,8 +173,8 @@ final class StarterBenchmark {
     }
 
     /** Enqueues n jobs with the workers stopped, starts them, times the drain to the last handler start. */
-    private static String drain(QueueWorkersLifecycle workers, QueueClient queue, JdbcTemplate jdbc, int n) {
-        workers.stop();
+    private static String drain(PgQueue workers, QueueClient queue, JdbcTemplate jdbc, int n) {
+        workers.stopWorkers();
         clear(jdbc);
         NoopTask.reset(false);
         long enqueueStart = System.nanoTime();
@@ -190,7 +190,7 @@ final class StarterBenchmark {
         JvmCounters before = JvmCounters.read();
         ServerCounters serverBefore = ServerCounters.read(jdbc.getDataSource());
         long started = System.nanoTime();
-        workers.start();
+        workers.startWorkers();
         long deadline = started + TimeUnit.MINUTES.toNanos(5);
         while (NoopTask.STARTS.get() < n && System.nanoTime() < deadline) {
             LockSupport.parkNanos(200_000);

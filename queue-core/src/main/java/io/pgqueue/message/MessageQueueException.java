@@ -34,7 +34,11 @@ public class MessageQueueException extends QueueException {
         return new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_VALUE, message);
     }
 
-    static MessageQueueException noSuchQueue(String name) {
+    /**
+     * @param name the queue's name
+     * @return the error of a queue that does not exist
+     */
+    public static MessageQueueException noSuchQueue(String name) {
         return new MessageQueueException(MessageQueueError.QUEUE_DOES_NOT_EXIST,
                 "The specified queue does not exist: " + name);
     }

@@ -1,115 +1,29 @@
 package io.pgqueue.schedule;
 
-import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 
-import io.pgqueue.DedupPolicy;
-import io.pgqueue.EnqueueOptions;
-import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.InvalidJobException;
-import io.pgqueue.InvalidSettingException;
-import io.pgqueue.JobRequest;
-import io.pgqueue.QueueClient;
-import io.pgqueue.TaskRegistry;
-import io.pgqueue.internal.lifecycle.BackgroundService;
-import io.pgqueue.internal.store.ScheduleStore;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import tools.jackson.core.JacksonException;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.ObjectMapper;
 
 /**
  * Recurring jobs: the schedules (configured with the tasks and added at runtime) and the scheduler
- * every node runs. The scheduler locks due schedules ({@code FOR UPDATE SKIP LOCKED}), enqueues the
- * jobs of their due slots and moves their next slot past now, in one transaction: each slot fires
- * once across all nodes with no leader to elect, and a node that dies mid-way leaves the slot to
- * the next node. A slot's job is due at the slot's time, carries the headers
- * {@value #SCHEDULE_HEADER} and {@value #SLOT_HEADER}, and the dedup key
- * {@code schedule:<name>:<slot epoch millis>}.
+ * every node with workers runs ({@link io.pgqueue.PgQueue#schedules()} hands them out). The
+ * scheduler locks due schedules ({@code FOR UPDATE SKIP LOCKED}), enqueues the jobs of their due
+ * slots and moves their next slot past now, in one transaction: each slot fires once across all
+ * nodes with no leader to elect, and a node that dies mid-way leaves the slot to the next node. A
+ * slot's job is due at the slot's time, carries the headers {@value #SCHEDULE_HEADER} and
+ * {@value #SLOT_HEADER}, and the dedup key {@code schedule:<name>:<slot epoch millis>}.
  */
-public final class Schedules extends BackgroundService {
+public interface Schedules {
 
     /** Header of a scheduled job: the schedule's name. */
-    public static final String SCHEDULE_HEADER = "pgqueue.schedule";
+    String SCHEDULE_HEADER = "pgqueue.schedule";
 
     /** Header of a scheduled job: its slot, an ISO-8601 instant. */
-    public static final String SLOT_HEADER = "pgqueue.schedule.slot";
+    String SLOT_HEADER = "pgqueue.schedule.slot";
 
     /** The most missed slots one transaction enqueues under {@link CatchUp#RUN_ALL}; the rest follow in the next. */
-    public static final int MAX_CATCH_UP = 1000;
-
-    /** How late a slot may fire under {@link CatchUp#SKIP}. */
-    static final Duration SKIP_GRACE = Duration.ofMinutes(1);
-
-    private static final Logger log = LoggerFactory.getLogger(Schedules.class);
-
-    /** The shortest wait between two looks, when a due schedule is being fired by another node. */
-    private static final Duration BUSY_WAIT = Duration.ofMillis(20);
-
-    private final ScheduleStore store;
-
-    private final QueueClient client;
-
-    private final TaskRegistry tasks;
-
-    private final ObjectMapper mapper;
-
-    private final Clock clock;
-
-    private final Duration pollInterval;
-
-    private final Object changes = new Object();
-
-    private boolean changed;
-
-    /**
-     * @param store the schedules' table
-     * @param client enqueues the slots' jobs
-     * @param tasks the tasks this node can enqueue: it fires only their schedules
-     * @param mapper reads the schedules' payloads
-     * @param clock the scheduler's clock
-     * @param pollInterval the longest the scheduler waits before looking again
-     */
-    public Schedules(ScheduleStore store, QueueClient client, TaskRegistry tasks, ObjectMapper mapper, Clock clock,
-            Duration pollInterval) {
-        super("pgqueue-scheduler", Duration.ofSeconds(10));
-        this.store = store;
-        this.client = client;
-        this.tasks = tasks;
-        this.mapper = mapper;
-        this.clock = clock;
-        this.pollInterval = pollInterval;
-    }
-
-    /**
-     * Puts the schedules configured on this node in the table: new ones start at their next slot
-     * after now, changed ones keep their next slot unless their expression or zone changed, and
-     * configured schedules of the tasks in {@code declaredTasks} that are no longer configured are
-     * deleted (a node owns the configured schedules of the tasks it declares).
-     * @param configured the schedules configured on this node
-     * @param declaredTasks the tasks this node declares
-     */
-    public void configure(Collection<Schedule> configured, Collection<String> declaredTasks) {
-        Instant now = this.clock.instant();
-        for (Schedule schedule : configured) {
-            requireEnqueueable(schedule);
-            this.store.upsertConfigured(schedule, schedule.slots().next(now));
-        }
-        int deleted = this.store.deleteUnconfigured(declaredTasks, configured.stream().map(Schedule::name).toList());
-        if (deleted > 0) {
-            log.info("Deleted {} configured schedules of tasks whose settings no longer have them", deleted);
-        }
-        wakeUp();
-    }
+    int MAX_CATCH_UP = 1000;
 
     /**
      * Adds or replaces a schedule at runtime; it is kept in the database until {@link #remove}d.
@@ -118,14 +32,7 @@ public final class Schedules extends BackgroundService {
      * @throws InvalidJobException if its task is unknown here or its payload does not fit the task's handler
      * @throws IllegalStateException if a configured schedule has the name
      */
-    public void put(Schedule schedule) {
-        requireEnqueueable(schedule);
-        if (!this.store.putRuntime(schedule, schedule.slots().next(this.clock.instant()))) {
-            throw new IllegalStateException("Schedule '" + schedule.name() + "' is configured with its task; change it "
-                    + "in the task's settings (cron, zone), not at runtime");
-        }
-        wakeUp();
-    }
+    void put(Schedule schedule);
 
     /**
      * Removes a schedule added at runtime.
@@ -133,18 +40,10 @@ public final class Schedules extends BackgroundService {
      * @return whether it existed
      * @throws IllegalStateException if it is a configured schedule
      */
-    public boolean remove(String name) {
-        if (this.store.source(name).filter("CONFIG"::equals).isPresent()) {
-            throw new IllegalStateException("Schedule '" + name + "' is configured with its task; remove the cron "
-                    + "setting of the task instead");
-        }
-        return this.store.removeRuntime(name);
-    }
+    boolean remove(String name);
 
     /** @return every schedule with its next and last slot and its last job's state */
-    public List<ScheduleInfo> list() {
-        return this.store.list();
-    }
+    List<ScheduleInfo> list();
 
     /**
      * Fires the due slots of the schedules of this node's tasks, as the scheduler does: each
@@ -153,161 +52,5 @@ public final class Schedules extends BackgroundService {
      * the others.
      * @return the jobs enqueued
      */
-    public List<EnqueueResult> fireDue() {
-        List<EnqueueResult> all = new ArrayList<>();
-        Set<String> names = this.tasks.all().stream().map(task -> task.name()).collect(Collectors.toSet());
-        if (names.isEmpty()) {
-            return all;
-        }
-        while (true) {
-            Instant now = this.clock.instant();
-            AtomicReference<ScheduleStore.Due> locked = new AtomicReference<>();
-            List<EnqueueResult> fired;
-            try {
-                fired = this.store.inTransaction(() -> {
-                    List<ScheduleStore.Due> due = this.store.lockDue(now, names, 1);
-                    if (due.isEmpty()) {
-                        return null;
-                    }
-                    locked.set(due.get(0));
-                    return fire(due.get(0), now);
-                });
-            }
-            catch (InvalidJobException | JacksonException ex) {
-                // The job cannot be enqueued however often it is tried; a database failure, by
-                // contrast, propagates and the slot is fired at the next look.
-                ScheduleStore.Due due = locked.get();
-                if (due == null) {
-                    throw ex;
-                }
-                Instant next = due.schedule().slots().next(now);
-                log.warn("Schedule '{}' could not enqueue its job of {} and skips it; it fires next at {}: {}",
-                        due.schedule().name(), due.nextFire(), next, ex.toString());
-                this.store.skipped(due.schedule().name(), due.nextFire(), next);
-                continue;
-            }
-            if (fired == null) {
-                return all;
-            }
-            all.addAll(fired);
-        }
-    }
-
-    private List<EnqueueResult> fire(ScheduleStore.Due due, Instant now) {
-        Schedule schedule = due.schedule();
-        CronSlots slots = schedule.slots();
-        List<Instant> missed = new ArrayList<>();
-        Instant next = slots.next(now);
-        switch (schedule.catchUp()) {
-            case RUN_ALL -> {
-                for (Instant slot = due.nextFire(); !slot.isAfter(now); slot = slots.next(slot)) {
-                    missed.add(slot);
-                    if (missed.size() == MAX_CATCH_UP) {
-                        // The rest at the next look: the next slot is the one after the last fired.
-                        next = slots.next(slot);
-                        log.info("Schedule '{}' missed more than {} slots; they are fired {} at a time",
-                                schedule.name(), MAX_CATCH_UP, MAX_CATCH_UP);
-                        break;
-                    }
-                }
-            }
-            case RUN_ONCE -> add(missed, slots.latest(due.nextFire(), now));
-            case SKIP -> {
-                Instant from = now.minus(SKIP_GRACE);
-                add(missed, slots.latest(due.nextFire().isAfter(from) ? due.nextFire() : from, now));
-            }
-        }
-        List<EnqueueResult> jobs = new ArrayList<>();
-        JsonNode payload = this.mapper.readTree(schedule.payload());
-        for (Instant slot : missed) {
-            EnqueueOptions options = EnqueueOptions.defaults()
-                .withRunAt(slot)
-                .withDedup("schedule:" + schedule.name() + ":" + slot.toEpochMilli(), DedupPolicy.keepExisting())
-                .withHeader(SCHEDULE_HEADER, schedule.name())
-                .withHeader(SLOT_HEADER, slot.toString());
-            jobs.add(this.client.enqueue(schedule.task(), payload, options));
-        }
-        EnqueueResult last = jobs.isEmpty() ? null : jobs.get(jobs.size() - 1);
-        // A job relayed to another shard is known by its outbox entry's id until it arrives there.
-        Long lastJob = last == null || last.outcome() == EnqueueOutcome.RELAYED ? null : last.jobId();
-        this.store.fired(schedule.name(), next, missed.isEmpty() ? null : missed.get(missed.size() - 1), lastJob);
-        return jobs;
-    }
-
-    private static void add(List<Instant> slots, Instant slot) {
-        if (slot != null) {
-            slots.add(slot);
-        }
-    }
-
-    /** The task must be declared here and the payload JSON readable as its handler's payload. */
-    private void requireEnqueueable(Schedule schedule) {
-        JsonNode payload;
-        try {
-            payload = this.mapper.readTree(schedule.payload());
-        }
-        catch (JacksonException ex) {
-            throw new InvalidSettingException("payload", schedule.payload(), "is not JSON: " + ex.getOriginalMessage());
-        }
-        this.client.check(JobRequest.of(schedule.task(), payload));
-    }
-
-    @Override
-    protected void run() {
-        long failures = 0;
-        while (isRunning()) {
-            Duration wait = this.pollInterval;
-            try {
-                fireDue();
-                Set<String> names = this.tasks.all().stream().map(task -> task.name()).collect(Collectors.toSet());
-                Instant next = names.isEmpty() ? null : this.store.nextFire(names).orElse(null);
-                if (next != null) {
-                    Duration until = Duration.between(this.clock.instant(), next);
-                    // Still due after firing: another node holds it and is firing it now.
-                    wait = until.compareTo(BUSY_WAIT) < 0 ? BUSY_WAIT : until.compareTo(wait) < 0 ? until : wait;
-                }
-                if (failures > 0) {
-                    log.info("The scheduler fires schedules again after {} failed attempts", failures);
-                }
-                failures = 0;
-            }
-            catch (RuntimeException ex) {
-                if (failures++ == 0) {
-                    log.warn("The scheduler could not fire due schedules, trying again: {}", ex.toString());
-                }
-                wait = Duration.ofMillis(Math.min(this.pollInterval.toMillis(), MAX_RETRY_PAUSE.toMillis()));
-            }
-            if (!await(wait)) {
-                return;
-            }
-        }
-    }
-
-    /** Waits until the time passed, a schedule changed or the scheduler stops. @return whether it still runs */
-    private boolean await(Duration time) {
-        long deadline = System.nanoTime() + time.toNanos();
-        synchronized (this.changes) {
-            long left;
-            while (isRunning() && !this.changed && (left = deadline - System.nanoTime()) > 0) {
-                try {
-                    this.changes.wait(Math.max(1, left / 1_000_000));
-                }
-                catch (InterruptedException ex) {
-                    Thread.currentThread().interrupt();
-                    return false;
-                }
-            }
-            this.changed = false;
-        }
-        return isRunning();
-    }
-
-    /** Schedules changed, or the scheduler stops: look again at once. */
-    @Override
-    protected void wakeUp() {
-        synchronized (this.changes) {
-            this.changed = true;
-            this.changes.notifyAll();
-        }
-    }
+    List<EnqueueResult> fireDue();
 }

@@ -11,6 +11,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.pgqueue.internal.message.MessageEngine;
+import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,11 +32,11 @@ class FifoMessageQueueTests {
     @RegisterExtension
     static final TestQueue queue = TestQueue.perClass().withPoolSize(24);
 
-    static MessageQueues messages;
+    static MessageEngine messages;
 
     @BeforeAll
     static void start() {
-        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
+        messages = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
         messages.start();
     }
 

@@ -13,6 +13,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.pgqueue.internal.message.MessageEngine;
+import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,17 +37,17 @@ class MessageQueueNodesTests {
 
     static HikariDataSource poolB;
 
-    static MessageQueues nodeA;
+    static MessageEngine nodeA;
 
-    static MessageQueues nodeB;
+    static MessageEngine nodeB;
 
     @BeforeAll
     static void startNodes() {
         poolA = queue.database().newDataSource(8);
         poolB = queue.database().newDataSource(8);
-        nodeA = new MessageQueues(poolA, queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(10),
+        nodeA = new MessageEngine(poolA, new MessageStore(poolA, queue.config()), MessageQueueEvents.NONE, Duration.ofSeconds(10),
                 Duration.ofSeconds(10));
-        nodeB = new MessageQueues(poolB, queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(10),
+        nodeB = new MessageEngine(poolB, new MessageStore(poolB, queue.config()), MessageQueueEvents.NONE, Duration.ofSeconds(10),
                 Duration.ofSeconds(10));
         nodeA.start();
         nodeB.start();

@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.pgqueue.internal.message.MessageEngine;
+import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,11 +30,11 @@ class MessageQueuesTests {
     @RegisterExtension
     static final TestQueue queue = TestQueue.perClass();
 
-    static MessageQueues messages;
+    static MessageEngine messages;
 
     @BeforeAll
     static void start() {
-        messages = new MessageQueues(queue.dataSource(), queue.config(), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
+        messages = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
         messages.start();
     }
 
@@ -408,7 +410,7 @@ class MessageQueuesTests {
     void metersCountSendsReceivesDeletesAndGaugeTheQueues() throws Exception {
         io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
-        MessageQueues metered = new MessageQueues(queue.dataSource(), queue.config(),
+        MessageEngine metered = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()),
                 new io.pgqueue.observe.MessageQueueMeters(registry), Duration.ofMillis(200), Duration.ZERO);
         try {
             metered.createQueue("metered", MessageQueueAttributes.defaults(), Map.of());

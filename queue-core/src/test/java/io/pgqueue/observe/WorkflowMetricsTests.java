@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.CancelResult;
 import io.pgqueue.EnqueuedWorkflow;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
@@ -20,7 +21,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,8 +46,8 @@ class WorkflowMetricsTests {
     private final QueueMeterBinder binder = QueueMeterBinder.NONE
         .withTasks(TASKS.stream().map(TaskDefinition::name).toList(), this.poller::latest);
 
-    private final QueueClient client = new QueueClient(queue.store(), queue.config(), TaskRegistry.of(TASKS),
-            JsonMapper.builder().build(), new QueueTelemetry(new MicrometerQueueEvents(this.registry), ObservationRegistry.NOOP));
+    private final QueueClient client = PgQueue.builder(queue.dataSource()).config(queue.config()).tasks(TaskRegistry.of(TASKS))
+        .telemetry(new QueueTelemetry(new MicrometerQueueEvents(this.registry), ObservationRegistry.NOOP)).build().client();
 
     @AfterEach
     void closeClient() {

@@ -13,18 +13,20 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 
+import io.pgqueue.Engines;
 import io.pgqueue.EnqueueResult;
+import io.pgqueue.PgQueue;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.UnknownTaskException;
+import io.pgqueue.internal.schedule.Scheduler;
 import io.pgqueue.internal.store.ScheduleStore;
 import io.pgqueue.testing.SettableClock;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -67,7 +69,7 @@ class SchedulesTests {
     @Test
     void manyNodesFiringAtOnceEnqueueOneJobPerSlot() throws Exception {
         Schedule everyMinute = Schedule.of("report-every-minute", "report", "0 * * * * *");
-        List<Schedules> nodes = new ArrayList<>();
+        List<Scheduler> nodes = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
             nodes.add(node());
         }
@@ -79,7 +81,7 @@ class SchedulesTests {
             this.clock.set(Instant.parse("2026-11-24T10:00:00Z").plus(Duration.ofMinutes(minute)).plusMillis(5));
             List<Future<List<EnqueueResult>>> fired = new ArrayList<>();
             for (int t = 0; t < 12; t++) {
-                Schedules node = nodes.get(t % nodes.size());
+                Scheduler node = nodes.get(t % nodes.size());
                 fired.add(threads.submit(node::fireDue));
             }
             int jobs = 0;
@@ -105,14 +107,14 @@ class SchedulesTests {
     @Test
     void aRestartNeitherRepeatsNorSkipsASlot() {
         Schedule hourly = Schedule.of("digest-hourly", "digest", "0 0 * * * *");
-        Schedules before = node();
+        Scheduler before = node();
         before.configure(List.of(hourly), List.of("digest"));
         this.clock.set(Instant.parse("2026-11-24T11:00:01Z"));
         assertThat(before.fireDue()).hasSize(1);
 
         // The node restarts (a deploy) a little later, with the same settings: the slot stays fired.
         this.clock.set(Instant.parse("2026-11-24T11:20:00Z"));
-        Schedules after = node();
+        Scheduler after = node();
         after.configure(List.of(hourly), List.of("digest"));
         assertThat(after.fireDue()).isEmpty();
         assertThat(info("digest-hourly").nextFire()).isEqualTo(Instant.parse("2026-11-24T12:00:00Z"));
@@ -128,7 +130,7 @@ class SchedulesTests {
 
     @Test
     void missedSlotsRunOnceAllOrNotAtAll() {
-        Schedules node = node();
+        Scheduler node = node();
         node.configure(List.of(Schedule.of("once", "report", "0 */10 * * * *").withCatchUp(CatchUp.RUN_ONCE),
                 Schedule.of("all", "report", "0 */10 * * * *").withCatchUp(CatchUp.RUN_ALL),
                 Schedule.of("skip", "report", "0 */10 * * * *").withCatchUp(CatchUp.SKIP)), List.of("report"));
@@ -152,7 +154,7 @@ class SchedulesTests {
 
     @Test
     void aScheduleWhoseJobCannotBeEnqueuedSkipsItsSlotAndHoldsUpNoOther() {
-        Schedules node = node();
+        Scheduler node = node();
         ScheduleStore store = new ScheduleStore(queue.dataSource(), queue.config());
         // A payload the task's handler cannot read, stored as an older release might have left it.
         store.upsertConfigured(Schedule.of("broken", "typed", "0 * * * * *").withPayload("[1, 2]"),
@@ -169,7 +171,7 @@ class SchedulesTests {
 
     @Test
     void catchingUpAllOfManyMissedSlotsFiresThemAll() {
-        Schedules node = node();
+        Scheduler node = node();
         node.configure(List.of(Schedule.of("ticks", "report", "* * * * * *").withCatchUp(CatchUp.RUN_ALL)), List.of());
         this.clock.set(Instant.parse("2026-11-24T10:25:30Z"));
 
@@ -180,8 +182,8 @@ class SchedulesTests {
 
     @Test
     void schedulesAddedAtRuntimeAreSharedAndRemovable() {
-        Schedules a = node();
-        Schedules b = node();
+        Scheduler a = node();
+        Scheduler b = node();
         a.configure(List.of(Schedule.of("configured", "report", "@daily")), List.of("report"));
         a.put(Schedule.of("nightly-digest", "digest", "0 0 3 * * *").withZone(ZoneId.of("Europe/Amsterdam"))
             .withPayload("{\"scope\":\"all\"}"));
@@ -254,9 +256,7 @@ class SchedulesTests {
 
     @Test
     void theSchedulerThreadFiresEachSlotOnTime() {
-        Schedules node = new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
-                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), java.time.Clock.systemUTC(),
-                Duration.ofSeconds(2));
+        Scheduler node = node(java.time.Clock.systemUTC());
         node.configure(List.of(Schedule.of("every-second", "report", "* * * * * *")), List.of("report"));
         node.start();
         try {
@@ -280,7 +280,7 @@ class SchedulesTests {
         Instant start = day.atStartOfDay(AMSTERDAM).toInstant();
         Instant end = day.plusDays(1).atStartOfDay(AMSTERDAM).toInstant();
         this.clock.set(start.minus(STEP).plusSeconds(1));
-        List<Schedules> nodes = List.of(node(), node());
+        List<Scheduler> nodes = List.of(node(), node());
         nodes.get(0).configure(List.of(Schedule.of("daily-0230", "report", "0 30 2 * * *").withZone(AMSTERDAM),
                 Schedule.of("hourly", "report", "0 0 * * * *").withZone(AMSTERDAM)), List.of("report"));
         Map<Instant, Instant> firedAt = new HashMap<>();
@@ -289,7 +289,7 @@ class SchedulesTests {
             for (Instant now = this.clock.instant().plus(STEP); now.isBefore(end); now = now.plus(STEP)) {
                 this.clock.set(now);
                 List<Future<List<EnqueueResult>>> fired = new ArrayList<>();
-                for (Schedules node : nodes) {
+                for (Scheduler node : nodes) {
                     fired.add(threads.submit(node::fireDue));
                 }
                 for (Future<List<EnqueueResult>> each : fired) {
@@ -319,10 +319,14 @@ class SchedulesTests {
             .allSatisfy(key -> assertThat(key).matches("schedule:(daily-0230|hourly):\\d+"));
     }
 
-    private Schedules node() {
-        return new Schedules(new ScheduleStore(queue.dataSource(), queue.config()), queue.client(),
-                TaskRegistry.of(REPORT, DIGEST, TYPED), JsonMapper.builder().build(), this.clock,
-                Duration.ofSeconds(2));
+    private Scheduler node() {
+        return node(this.clock);
+    }
+
+    /** A node's scheduler: the engine of a queue on the class's database, with its clock. */
+    private static Scheduler node(java.time.Clock clock) {
+        return Engines.of(PgQueue.builder(queue.dataSource()).config(queue.config())
+            .tasks(TaskRegistry.of(REPORT, DIGEST, TYPED)).clock(clock).build()).scheduler();
     }
 
     private ScheduleInfo info(String name) {

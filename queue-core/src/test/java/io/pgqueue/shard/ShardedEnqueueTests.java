@@ -16,6 +16,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 
 import io.pgqueue.CancelResult;
+import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.EnqueueResult;
@@ -87,7 +88,7 @@ class ShardedEnqueueTests {
 
     @Test
     void aNewInstallationSpreadsItsPartitionsEvenlyAndNumbersItsShards() {
-        Shards shards = node().shards();
+        Shards shards = Engines.of(node()).shards();
 
         assertThat(shards.sharded()).isTrue();
         assertThat(shards.map().partitionsPerShard()).containsExactly(Map.entry("main", 342), Map.entry("b", 341),
@@ -97,7 +98,7 @@ class ShardedEnqueueTests {
                     org.assertj.core.groups.Tuple.tuple("c", 2));
         assertThat(held(this.b)).hasSize(341).allMatch(p -> p % 3 == 1);
         // A second node opens the same installation unchanged.
-        assertThat(node().shards().map().version()).isEqualTo(shards.map().version());
+        assertThat(Engines.of(node()).shards().map().version()).isEqualTo(shards.map().version());
     }
 
     @Test
@@ -156,7 +157,7 @@ class ShardedEnqueueTests {
     void operatorsSeeAndReRunFailuresOnEveryShard() {
         PgQueue queue = node();
         long id = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1")).jobId();
-        io.pgqueue.internal.store.JobStore c = queue.shards().find("c").orElseThrow().stores().jobs();
+        io.pgqueue.internal.store.JobStore c = Engines.of(queue).shards().find("c").orElseThrow().stores().jobs();
         io.pgqueue.internal.store.ClaimedJob claimed = c.claim(List.of(new io.pgqueue.internal.store.ClaimLimit("mail", 1)), "node/p",
                 JobState.RUNNING, Duration.ofMinutes(1)).get(0);
         c.record(List.of(io.pgqueue.internal.store.Outcome.failed(claimed.lease(), "boom")));
@@ -173,8 +174,8 @@ class ShardedEnqueueTests {
         PgQueue queue = node();
         String key = "order-9";
         int partition = PartitionHash.partitionOf(key, 1024);
-        Shards.Shard source = queue.shards().shardOf(partition);
-        Shards.Shard target = queue.shards().all().stream().filter(shard -> shard != source).findFirst().orElseThrow();
+        Shards.Shard source = Engines.of(queue).shards().shardOf(partition);
+        Shards.Shard target = Engines.of(queue).shards().all().stream().filter(shard -> shard != source).findFirst().orElseThrow();
         long moved = fail(queue, source, key);
         // Another failure of the partition stays behind on the source, as a job still running there when its
         // partition left would.
@@ -227,12 +228,12 @@ class ShardedEnqueueTests {
     @Test
     void aShardWritesNothingOfAPartitionItDoesNotHold() {
         PgQueue queue = node();
-        Shards.Shard c = queue.shards().find("c").orElseThrow();
+        Shards.Shard c = Engines.of(queue).shards().find("c").orElseThrow();
         int partition = PartitionHash.partitionOf("order-1", 1024);
         NewJob job = new NewJob("mail", "{}", "{}", 0, null, 0, null, 3, "order-1", partition);
         NewJob elsewhere = new NewJob("mail", "{}", "{}", 0, null, 0, null, 3, null, 0);
 
-        assertThatThrownBy(() -> queue.shards().main().stores().jobs().insert(List.of(job)))
+        assertThatThrownBy(() -> Engines.of(queue).shards().main().stores().jobs().insert(List.of(job)))
             .isInstanceOf(PartitionNotHeldException.class)
             .satisfies(ex -> assertThat(((PartitionNotHeldException) ex).partitions()).containsExactly(partition));
         // A batch with one partition the shard does not hold is written not at all.
@@ -253,14 +254,14 @@ class ShardedEnqueueTests {
         JdbcTemplate coordinator = new JdbcTemplate(this.main.dataSource());
         coordinator.update("UPDATE pgqueue.partition_map SET shard = 'b' WHERE partition = ?", partition);
         coordinator.update("UPDATE pgqueue.partition_map_version SET version = version + 1");
-        assertThat(stale.shards().map().shardOf(partition)).isEqualTo("c");
+        assertThat(Engines.of(stale).shards().map().shardOf(partition)).isEqualTo("c");
 
         EnqueueResult result = stale.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1"));
 
         assertThat(result.outcome()).isEqualTo(EnqueueOutcome.CREATED);
         assertThat(count(this.b)).isOne();
         assertThat(count(this.c)).isZero();
-        assertThat(stale.shards().map().shardOf(partition)).isEqualTo("b");
+        assertThat(Engines.of(stale).shards().map().shardOf(partition)).isEqualTo("b");
     }
 
     @Test
@@ -348,7 +349,7 @@ class ShardedEnqueueTests {
 
         PgQueue sharded = node();
 
-        assertThat(sharded.shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 1024));
+        assertThat(Engines.of(sharded).shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 1024));
         assertThat(held(this.b)).isEmpty();
         assertThat(sharded.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedupKey("order-1")).outcome())
             .isEqualTo(EnqueueOutcome.KEPT_EXISTING);
@@ -360,8 +361,8 @@ class ShardedEnqueueTests {
         PgQueue first = PgQueue.builder(this.main.dataSource()).tasks(TASKS).migrateSchema(true).partitions(64)
             .shard("b", this.b.dataSource()).shard("c", this.c.dataSource()).build();
 
-        assertThat(first.shards().partitions()).isEqualTo(64);
-        assertThat(first.shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 22), Map.entry("b", 21),
+        assertThat(Engines.of(first).shards().partitions()).isEqualTo(64);
+        assertThat(Engines.of(first).shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 22), Map.entry("b", 21),
                 Map.entry("c", 21));
         for (TestDatabase shard : List.of(this.main, this.b, this.c)) {
             assertThat(new JdbcTemplate(shard.dataSource()).queryForObject("SELECT partitions FROM pgqueue.installation",
@@ -373,7 +374,7 @@ class ShardedEnqueueTests {
                 "SELECT partition FROM pgqueue.job WHERE dedup_key = 'order-7'", Integer.class)).isEqualTo(partition);
 
         // A node that asks for no count routes by the recorded one; one that asks for another is refused.
-        assertThat(node().shards().partitions()).isEqualTo(64);
+        assertThat(Engines.of(node()).shards().partitions()).isEqualTo(64);
         assertThatThrownBy(() -> PgQueue.builder(this.main.dataSource()).tasks(TASKS).partitions(1024)
             .shard("b", this.b.dataSource()).shard("c", this.c.dataSource()).build())
             .isInstanceOf(ShardException.class)
@@ -397,7 +398,7 @@ class ShardedEnqueueTests {
         assertThatThrownBy(other::open).isInstanceOf(ShardException.class)
             .hasMessageContaining("The installation records 16 partitions, not 32");
         // The other shards join with the recorded count.
-        assertThat(node().shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 16));
+        assertThat(Engines.of(node()).shards().map().partitionsPerShard()).containsExactly(Map.entry("main", 16));
         assertThat(new JdbcTemplate(this.b.dataSource()).queryForObject("SELECT partitions FROM pgqueue.installation",
                 Integer.class)).isEqualTo(16);
     }

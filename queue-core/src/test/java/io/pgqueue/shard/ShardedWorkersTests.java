@@ -16,6 +16,7 @@ import java.util.stream.IntStream;
 
 import javax.sql.DataSource;
 
+import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
@@ -115,7 +116,7 @@ class ShardedWorkersTests {
         long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         while (this.runs.size() < 20_000 && System.nanoTime() < deadline) {
             for (PgQueue node : List.of(producer, other)) {
-                for (PoolState pool : node.workers().orElseThrow().pools()) {
+                for (PoolState pool : Engines.of(node).workers().orElseThrow().pools()) {
                     mostHeld = Math.max(mostHeld, pool.busy() + pool.buffered());
                 }
             }
@@ -142,7 +143,7 @@ class ShardedWorkersTests {
         List<Long> elsewhere = new ArrayList<>();
         for (int i = 0; elsewhere.size() < 200; i++) {
             String key = "k" + i;
-            if (!node.shards().map().shardOf(PartitionHash.partitionOf(key, 1024)).equals("c")) {
+            if (!Engines.of(node).shards().map().shardOf(PartitionHash.partitionOf(key, 1024)).equals("c")) {
                 elsewhere.add(node.client().enqueue("record", i, EnqueueOptions.defaults().withPartitionKey(key)).jobId());
             }
         }
@@ -157,7 +158,7 @@ class ShardedWorkersTests {
         List<Long> onC = new ArrayList<>();
         for (int i = 0; onC.size() < 50; i++) {
             String key = "c" + i;
-            if (node.shards().map().shardOf(PartitionHash.partitionOf(key, 1024)).equals("c")) {
+            if (Engines.of(node).shards().map().shardOf(PartitionHash.partitionOf(key, 1024)).equals("c")) {
                 onC.add(node.client().enqueue("record", i, EnqueueOptions.defaults().withPartitionKey(key)).jobId());
             }
         }
@@ -170,7 +171,7 @@ class ShardedWorkersTests {
         PgQueue node = node("node-1");
         // Only the workers: no periodic check of the map's version runs on this node.
         node.startWorkers();
-        long before = node.shards().map().version();
+        long before = Engines.of(node).shards().map().version();
         Thread.sleep(500);
 
         JdbcTemplate coordinator = new JdbcTemplate(this.main.dataSource());
@@ -179,11 +180,11 @@ class ShardedWorkersTests {
                 + "RETURNING version) SELECT pg_notify('pgqueue.partition_map', CAST(version AS text)) FROM bumped");
 
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (node.shards().map().version() == before && System.nanoTime() < deadline) {
+        while (Engines.of(node).shards().map().version() == before && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertThat(node.shards().map().version()).isEqualTo(before + 1);
-        assertThat(node.shards().map().shardOf(0)).isEqualTo("c");
+        assertThat(Engines.of(node).shards().map().version()).isEqualTo(before + 1);
+        assertThat(Engines.of(node).shards().map().shardOf(0)).isEqualTo("c");
     }
 
     private void awaitRuns(List<Long> ids, Duration timeout) throws InterruptedException {

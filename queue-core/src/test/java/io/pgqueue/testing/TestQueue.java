@@ -11,8 +11,10 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.pgqueue.Engines;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskDefinition;
@@ -61,6 +63,8 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
     private DataSource dataSource;
 
     private QueueConfig config;
+
+    private PgQueue queue;
 
     private QueueStores stores;
 
@@ -144,8 +148,9 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
         }
         this.dataSource = dataSource;
         this.config = config;
-        this.stores = QueueStores.create(dataSource, config);
-        this.client = new QueueClient(this.stores.jobs(), config, this.tasks, MAPPER);
+        this.queue = PgQueue.builder(dataSource).config(config).tasks(this.tasks).mapper(MAPPER).build();
+        this.stores = Engines.of(this.queue).stores();
+        this.client = this.queue.client();
         this.outcomes = new AttemptOutcomes(this.tasks);
         this.jdbc = new JdbcTemplate(dataSource);
     }
@@ -163,6 +168,11 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
     /** @return the queue's settings */
     public QueueConfig config() {
         return this.config;
+    }
+
+    /** @return the queue, built but not started */
+    public PgQueue queue() {
+        return this.queue;
     }
 
     /** @return the queue's stores */

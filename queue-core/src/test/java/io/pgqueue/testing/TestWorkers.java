@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
@@ -73,8 +74,8 @@ public final class TestWorkers implements AfterEachCallback {
      */
     public synchronized QueueClient client(QueueTelemetry telemetry, WorkerTask... tasks) {
         TaskRegistry definitions = TaskRegistry.of(Arrays.stream(tasks).map(WorkerTask::definition).toList());
-        QueueClient client = new QueueClient(this.queue.store(), this.queue.config(), definitions, TestQueue.MAPPER,
-                telemetry);
+        QueueClient client = PgQueue.builder(this.queue.dataSource()).config(this.queue.config()).tasks(definitions)
+            .mapper(TestQueue.MAPPER).telemetry(telemetry).build().client();
         this.clients.add(client);
         return client;
     }

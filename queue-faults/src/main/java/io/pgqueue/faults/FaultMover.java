@@ -4,14 +4,22 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
+
+import javax.sql.DataSource;
 
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
-import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.QueueDefaults;
+import io.pgqueue.autoconfigure.QueueShards;
 import io.pgqueue.shard.PartitionMoveResult;
+import io.pgqueue.shard.ShardLayout;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
@@ -45,14 +53,17 @@ class FaultMover implements ApplicationRunner {
 
     private final QueueAdmin admin;
 
+    private final QueueShards shards;
+
     private final RecordFile file;
 
     @Value("${faults.mover.pause:100ms}")
     private Duration pause;
 
-    FaultMover(PgQueue queue, QueueAdmin admin, @Value("${pgqueue.node-id}") String node,
+    FaultMover(PgQueue queue, QueueAdmin admin, QueueShards shards, @Value("${pgqueue.node-id}") String node,
             @Value("${faults.record-dir}") Path directory) {
         this.queue = queue;
+        this.shards = shards;
         this.admin = admin;
         this.file = new RecordFile(directory.resolve(node + "-" + ProcessHandle.current().pid() + ".moves"));
     }
@@ -66,26 +77,29 @@ class FaultMover implements ApplicationRunner {
     }
 
     private void moveOne() {
-        Shards shards = this.queue.shards();
-        List<int[]> candidates = new ArrayList<>();
-        for (Shards.Shard shard : shards.all()) {
-            new JdbcTemplate(shard.stores().dataSource())
-                .query(QUEUED_PER_PARTITION.formatted(this.queue.config().schema()),
-                        rs -> {
-                            candidates.add(new int[] {rs.getInt("partition"), rs.getInt("queued")});
-                        });
-        }
+        Map<String, DataSource> databases = new LinkedHashMap<>();
+        databases.put(QueueDefaults.MAIN_SHARD, this.queue.dataSource());
+        databases.putAll(this.shards.dataSources());
+        // Per candidate: its partition, its queued jobs and the shard they are on.
+        List<Candidate> candidates = new ArrayList<>();
+        databases.forEach((shard, dataSource) -> new JdbcTemplate(dataSource)
+            .query(QUEUED_PER_PARTITION.formatted(this.queue.config().schema()),
+                    rs -> {
+                        candidates.add(new Candidate(rs.getInt("partition"), rs.getLong("queued"), shard));
+                    }));
         // A moving partition is another node's move, or one whose node died: any node finishes that.
-        candidates.removeIf(candidate -> shards.map().isMoving(candidate[0]));
+        ShardLayout layout = this.admin.shards();
+        Set<Integer> moving = layout.moving().stream().map(ShardLayout.Move::partition).collect(Collectors.toSet());
+        candidates.removeIf(candidate -> moving.contains(candidate.partition()));
         if (candidates.isEmpty()) {
             return;
         }
-        candidates.sort(Comparator.comparingInt((int[] candidate) -> candidate[1]).reversed());
+        candidates.sort(Comparator.comparingLong(Candidate::queued).reversed());
         ThreadLocalRandom random = ThreadLocalRandom.current();
-        int partition = candidates.get(random.nextInt(Math.min(4, candidates.size())))[0];
-        String source = shards.map().shardOf(partition);
-        List<String> targets = shards.all().stream().map(Shards.Shard::name).filter(name -> !name.equals(source))
-            .toList();
+        Candidate picked = candidates.get(random.nextInt(Math.min(4, candidates.size())));
+        int partition = picked.partition();
+        String source = picked.shard();
+        List<String> targets = layout.names().stream().filter(name -> !name.equals(source)).toList();
         String target = targets.get(random.nextInt(targets.size()));
         this.file.append("M " + partition + " " + source + " " + target + " " + System.currentTimeMillis());
         try {
@@ -99,5 +113,9 @@ class FaultMover implements ApplicationRunner {
             // A shard out of reach or a partition that did not settle in time: the next round tries another.
             this.file.append("X " + partition + " " + System.currentTimeMillis() + " " + ex);
         }
+    }
+
+    /** A partition with queued jobs on a shard. */
+    private record Candidate(int partition, long queued, String shard) {
     }
 }

@@ -25,14 +25,13 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.JobRequest;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
-import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.Workflow;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.jdbc.core.JdbcTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One scenario's world: a fresh database on the {@link FaultServer} (and, for a sharded run, one
@@ -212,8 +211,8 @@ final class FaultRun implements AutoCloseable {
 
     synchronized QueueClient client() {
         if (this.client == null) {
-            this.client = QueueClient.create(this.dataSource, QueueConfig.defaults(),
-                    TaskRegistry.of(TaskDefinition.builder("record").build()), JsonMapper.builder().build());
+            this.client = PgQueue.builder(this.dataSource).tasks(TaskRegistry.of(TaskDefinition.builder("record").build()))
+                .build().client();
         }
         return this.client;
     }

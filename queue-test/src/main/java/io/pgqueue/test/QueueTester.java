@@ -303,7 +303,7 @@ public final class QueueTester implements AutoCloseable {
         }
         this.clock.reset();
         support().empty();
-        this.queue.schedules().configure(this.bindings.schedules(), this.bindings.workerTasks().stream()
+        support().configureSchedules(this.bindings.schedules(), this.bindings.workerTasks().stream()
             .map(WorkerTask::name).toList());
     }
 

@@ -8,8 +8,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
-import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.sample.tasks.SendPushTask;
@@ -18,7 +18,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
-import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -58,8 +57,8 @@ class WorkerOnlyNodeIT {
 
         // Daemon threads alone would let the JVM exit right after start-up.
         await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(this.node::isAlive);
-        try (QueueClient client = QueueClient.create(this.database.dataSource(), QueueConfig.defaults(),
-                TaskRegistry.of(TaskDefinition.builder("send-push").build()), JsonMapper.builder().build())) {
+        try (QueueClient client = PgQueue.builder(this.database.dataSource())
+            .tasks(TaskRegistry.of(TaskDefinition.builder("send-push").build())).build().client()) {
             client.enqueue("send-push", new SendPushTask.Push("ann", "from another process"));
         }
         JdbcTemplate jdbc = new JdbcTemplate(this.database.dataSource());

@@ -17,7 +17,7 @@ import io.pgqueue.NodeInfo;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
-import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
+import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskStats;
@@ -52,14 +52,14 @@ final class ConsoleApi {
 
     private final ConsoleHistory history;
 
-    private final ObjectProvider<QueueWorkersLifecycle> workers;
+    private final ObjectProvider<QueueWorkerNode> workers;
 
     private final ObjectProvider<LocalDeadlineMisses> misses;
 
     private final boolean readOnly;
 
     ConsoleApi(QueueAdmin admin, QueueStatistics stats, ConsoleHistory history,
-            ObjectProvider<QueueWorkersLifecycle> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly) {
+            ObjectProvider<QueueWorkerNode> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly) {
         this.admin = admin;
         this.stats = stats;
         this.history = history;
@@ -251,7 +251,7 @@ final class ConsoleApi {
     }
 
     private List<Map<String, Object>> pools() {
-        QueueWorkersLifecycle lifecycle = this.workers.getIfAvailable();
+        QueueWorkerNode lifecycle = this.workers.getIfAvailable();
         if (lifecycle == null) {
             return List.of();
         }

@@ -5,7 +5,7 @@ import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueConfigurationException;
 import io.pgqueue.autoconfigure.QueueEndpointAutoConfiguration;
-import io.pgqueue.autoconfigure.QueueWorkersLifecycle;
+import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.observe.QueueStatistics;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -59,7 +59,7 @@ public final class QueueConsoleAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "pgqueueConsoleRoutes")
     RouterFunction<ServerResponse> pgqueueConsoleRoutes(QueueConsoleProperties properties, QueueAdmin admin,
-            QueueStatistics stats, ConsoleHistory history, ObjectProvider<QueueWorkersLifecycle> workers,
+            QueueStatistics stats, ConsoleHistory history, ObjectProvider<QueueWorkerNode> workers,
             ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans) {
         String path = path(properties.getPath());
         boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);

@@ -96,7 +96,7 @@ class QueueNodesTests {
     }
 
     private static boolean paused(ConfigurableApplicationContext node) {
-        return node.getBean(io.pgqueue.autoconfigure.QueueWorkersLifecycle.class).pools().stream()
+        return node.getBean(io.pgqueue.autoconfigure.QueueWorkerNode.class).pools().stream()
             .anyMatch(pool -> pool.tasks().containsKey("send-push") && pool.tasks().get("send-push").paused());
     }
 

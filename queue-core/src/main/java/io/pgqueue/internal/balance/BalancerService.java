@@ -89,7 +89,7 @@ public final class BalancerService implements PartitionBalancer {
     public BalancerService(Shards shards, QueueStatsPoller stats, PartitionLoad load, BalancerSettings settings,
             Duration loadWindow, String node, boolean enabled) {
         this.shards = shards;
-        this.store = new BalancerStore(shards.main().stores().dataSource(), shards.main().stores().config());
+        this.store = shards.main().stores().balancer();
         this.stats = stats;
         this.load = load;
         this.settings = settings;

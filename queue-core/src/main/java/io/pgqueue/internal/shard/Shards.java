@@ -33,6 +33,9 @@ import org.slf4j.LoggerFactory;
  * Opening sharded shards registers new shards (each gets a number and so its own job id range),
  * and, for a new installation, creates the partition map: spread evenly over the configured shards
  * when none of them holds jobs yet, else every partition on the main shard, where the jobs are.
+ * <p>
+ * Registration, the partition count and the cached map are one class because each decides from
+ * the others under the main shard's topology lock; the move itself is {@link PartitionMover}.
  */
 public final class Shards {
 
@@ -85,8 +88,7 @@ public final class Shards {
      * @return the shards
      */
     public static Shards unsharded(QueueStores stores) {
-        Shard main = new Shard(QueueDefaults.MAIN_SHARD, 0, stores,
-                new PartitionStore(stores.dataSource(), stores.config()), new OutboxStore(stores.dataSource(), stores.config()));
+        Shard main = new Shard(QueueDefaults.MAIN_SHARD, 0, stores, stores.partitions(), stores.outbox());
         Map<String, Shard> shards = new LinkedHashMap<>();
         shards.put(main.name(), main);
         return new Shards(shards, false, PartitionMap.allOn(main.name(), QueueDefaults.PARTITIONS));
@@ -114,7 +116,7 @@ public final class Shards {
             }
         });
         Map<String, PartitionStore> stores = new LinkedHashMap<>();
-        all.forEach((name, shard) -> stores.put(name, new PartitionStore(shard.dataSource(), shard.config())));
+        all.forEach((name, shard) -> stores.put(name, shard.partitions()));
         PartitionStore coordinator = stores.get(QueueDefaults.MAIN_SHARD);
         int count = partitionCount(coordinator, stores, partitions);
         PartitionStore.Installation installation = coordinator.installation();
@@ -134,8 +136,7 @@ public final class Shards {
             }
             store.enterIdRange(number);
             QueueStores shardStores = entry.getValue();
-            shards.put(name, new Shard(name, number, shardStores, store,
-                    new OutboxStore(shardStores.dataSource(), shardStores.config())));
+            shards.put(name, new Shard(name, number, shardStores, store, shardStores.outbox()));
         }
         coordinator.withTopologyLock(() -> {
             if (!coordinator.mapExists()) {

@@ -45,6 +45,11 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <p>
  * Internal API of the engine: it may change in any release; applications use
  * {@link io.pgqueue.QueueClient} and the worker pools.
+ * <p>
+ * It is the longest store because the job tables are the queue: enqueue with its dedup upserts,
+ * the claim, the fenced writes out of STARTING and RUNNING, rescue, retention, re-runs and the
+ * listings all change or read the same rows, and keeping them in one class keeps every state
+ * transition of a job, and the locks it takes, in one place. Its SQL is in {@link JobStatements}.
  */
 public final class JobStore {
 

@@ -3,7 +3,8 @@ package io.pgqueue.internal.store;
 /**
  * The SQL of message queues (tables {@code message_queue}, {@code message}, {@code message_group},
  * {@code message_dedup}), one named statement per operation. {@code ${schema}} stands for the
- * validated queue schema.
+ * validated queue schema. Its length is its statements, each a text block with its reason; a
+ * class of statements has no logic to split.
  */
 public final class MessageStatements {
 

@@ -35,6 +35,10 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Every statement of message queues (see {@code V14__message_queues.sql}): queues, sends,
  * receives, deletes and visibility changes by receipt, purges, retention and counts.
+ * <p>
+ * One store for the four message tables because a receive, a delete and a visibility change each
+ * touch several of them in one statement or transaction (a FIFO group's lock, the dedup window, the
+ * dead-letter move); its SQL is in {@link MessageStatements}.
  */
 public final class MessageStore {
 

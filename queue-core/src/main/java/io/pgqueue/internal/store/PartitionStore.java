@@ -27,6 +27,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * Partitions and shards on one database: on every shard, its identity and the partitions it
  * holds; on the coordinating shard, the shard registry and the partition map. Internal API; its
  * SQL is in {@link PartitionStatements}.
+ * <p>
+ * One store for the partition tables because a move's steps (journal, fence, copy, flip) run
+ * against the same rows and must take their locks in one order.
  */
 public final class PartitionStore {
 

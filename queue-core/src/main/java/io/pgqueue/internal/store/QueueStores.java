@@ -1,14 +1,13 @@
 package io.pgqueue.internal.store;
 
-import java.util.Objects;
-
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
 
 /**
- * The stores of one queue database, created once and shared by the client, the admin, the workers
- * and the statistics poller: every statement the queue runs on that database goes through them.
+ * The stores of one queue database, created once and shared by the client, the admin, the workers,
+ * the scheduler, the message queues, the shards and the balancer: every statement the engine runs on
+ * that database goes through them.
  *
  * @param dataSource the queue's database
  * @param config the queue's settings
@@ -16,21 +15,16 @@ import io.pgqueue.QueueConfig;
  * @param controls the task controls (pause/resume)
  * @param nodes the node registry
  * @param stats the shared statistics count
+ * @param schema the schema check
+ * @param partitions the partition map and the shard's identity
+ * @param outbox the outbox of jobs bound for other shards
+ * @param schedules the recurring jobs' schedules
+ * @param messages the message queues
+ * @param balancer the partition balancer's state
  */
 public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jobs, ControlStore controls,
-        NodeStore nodes, StatsStore stats) {
-
-    /**
-     * Checks that every store is there.
-     */
-    public QueueStores {
-        Objects.requireNonNull(dataSource, "dataSource");
-        Objects.requireNonNull(config, "config");
-        Objects.requireNonNull(jobs, "jobs");
-        Objects.requireNonNull(controls, "controls");
-        Objects.requireNonNull(nodes, "nodes");
-        Objects.requireNonNull(stats, "stats");
-    }
+        NodeStore nodes, StatsStore stats, SchemaStore schema, PartitionStore partitions, OutboxStore outbox,
+        ScheduleStore schedules, MessageStore messages, BalancerStore balancer) {
 
     /**
      * Creates the stores of a queue database.
@@ -52,6 +46,9 @@ public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jo
      */
     public static QueueStores create(DataSource dataSource, QueueConfig config, boolean shard) {
         return new QueueStores(dataSource, config, new JobStore(dataSource, config, shard),
-                new ControlStore(dataSource, config), new NodeStore(dataSource, config), new StatsStore(dataSource, config));
+                new ControlStore(dataSource, config), new NodeStore(dataSource, config), new StatsStore(dataSource, config),
+                new SchemaStore(dataSource, config.schema()), new PartitionStore(dataSource, config),
+                new OutboxStore(dataSource, config), new ScheduleStore(dataSource, config), new MessageStore(dataSource, config),
+                new BalancerStore(dataSource, config));
     }
 }

@@ -28,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * The task slots of one pool on this node: per task the buffer of claimed (STARTING) jobs and the
  * handler slots they start in, all under one lock. Its producer asks it what to claim and hands it
  * what was claimed; finished handlers free their slot here and ask the producer for a refill.
+ * <p>
+ * Buffers, slots, demand, hung handlers and the adaptive prefetch are one class because they share
+ * the one lock: what may be claimed depends on what is buffered and running at that instant.
  */
 public final class PoolSlots {
 

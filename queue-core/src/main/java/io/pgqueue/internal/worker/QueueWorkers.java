@@ -23,7 +23,6 @@ import io.pgqueue.internal.store.Lease;
 import io.pgqueue.internal.store.NodeStore;
 import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.internal.store.QueueStores;
-import io.pgqueue.internal.store.SchemaStore;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.worker.PoolState;
@@ -219,7 +218,7 @@ public final class QueueWorkers {
         }
         // Fail here, with what to do, rather than in every claim.
         for (Shards.Shard shard : this.shards.all()) {
-            new SchemaStore(shard.stores().dataSource(), shard.stores().config().schema()).requireMigrated();
+            shard.stores().schema().requireMigrated();
         }
         this.nodes.register(this.settings.nodeId(), WorkerSettings.hostName(), poolsJson());
         refreshPaused();

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.IntStream;
 
+import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
@@ -126,7 +127,7 @@ class BalancerServiceTests {
 
         node.balancer().drain("c", true);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> !node.shards().refresh().partitionsPerShard().containsKey("c"));
+        await().atMost(Duration.ofSeconds(60)).until(() -> !Engines.of(node).shards().refresh().partitionsPerShard().containsKey("c"));
         assertThat(jobsOn(2)).isZero();
         assertThat(jobsOn(0) + jobsOn(1)).isEqualTo(PARTITIONS * 20L);
         assertThat(node.balancer().recentDecisions(50)).allSatisfy(decision -> {

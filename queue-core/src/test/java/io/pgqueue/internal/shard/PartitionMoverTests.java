@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
+import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
@@ -109,15 +110,15 @@ class PartitionMoverTests {
     @Test
     void movesAPartitionsJobsAndItsEnqueuesToTheTarget() {
         PgQueue node = node("node-1", false);
-        assertThat(node.shards().map().shardOf(0)).isEqualTo("main");
+        assertThat(Engines.of(node).shards().map().shardOf(0)).isEqualTo("main");
         List<Long> ids = enqueueInPartitionZero(node, 12_000);
 
-        PartitionMoveResult result = new PartitionMover(node.shards()).move(0, "b", Duration.ofSeconds(5));
+        PartitionMoveResult result = new PartitionMover(Engines.of(node).shards()).move(0, "b", Duration.ofSeconds(5));
 
         assertThat(result.jobsMoved()).isEqualTo(12_000);
         assertThat(result.jobsLeft()).isZero();
-        assertThat(node.shards().map().shardOf(0)).isEqualTo("b");
-        assertThat(node.shards().map().version()).isEqualTo(3);
+        assertThat(Engines.of(node).shards().map().shardOf(0)).isEqualTo("b");
+        assertThat(Engines.of(node).shards().map().version()).isEqualTo(3);
         assertThat(ids(this.b)).containsExactlyInAnyOrderElementsOf(ids);
         assertThat(count(this.main, "job")).isZero();
         assertThat(count(this.main, "job_moving")).isZero();
@@ -128,11 +129,11 @@ class PartitionMoverTests {
         long next = node.client().enqueue("record", 1, EnqueueOptions.defaults().withPartitionKey(key(0))).jobId();
         assertThat(next >>> 48).isOne();
         assertThat(node.client().find(ids.get(0))).isPresent();
-        assertThatThrownBy(() -> new PartitionMover(node.shards()).move(0, "b", Duration.ZERO))
+        assertThatThrownBy(() -> new PartitionMover(Engines.of(node).shards()).move(0, "b", Duration.ZERO))
             .isInstanceOf(ShardException.class).hasMessageContaining("is on shard 'b' already");
-        assertThatThrownBy(() -> new PartitionMover(node.shards()).move(0, "x", Duration.ZERO))
+        assertThatThrownBy(() -> new PartitionMover(Engines.of(node).shards()).move(0, "x", Duration.ZERO))
             .isInstanceOf(ShardException.class).hasMessageContaining("There is no shard 'x'");
-        assertThatThrownBy(() -> new PartitionMover(node.shards()).move(1024, "b", Duration.ZERO))
+        assertThatThrownBy(() -> new PartitionMover(Engines.of(node).shards()).move(1024, "b", Duration.ZERO))
             .isInstanceOf(ShardException.class).hasMessageContaining("There is no partition 1024");
     }
 
@@ -141,7 +142,7 @@ class PartitionMoverTests {
     void aMoveWhoseNodeDiesAtAnyStepLeavesEveryJobInOnePlaceAndIsFinishedByAnother(PartitionMover.Step step) {
         PgQueue node = node("node-1", false);
         List<Long> ids = enqueueInPartitionZero(node, 12_000);
-        PartitionMover dying = new PartitionMover(node.shards(), reached -> {
+        PartitionMover dying = new PartitionMover(Engines.of(node).shards(), reached -> {
             if (reached == step) {
                 throw new IllegalStateException("node died at " + step);
             }
@@ -163,12 +164,12 @@ class PartitionMoverTests {
         assertThat(ids(this.b)).as("no job both on the source and on the target").noneMatch(onSource::contains);
 
         PgQueue other = node("node-2", false);
-        List<PartitionMoveResult> resumed = new PartitionMover(other.shards()).resumeAll(Duration.ofSeconds(5));
+        List<PartitionMoveResult> resumed = new PartitionMover(Engines.of(other).shards()).resumeAll(Duration.ofSeconds(5));
 
         assertThat(resumed).hasSize(1);
         assertThat(ids(this.b)).containsExactlyInAnyOrderElementsOf(ids);
         assertThat(count(this.main, "job") + count(this.main, "job_moving") + count(this.main, "partition_move")).isZero();
-        assertThat(other.shards().refresh().shardOf(0)).isEqualTo("b");
+        assertThat(Engines.of(other).shards().refresh().shardOf(0)).isEqualTo("b");
         assertThat(held(this.main)).doesNotContain(0);
     }
 
@@ -194,7 +195,7 @@ class PartitionMoverTests {
         writer.start();
         Thread.sleep(100);
 
-        PartitionMoveResult result = new PartitionMover(producer.shards()).move(0, "b", Duration.ofSeconds(10));
+        PartitionMoveResult result = new PartitionMover(Engines.of(producer).shards()).move(0, "b", Duration.ofSeconds(10));
         Thread.sleep(200);
         enqueuing.set(false);
         writer.join();
