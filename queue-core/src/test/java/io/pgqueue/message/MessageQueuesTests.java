@@ -407,6 +407,30 @@ class MessageQueuesTests {
     }
 
     @Test
+    void callsAfterAStopWorkWithoutListeningAgainUntilTheNextStart() {
+        MessageEngine node = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()),
+                MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ZERO);
+        node.createQueue("after-stop", MessageQueueAttributes.defaults(), Map.of());
+        node.send("after-stop", OutgoingMessage.of("early"));
+        assertThat(node.isRunning()).as("listening from the first send").isTrue();
+        assertThat(node.receive("after-stop", ReceiveRequest.of(1))).hasSize(1);
+        node.stop();
+
+        // A request the web server finishes while the application shuts down.
+        node.send("after-stop", OutgoingMessage.of("late"));
+        assertThat(node.receive("after-stop", ReceiveRequest.of(1).withWaitTime(Duration.ofSeconds(5))))
+            .extracting(ReceivedMessage::body).containsExactly("late");
+        long waitStart = System.nanoTime();
+        assertThat(node.receive("after-stop", ReceiveRequest.of(1).withWaitTime(Duration.ofSeconds(5)))).isEmpty();
+        assertThat(Duration.ofNanos(System.nanoTime() - waitStart)).as("a wait after the stop").isLessThan(Duration.ofSeconds(4));
+        assertThat(node.isRunning()).as("listening after the stop").isFalse();
+
+        node.start();
+        assertThat(node.isRunning()).isTrue();
+        node.stop();
+    }
+
+    @Test
     void metersCountSendsReceivesDeletesAndGaugeTheQueues() throws Exception {
         io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
                 new io.micrometer.core.instrument.simple.SimpleMeterRegistry();

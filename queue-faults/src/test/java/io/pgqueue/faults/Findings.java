@@ -1,6 +1,7 @@
 package io.pgqueue.faults;
 
 import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -154,11 +155,15 @@ final class Findings {
         String file = System.getProperty("faults.report");
         if (file != null) {
             Path path = Path.of(file);
-            if (!Files.exists(path)) {
+            try {
+                // The scenario classes run in parallel forks: only the first to report writes the header.
                 Files.writeString(path, """
                         | scenario | jobs | lost | overlaps within a lease | starts without a lease | overlaps (all) | re-executions | recovery and notes |
                         |---|---|---|---|---|---|---|---|
-                        """);
+                        """, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            }
+            catch (FileAlreadyExistsException ex) {
+                // Another scenario's header is there.
             }
             Files.writeString(path, row + "\n", StandardOpenOption.APPEND);
         }

@@ -83,6 +83,9 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
 
     private volatile boolean started;
 
+    /** Set by {@link #stop()}: a call after it does not start listening again. */
+    private boolean stopped;
+
     /**
      * Creates the message queues of a queue database; call {@link #start()} before receiving with a wait.
      * @param dataSource the queue's database (the main shard)
@@ -108,7 +111,12 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
      * call on a queue starts them too.
      */
     public synchronized void start() {
-        if (this.listener != null) {
+        this.stopped = false;
+        listen();
+    }
+
+    private synchronized void listen() {
+        if (this.listener != null || this.stopped) {
             return;
         }
         this.started = true;
@@ -144,14 +152,20 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         return this.housekeeping.latestCounts();
     }
 
-    /** Ends waiting receives with no messages, stops listening, the sweep and the group commits; idempotent. */
+    /**
+     * Ends waiting receives with no messages, stops listening, the sweep and the group commits;
+     * idempotent. Calls after it (a request the web server finishes while the application shuts
+     * down) work without long polling and do not start listening again; {@link #start()} does.
+     */
     public synchronized void stop() {
         this.started = false;
+        this.stopped = true;
         if (this.listener != null) {
             this.listener.stop();
             this.longPolls.close();
             this.housekeeping.stop();
             this.listener = null;
+            this.longPolls = null;
         }
         this.sends.close();
         this.deletes.close();
@@ -165,7 +179,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
 
     private void ensureStarted() {
         if (!this.started) {
-            start();
+            listen();
         }
     }
 

@@ -25,80 +25,10 @@ import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 /**
  * The schedules of recurring jobs (table {@code schedule}, V17): the schedules configured on the
  * nodes and added at runtime, and the scheduler's reads and writes. Every statement names times
- * explicitly (the scheduler's clock), never the database's {@code now()}.
+ * explicitly (the scheduler's clock), never the database's {@code now()}. Its SQL is in
+ * {@link ScheduleStatements}.
  */
 public final class ScheduleStore {
-
-    private static final String COLUMNS = """
-            s.name, s.task, s.cron, s.zone, CAST(s.payload AS text) AS payload, s.catch_up, s.source, s.next_fire,
-            s.last_fire, s.last_job_id""";
-
-    private static final String LIST = """
-            SELECT %s,
-                   coalesce(active.state, finished.state) AS last_state
-            FROM ${schema}.schedule AS s
-            LEFT JOIN ${schema}.job AS active ON active.id = s.last_job_id
-            LEFT JOIN ${schema}.job_finished AS finished ON finished.id = s.last_job_id
-            ORDER BY s.name
-            """.formatted(COLUMNS);
-
-    private static final String UPSERT_CONFIGURED = """
-            INSERT INTO ${schema}.schedule AS s (name, task, cron, zone, payload, catch_up, source, next_fire)
-            VALUES (:name, :task, :cron, :zone, CAST(:payload AS jsonb), :catchUp, 'CONFIG', :nextFire)
-            ON CONFLICT (name) DO UPDATE
-            SET task = excluded.task, cron = excluded.cron, zone = excluded.zone, payload = excluded.payload,
-                catch_up = excluded.catch_up, source = 'CONFIG', updated_at = now(),
-                -- The same slots: the next one stays, so a restart neither repeats nor skips one.
-                next_fire = CASE WHEN (s.cron, s.zone) IS DISTINCT FROM (excluded.cron, excluded.zone)
-                                 THEN excluded.next_fire ELSE s.next_fire END
-            WHERE (s.task, s.cron, s.zone, s.payload, s.catch_up, s.source)
-                  IS DISTINCT FROM (excluded.task, excluded.cron, excluded.zone, excluded.payload, excluded.catch_up, 'CONFIG')
-            """;
-
-    private static final String DELETE_UNCONFIGURED = """
-            DELETE FROM ${schema}.schedule
-            WHERE source = 'CONFIG' AND task = ANY(CAST(:tasks AS text[])) AND NOT (name = ANY(CAST(:names AS text[])))
-            """;
-
-    private static final String PUT_RUNTIME = """
-            INSERT INTO ${schema}.schedule AS s (name, task, cron, zone, payload, catch_up, source, next_fire)
-            VALUES (:name, :task, :cron, :zone, CAST(:payload AS jsonb), :catchUp, 'RUNTIME', :nextFire)
-            ON CONFLICT (name) DO UPDATE
-            SET task = excluded.task, cron = excluded.cron, zone = excluded.zone, payload = excluded.payload,
-                catch_up = excluded.catch_up, updated_at = now(),
-                next_fire = CASE WHEN (s.cron, s.zone) IS DISTINCT FROM (excluded.cron, excluded.zone)
-                                 THEN excluded.next_fire ELSE s.next_fire END
-            WHERE s.source = 'RUNTIME'
-            RETURNING s.name
-            """;
-
-    private static final String REMOVE_RUNTIME = "DELETE FROM ${schema}.schedule WHERE name = :name AND source = 'RUNTIME'";
-
-    private static final String SOURCE = "SELECT source FROM ${schema}.schedule WHERE name = :name";
-
-    private static final String LOCK_DUE = """
-            SELECT %s
-            FROM ${schema}.schedule AS s
-            WHERE s.next_fire <= :now AND s.task = ANY(CAST(:tasks AS text[]))
-            ORDER BY s.next_fire
-            LIMIT :limit
-            FOR UPDATE SKIP LOCKED
-            """.formatted(COLUMNS);
-
-    private static final String FIRED = """
-            UPDATE ${schema}.schedule
-            SET next_fire = :nextFire, last_fire = coalesce(:lastFire, last_fire), last_job_id = coalesce(:lastJob, last_job_id),
-                updated_at = now()
-            WHERE name = :name
-            """;
-
-    private static final String SKIPPED = """
-            UPDATE ${schema}.schedule SET next_fire = :nextFire, updated_at = now() WHERE name = :name AND next_fire = :slot
-            """;
-
-    private static final String NEXT_FIRE = """
-            SELECT min(next_fire) AS next FROM ${schema}.schedule WHERE task = ANY(CAST(:tasks AS text[]))
-            """;
 
     private final TransactionTemplate transactions;
 
@@ -132,7 +62,7 @@ public final class ScheduleStore {
 
     /** @return every schedule, by name, with its last job's state */
     public List<ScheduleInfo> list() {
-        return this.jdbc.query(sql(LIST), (rs, row) -> new ScheduleInfo(schedule(rs), "CONFIG".equals(rs.getString("source")),
+        return this.jdbc.query(sql(ScheduleStatements.LIST), (rs, row) -> new ScheduleInfo(schedule(rs), "CONFIG".equals(rs.getString("source")),
                 StoreSupport.instant(rs, "next_fire"), StoreSupport.instant(rs, "last_fire"), (Long) rs.getObject("last_job_id"),
                 rs.getString("last_state") == null ? null : JobState.valueOf(rs.getString("last_state"))));
     }
@@ -143,7 +73,7 @@ public final class ScheduleStore {
      * @param nextFire its next slot, used when it is new or its slots changed
      */
     public void upsertConfigured(Schedule schedule, Instant nextFire) {
-        this.jdbc.update(sql(UPSERT_CONFIGURED), params(schedule, nextFire));
+        this.jdbc.update(sql(ScheduleStatements.UPSERT_CONFIGURED), params(schedule, nextFire));
     }
 
     /**
@@ -152,7 +82,7 @@ public final class ScheduleStore {
      * @return how many were deleted
      */
     public int deleteUnconfigured(Collection<String> tasks, Collection<String> names) {
-        return this.jdbc.update(sql(DELETE_UNCONFIGURED), new MapSqlParameterSource("tasks", SqlArrays.texts(List.copyOf(tasks)))
+        return this.jdbc.update(sql(ScheduleStatements.DELETE_UNCONFIGURED), new MapSqlParameterSource("tasks", SqlArrays.texts(List.copyOf(tasks)))
             .addValue("names", SqlArrays.texts(List.copyOf(names))));
     }
 
@@ -161,17 +91,17 @@ public final class ScheduleStore {
      * @return {@code false} if a configured schedule has the name (nothing changed)
      */
     public boolean putRuntime(Schedule schedule, Instant nextFire) {
-        return !this.jdbc.queryForList(sql(PUT_RUNTIME), params(schedule, nextFire), String.class).isEmpty();
+        return !this.jdbc.queryForList(sql(ScheduleStatements.PUT_RUNTIME), params(schedule, nextFire), String.class).isEmpty();
     }
 
     /** @return the source of the schedule of that name ({@code CONFIG}, {@code RUNTIME}), if any */
     public Optional<String> source(String name) {
-        return this.jdbc.queryForList(sql(SOURCE), new MapSqlParameterSource("name", name), String.class).stream().findFirst();
+        return this.jdbc.queryForList(sql(ScheduleStatements.SOURCE), new MapSqlParameterSource("name", name), String.class).stream().findFirst();
     }
 
     /** @return whether a schedule added at runtime was removed */
     public boolean removeRuntime(String name) {
-        return this.jdbc.update(sql(REMOVE_RUNTIME), new MapSqlParameterSource("name", name)) > 0;
+        return this.jdbc.update(sql(ScheduleStatements.REMOVE_RUNTIME), new MapSqlParameterSource("name", name)) > 0;
     }
 
     /**
@@ -182,7 +112,7 @@ public final class ScheduleStore {
      * @param limit the most schedules to lock
      */
     public List<Due> lockDue(Instant now, Collection<String> tasks, int limit) {
-        return this.jdbc.query(sql(LOCK_DUE), new MapSqlParameterSource("now", timestamp(now))
+        return this.jdbc.query(sql(ScheduleStatements.LOCK_DUE), new MapSqlParameterSource("now", timestamp(now))
             .addValue("tasks", SqlArrays.texts(List.copyOf(tasks))).addValue("limit", limit),
                 (rs, row) -> new Due(schedule(rs), StoreSupport.instant(rs, "next_fire")));
     }
@@ -193,7 +123,7 @@ public final class ScheduleStore {
      * @param lastJob that job, or {@code null}
      */
     public void fired(String name, Instant nextFire, Instant lastFire, Long lastJob) {
-        this.jdbc.update(sql(FIRED), new MapSqlParameterSource("name", name).addValue("nextFire", timestamp(nextFire))
+        this.jdbc.update(sql(ScheduleStatements.FIRED), new MapSqlParameterSource("name", name).addValue("nextFire", timestamp(nextFire))
             .addValue("lastFire", lastFire == null ? null : timestamp(lastFire), Types.TIMESTAMP_WITH_TIMEZONE)
             .addValue("lastJob", lastJob, Types.BIGINT));
     }
@@ -205,13 +135,13 @@ public final class ScheduleStore {
      * @param nextFire the next slot
      */
     public void skipped(String name, Instant slot, Instant nextFire) {
-        this.jdbc.update(sql(SKIPPED), new MapSqlParameterSource("name", name).addValue("slot", timestamp(slot))
+        this.jdbc.update(sql(ScheduleStatements.SKIPPED), new MapSqlParameterSource("name", name).addValue("slot", timestamp(slot))
             .addValue("nextFire", timestamp(nextFire)));
     }
 
     /** @return the earliest next slot of the given tasks' schedules, if any */
     public Optional<Instant> nextFire(Collection<String> tasks) {
-        return Optional.ofNullable(this.jdbc.query(sql(NEXT_FIRE), new MapSqlParameterSource("tasks",
+        return Optional.ofNullable(this.jdbc.query(sql(ScheduleStatements.NEXT_FIRE), new MapSqlParameterSource("tasks",
                 SqlArrays.texts(List.copyOf(tasks))), rs -> rs.next() ? StoreSupport.instant(rs, "next") : null));
     }
 
