@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import io.pgqueue.InvalidSettingException;
+import io.pgqueue.JobSnapshot;
 import io.pgqueue.NodeInfo;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
@@ -403,6 +404,7 @@ public class QueueEndpoint {
     @WriteOperation
     public Map<String, Object> jobAction(@Selector String task, @Selector long jobId, @Nullable String action) {
         requireKnown(task);
+        requireJobOf(task, jobId);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("jobId", jobId);
         body.put("action", action);
@@ -515,6 +517,19 @@ public class QueueEndpoint {
             if (!this.admin.knownTasks().contains(task)) {
                 throw new QueueAdminException(QueueAdminException.Reason.NOT_FOUND, "Unknown task '" + task
                         + "'; known tasks are " + this.admin.knownTasks());
+            }
+            return null;
+        });
+    }
+
+    /** A job is acted on under its own task's path only: its id alone might name another task's job. */
+    private void requireJobOf(String task, long jobId) {
+        call(() -> {
+            // A job that does not exist is the action's own answer (404 naming the id).
+            String actual = this.admin.job(jobId).map(JobSnapshot::task).orElse(task);
+            if (!task.equals(actual)) {
+                throw new QueueAdminException(QueueAdminException.Reason.NOT_FOUND, "Job " + jobId + " is a job of task '"
+                        + actual + "', not of '" + task + "'; nothing was changed");
             }
             return null;
         });

@@ -177,6 +177,11 @@ class QueueMonitoringTests {
 
             assertRejected(web.jobAction("push", id, "rerun"), 409, "Job " + waiting + " is READY; only FAILED jobs "
                     + "can be re-run");
+            // Another task's path does not reach the job.
+            assertRejected(web.jobAction("copy", id, "cancel"), 404, "Job " + waiting + " is a job of task 'push', not "
+                    + "of 'copy'");
+            assertThat(context.getBean(QueueClient.class).find(waiting)).hasValueSatisfying(
+                    job -> assertThat(job.state()).isEqualTo(JobState.READY));
             assertThat(web.jobAction("push", id, "cancel").getStatus()).isEqualTo(200);
             assertRejected(web.jobAction("push", id, "cancel"), 409, "Job " + waiting + " has already finished");
 

@@ -2,7 +2,6 @@ package io.pgqueue.schedule;
 
 import java.time.ZoneId;
 import java.time.ZoneOffset;
-import java.util.Objects;
 import java.util.regex.Pattern;
 
 import io.pgqueue.InvalidSettingException;
@@ -34,8 +33,8 @@ public record Schedule(String name, String task, String cron, ZoneId zone, Strin
         InvalidSettingException.require(name != null && NAME.matcher(name).matches(), "name", name,
                 "must be 1 to 128 letters, digits and . _ : - (starting with a letter or digit)");
         TaskDefinition.validateName(task);
-        Objects.requireNonNull(zone, "zone");
-        Objects.requireNonNull(catchUp, "catchUp");
+        InvalidSettingException.require(zone != null, "zone", null, "must be a time zone, e.g. UTC or Europe/Amsterdam");
+        InvalidSettingException.require(catchUp != null, "catchUp", null, "must be RUN_ONCE, RUN_ALL or SKIP");
         InvalidSettingException.require(payload != null && !payload.isBlank(), "payload", payload, "must be JSON");
         CronSlots.of(cron, zone);
     }

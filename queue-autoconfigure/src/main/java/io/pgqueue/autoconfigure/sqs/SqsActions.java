@@ -120,6 +120,12 @@ final class SqsActions {
     private ObjectNode createQueue(ObjectNode request, Caller caller) {
         String name = required(request, "QueueName");
         Map<String, String> attributes = stringMap(request.get("Attributes"), "Attributes");
+        if (name.endsWith(".fifo") && !attributes.containsKey("FifoQueue")) {
+            // As SQS: the suffix alone makes no FIFO queue, and a standard queue's name has no dot.
+            throw MessageQueueException.invalidParameter("Can only include alphanumeric characters, hyphens, or "
+                    + "underscores. 1 to 80 in length. A FIFO queue's name ends in .fifo and needs the attribute "
+                    + "FifoQueue=true.");
+        }
         MessageQueueInfo queue = this.queues.createQueue(name,
                 attributes(attributes, MessageQueueAttributes.defaults(), name), stringMap(request.get("Tags"), "Tags"));
         return NODES.objectNode().put("QueueUrl", url(caller, queue.name()));
@@ -141,9 +147,11 @@ final class SqsActions {
             ArrayNode urls = response.putArray("QueueUrls");
             page.forEach(queue -> urls.add(url(caller, queue.name())));
         }
-        if (maxResults != null && page.size() == limit) {
+        // A token only when another page has queues: a full last page ends the listing.
+        String last = page.isEmpty() ? null : page.get(page.size() - 1).name();
+        if (maxResults != null && page.size() == limit && !this.queues.listQueues(prefix, last, 1).isEmpty()) {
             response.put("NextToken", Base64.getUrlEncoder().withoutPadding()
-                .encodeToString(page.get(page.size() - 1).name().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                .encodeToString(last.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
         }
         return response;
     }
@@ -562,7 +570,8 @@ final class SqsActions {
 
     private static List<JsonNode> entries(ObjectNode request) {
         JsonNode entries = request.get("Entries");
-        if (entries == null || entries.isNull()) {
+        // The query protocol writes an empty list as one empty parameter (SendMessageBatchRequestEntry=).
+        if (entries == null || entries.isNull() || (entries.isString() && entries.asString().isEmpty())) {
             return List.of();
         }
         if (!entries.isArray()) {

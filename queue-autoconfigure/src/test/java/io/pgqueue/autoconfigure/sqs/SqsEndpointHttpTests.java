@@ -7,6 +7,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -118,6 +119,44 @@ class SqsEndpointHttpTests {
         assertThat(tree(unknown).get("__type").asString()).isEqualTo("com.amazonaws.sqs#InvalidAction");
         HttpResponse<String> malformed = json("ListQueues", "not json");
         assertThat(malformed.statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void aFullLastPageOfQueuesEndsTheListingWithoutANextToken() throws Exception {
+        for (String name : List.of("paged-a", "paged-b", "paged-c", "paged-d")) {
+            assertThat(json("CreateQueue", "{\"QueueName\":\"" + name + "\"}").statusCode()).isEqualTo(200);
+        }
+        JsonNode first = tree(json("ListQueues", "{\"QueueNamePrefix\":\"paged-\",\"MaxResults\":2}"));
+        assertThat(first.get("QueueUrls")).hasSize(2);
+        assertThat(first.has("NextToken")).isTrue();
+        JsonNode last = tree(json("ListQueues", "{\"QueueNamePrefix\":\"paged-\",\"MaxResults\":2,\"NextToken\":\""
+                + first.get("NextToken").asString() + "\"}"));
+        assertThat(last.get("QueueUrls")).hasSize(2);
+        assertThat(last.has("NextToken")).as("a token after the exactly full last page").isFalse();
+    }
+
+    @Test
+    void aQueueNamedFifoNeedsFifoQueueTrueAsOnSqs() throws Exception {
+        HttpResponse<String> refused = json("CreateQueue", "{\"QueueName\":\"suffix-only.fifo\"}");
+        assertThat(refused.statusCode()).isEqualTo(400);
+        assertThat(tree(refused).get("__type").asString()).isEqualTo("com.amazonaws.sqs#InvalidParameterValue");
+        assertThat(tree(json("GetQueueUrl", "{\"QueueName\":\"suffix-only.fifo\"}")).get("__type").asString())
+            .as("nothing created").isEqualTo("com.amazonaws.sqs#QueueDoesNotExist");
+        assertThat(json("CreateQueue", "{\"QueueName\":\"declared.fifo\",\"Attributes\":{\"FifoQueue\":\"true\"}}")
+            .statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void anEmptyBatchOnTheQueryProtocolIsAnEmptyBatchRequest() throws Exception {
+        assertThat(query("/sqs", "Action", "CreateQueue", "QueueName", "empty-batch-q").get().statusCode()).isEqualTo(200);
+        // How botocore writes an empty list on the query protocol.
+        for (String[] action : List.of(new String[] { "SendMessageBatch", "SendMessageBatchRequestEntry" },
+                new String[] { "DeleteMessageBatch", "DeleteMessageBatchRequestEntry" },
+                new String[] { "ChangeMessageVisibilityBatch", "ChangeMessageVisibilityBatchRequestEntry" })) {
+            HttpResponse<String> empty = query("/sqs/000000000000/empty-batch-q", "Action", action[0], action[1], "").get();
+            assertThat(empty.statusCode()).as(action[0]).isEqualTo(400);
+            assertThat(empty.body()).as(action[0]).contains("<Code>AWS.SimpleQueueService.EmptyBatchRequest</Code>");
+        }
     }
 
     @Test
