@@ -20,9 +20,12 @@ import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
+import io.pgqueue.RateLimit;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.shard.PartitionHash;
+import io.pgqueue.shard.ShardException;
 import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
 import io.pgqueue.testing.TestWorkers;
@@ -36,6 +39,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Worker nodes on three shards (three databases on the test server): every job runs exactly once
@@ -201,6 +206,53 @@ class ShardedWorkersTests {
             Thread.sleep(20);
         }
         assertThat(active(this.main) + active(this.b) + active(this.c)).isZero();
+    }
+
+    @Test
+    void aGlobalConcurrencyHoldsAcrossTheShards() {
+        int limit = 3;
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        WorkerTask task = WorkerTask.of(TaskDefinition.builder("limited").globalConcurrency(limit).build(),
+                (Integer n, TaskContext context) -> {
+                    most.accumulateAndGet(running.incrementAndGet(), Math::max);
+                    try {
+                        Thread.sleep(20);
+                    }
+                    finally {
+                        running.decrementAndGet();
+                    }
+                    this.runs.computeIfAbsent(context.jobId(), any -> new AtomicInteger()).incrementAndGet();
+                }, Integer.class, 12, Duration.ofSeconds(30), "default");
+        PgQueue node = PgQueue.builder(this.main.dataSource()).shard("b", this.b.dataSource()).shard("c", this.c.dataSource())
+            .migrateSchema(true).workers(TestWorkers.settings("node-1").build(), List.of(task)).build();
+        this.nodes.add(node);
+        for (int i = 0; i < 150; i++) {
+            node.client().enqueue("limited", i, EnqueueOptions.defaults().withPartitionKey("tenant-" + i));
+        }
+        assertThat(List.of(this.main, this.b, this.c)).allSatisfy(shard -> assertThat(active(shard)).isGreaterThan(20));
+        node.start();
+        await().atMost(Duration.ofSeconds(60)).until(() -> this.runs.size() == 150);
+
+        // Each shard runs its share (1 of 3 here): never more than the limit across the installation.
+        assertThat(most.get()).as("jobs running at once on three shards").isLessThanOrEqualTo(limit);
+        assertThat(this.runs.values()).allSatisfy(count -> assertThat(count.get()).isEqualTo(1));
+    }
+
+    @Test
+    void aGlobalLimitBelowTheShardCountIsRefusedSayingWhatToSet() {
+        PgQueue.Builder builder = PgQueue.builder(this.main.dataSource()).shard("b", this.b.dataSource())
+            .shard("c", this.c.dataSource()).migrateSchema(true)
+            .tasks(TaskRegistry.of(TaskDefinition.builder("scarce").globalConcurrency(2).build()));
+        assertThatThrownBy(builder::build).isInstanceOf(ShardException.class)
+            .hasMessageContaining("Task 'scarce' has a global-concurrency 2 on 3 shards")
+            .hasMessageContaining("set pgqueue.tasks.scarce.global-concurrency");
+        PgQueue.Builder rated = PgQueue.builder(this.main.dataSource()).shard("b", this.b.dataSource())
+            .shard("c", this.c.dataSource())
+            .tasks(TaskRegistry.of(TaskDefinition.builder("slow").rateLimit(new RateLimit(2, Duration.ofSeconds(1), 1))
+                .build()));
+        assertThatThrownBy(rated::build).isInstanceOf(ShardException.class)
+            .hasMessageContaining("Task 'slow' has a rate of 2 per PT1S on 3 shards");
     }
 
     private static long active(TestDatabase shard) {

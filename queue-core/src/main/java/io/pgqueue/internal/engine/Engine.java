@@ -13,6 +13,7 @@ import io.pgqueue.internal.enqueue.Enqueuer;
 import io.pgqueue.internal.message.MessageEngine;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.schedule.Scheduler;
+import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.QueueStores;
 import io.pgqueue.internal.store.StatsStore;
@@ -86,6 +87,7 @@ public final class Engine {
             settings.shards().forEach((name, dataSource) -> others.put(name, QueueStores.create(dataSource, settings.config(), true)));
             this.shards = Shards.open(main, others, settings.partitions());
         }
+        settings.tasks().all().forEach(task -> LimitShare.requireShareable(task, this.shards.all().size()));
         this.enqueuer = new Enqueuer(this.shards, settings.tasks(), settings.mapper(), settings.telemetry());
         Map<String, StatsStore> statsStores = new LinkedHashMap<>();
         this.shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));

@@ -232,6 +232,17 @@ public final class Shards {
     }
 
     /**
+     * Returns the share of every task's global limits a shard enforces: its position among the
+     * shards by registered number, which every node configured with the same shards agrees on.
+     * @param shard one of the shards
+     * @return its share
+     */
+    public LimitShare limitShare(Shard shard) {
+        List<Integer> numbers = this.shards.values().stream().map(Shard::number).sorted().toList();
+        return new LimitShare(numbers.indexOf(shard.number()), numbers.size());
+    }
+
+    /**
      * @param name a shard's name
      * @return the shard, or empty if there is none of that name
      */

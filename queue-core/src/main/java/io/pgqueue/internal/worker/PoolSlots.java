@@ -15,6 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.store.ClaimLimit;
 import io.pgqueue.internal.store.ClaimResult;
 import io.pgqueue.internal.store.ClaimedJob;
@@ -101,8 +102,9 @@ public final class PoolSlots {
      * @param paused tasks not to claim
      * @param maxClaim the most jobs of one task one claim takes
      * @param pollNanos after how long an exhausted task is looked at again
+     * @param share the share of the tasks' global limits the claiming shard enforces
      */
-    List<ClaimLimit> demand(ShardClaims claims, Set<String> paused, int maxClaim, long pollNanos) {
+    List<ClaimLimit> demand(ShardClaims claims, Set<String> paused, int maxClaim, long pollNanos, LimitShare share) {
         List<ClaimLimit> limits = new ArrayList<>();
         Map<String, Integer> unwritten = new HashMap<>();
         this.lock.lock();
@@ -122,8 +124,8 @@ public final class PoolSlots {
                     int limit = Math.min(free, maxClaim);
                     slot.claiming += limit;
                     TaskDefinition definition = slot.task.definition();
-                    limits.add(new ClaimLimit(slot.name(), limit, definition.globalConcurrency(), definition.rateLimit(),
-                            definition.groups()));
+                    limits.add(new ClaimLimit(slot.name(), limit, share.concurrency(definition.globalConcurrency()),
+                            share.rate(definition.rateLimit()), definition.groups()));
                 }
             }
         }

@@ -153,7 +153,7 @@ public final class Producer extends BackgroundService {
         int failures = 0;
         while (isRunning() && !Thread.currentThread().isInterrupted()) {
             List<ClaimLimit> limits = this.slots.demand(this.claims, this.paused, this.settings.batchSizes().claim(),
-                    this.settings.pollInterval().toNanos());
+                    this.settings.pollInterval().toNanos(), this.shard.limitShare());
             boolean more = false;
             if (!limits.isEmpty()) {
                 try {

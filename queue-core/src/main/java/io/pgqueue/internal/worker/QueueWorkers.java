@@ -165,7 +165,8 @@ public final class QueueWorkers {
                 this.nodes, () -> this.shardWorkers.forEach(ShardWorkers::capacityFreed),
                 shards.sharded() ? shards.main().partitions().mapChannel() : null, shards::refreshSoon);
         for (Shards.Shard shard : shards.all()) {
-            this.shardWorkers.add(new ShardWorkers(shard.name(), shard == shards.main(), shard.stores(), shared));
+            this.shardWorkers.add(new ShardWorkers(shard.name(), shard == shards.main(), shard.stores(),
+                    shards.limitShare(shard), shared));
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.store.FencedResult;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.Lease;
@@ -74,6 +75,8 @@ public final class ShardWorkers {
 
     private volatile boolean running;
 
+    private final LimitShare limitShare;
+
     /** Whether some task of this node has slots that finished jobs free (global concurrency, groups). */
     private final boolean slotted;
 
@@ -81,10 +84,12 @@ public final class ShardWorkers {
      * @param name the shard's name
      * @param main whether it is the main shard (its threads keep the unsharded names)
      * @param stores the shard's stores
+     * @param share the share of the tasks' global limits the shard enforces
      * @param shared what the node's shards share
      */
-    ShardWorkers(String name, boolean main, QueueStores stores, Shared shared) {
+    ShardWorkers(String name, boolean main, QueueStores stores, LimitShare share, Shared shared) {
         this.name = name;
+        this.limitShare = share;
         this.main = main;
         this.store = stores.jobs();
         this.shared = shared;
@@ -252,6 +257,11 @@ public final class ShardWorkers {
                         part.size(), which, shard.describe(), ex.toString());
             }
         });
+    }
+
+    /** @return the share of the tasks' global limits this shard enforces */
+    LimitShare limitShare() {
+        return this.limitShare;
     }
 
     /** @return nothing for the main shard, else " on shard 'name'": for logs */

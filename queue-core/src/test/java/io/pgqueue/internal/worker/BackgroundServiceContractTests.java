@@ -16,6 +16,7 @@ import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.enqueue.GroupCommitter;
 import io.pgqueue.internal.lifecycle.BackgroundService;
 import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.store.FencedResult;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.Lease;
@@ -87,7 +88,7 @@ class BackgroundServiceContractTests {
                     Map<String, PoolSlots> pools = Map.of("default", new PoolSlots("default", List.of(task),
                             PoolSettings.defaults(), held, executor, Runnable::run, jobs -> {
                             }));
-                    ShardWorkers shard = new ShardWorkers("main", true, queue.stores(), new ShardWorkers.Shared(settings,
+                    ShardWorkers shard = new ShardWorkers("main", true, queue.stores(), LimitShare.WHOLE, new ShardWorkers.Shared(settings,
                             held, pools, new QueueEvents() {
                             }, timers, queue.stores().nodes(), () -> {
                             }, null, () -> {

@@ -12,6 +12,7 @@ import java.util.concurrent.ScheduledExecutorService;
 
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.store.ClaimLimit;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.Lease;
@@ -52,7 +53,7 @@ class PoolSlotsTests {
         PoolSlots slots = slots();
         ShardClaims claims = slots.register(new Wakeups());
         long now = System.nanoTime();
-        List<ClaimLimit> limits = slots.demand(claims, Set.of(), 2, LEASE);
+        List<ClaimLimit> limits = slots.demand(claims, Set.of(), 2, LEASE, LimitShare.WHOLE);
         List<RunningJob> jobs = new ArrayList<>(slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE, null));
         jobs.addAll(slots.hold(List.of(claimed(8)), now, LEASE, null));
 
@@ -71,7 +72,7 @@ class PoolSlotsTests {
         List<RunningJob> jobs = slots.hold(List.of(claimed(7)), now - LEASE - 1, LEASE, null);
         jobs.get(0).leaseConfirmed(now, LEASE);
 
-        slots.buffer(claims, jobs, Map.of("push", 1), slots.demand(claims, Set.of(), 1, LEASE), List.of());
+        slots.buffer(claims, jobs, Map.of("push", 1), slots.demand(claims, Set.of(), 1, LEASE, LimitShare.WHOLE), List.of());
 
         assertThat(this.ran).containsExactly(7L);
     }
@@ -84,21 +85,21 @@ class PoolSlotsTests {
         int capacity = slots.capacity(PoolSettings.defaults().maxPrefetch());
         long now = System.nanoTime();
 
-        List<ClaimLimit> first = slots.demand(a, Set.of(), 1_000, LEASE);
-        List<ClaimLimit> second = slots.demand(b, Set.of(), 1_000, LEASE);
+        List<ClaimLimit> first = slots.demand(a, Set.of(), 1_000, LEASE, LimitShare.WHOLE);
+        List<ClaimLimit> second = slots.demand(b, Set.of(), 1_000, LEASE, LimitShare.WHOLE);
         assertThat(first).hasSize(1);
         assertThat(first.get(0).limit()).isLessThanOrEqualTo(capacity);
         assertThat(second).as("nothing left while the first claim is in flight").isEmpty();
 
         // The first shard had one job: the capacity it did not get is free for the other shard again.
         slots.buffer(a, slots.hold(List.of(claimed(7)), now, LEASE, null), Map.of("push", 1), first, List.of());
-        List<ClaimLimit> after = slots.demand(b, Set.of(), 1_000, LEASE);
+        List<ClaimLimit> after = slots.demand(b, Set.of(), 1_000, LEASE, LimitShare.WHOLE);
         assertThat(after).hasSize(1);
         assertThat(after.get(0).limit()).isPositive().isLessThanOrEqualTo(capacity - 1);
         slots.claimFailed(after);
-        assertThat(slots.demand(b, Set.of(), 1_000, LEASE)).isEqualTo(after);
+        assertThat(slots.demand(b, Set.of(), 1_000, LEASE, LimitShare.WHOLE)).isEqualTo(after);
         // The first shard ran out of jobs: it waits for a notification, the other shard does not.
-        assertThat(slots.demand(a, Set.of(), 1_000, LEASE)).isEmpty();
+        assertThat(slots.demand(a, Set.of(), 1_000, LEASE, LimitShare.WHOLE)).isEmpty();
     }
 
     @Test
@@ -107,7 +108,7 @@ class PoolSlotsTests {
         PoolSlots slots = slots(new PoolSettings(3, Duration.ofMillis(200)));
         ShardClaims claims = slots.register(new Wakeups());
         long id = 0;
-        List<ClaimLimit> limits = slots.demand(claims, Set.of(), 1_000, LEASE);
+        List<ClaimLimit> limits = slots.demand(claims, Set.of(), 1_000, LEASE, LimitShare.WHOLE);
         while (!limits.isEmpty()) {
             List<ClaimedJob> claimed = new ArrayList<>();
             for (int i = 0; i < limits.get(0).limit(); i++) {
@@ -115,7 +116,7 @@ class PoolSlotsTests {
             }
             slots.buffer(claims, slots.hold(claimed, System.nanoTime(), LEASE, null), Map.of("push", claimed.size()),
                     limits, List.of());
-            limits = slots.demand(claims, Set.of(), 1_000, LEASE);
+            limits = slots.demand(claims, Set.of(), 1_000, LEASE, LimitShare.WHOLE);
         }
 
         // One slot and three buffered, and three finished beyond them waiting for their outcomes.
@@ -124,7 +125,7 @@ class PoolSlotsTests {
 
         // Written, their capacity is free again: a full buffer and slot.
         this.held.written(this.outcomes.stream().map(Outcome::lease).toList(), List.of());
-        assertThat(slots.demand(claims, Set.of(), 1_000, LEASE)).extracting(ClaimLimit::limit).containsExactly(4);
+        assertThat(slots.demand(claims, Set.of(), 1_000, LEASE, LimitShare.WHOLE)).extracting(ClaimLimit::limit).containsExactly(4);
     }
 
     private PoolSlots slots() {
