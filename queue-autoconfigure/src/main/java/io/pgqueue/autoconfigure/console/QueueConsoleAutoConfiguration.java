@@ -1,5 +1,7 @@
 package io.pgqueue.autoconfigure.console;
 
+import java.util.Optional;
+
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueAutoConfiguration;
@@ -26,8 +28,8 @@ import org.springframework.web.servlet.function.ServerResponse;
  * Serves the web console at {@code pgqueue.console.path} (default {@code /pgqueue}) in a Spring
  * MVC application: its page and assets from the jar, its JSON API below {@code api/}. With Spring
  * Security present, {@link QueueConsoleSecurityConfiguration} requires {@code pgqueue.console.role}
- * for it; without, it is read-only unless {@code pgqueue.console.read-only=false}, and says so at
- * start-up. Runs after Boot's web and security auto-configurations, so that the application's
+ * for it; without, it is not served unless {@code pgqueue.console.allow-unauthenticated=true}, then
+ * read-only unless {@code pgqueue.console.read-only=false}, and says so at start-up. Runs after Boot's web and security auto-configurations, so that the application's
  * default security is in place before the console adds its own filter chain.
  */
 @AutoConfiguration(after = { QueueAutoConfiguration.class, QueueEndpointAutoConfiguration.class },
@@ -64,11 +66,20 @@ public final class QueueConsoleAutoConfiguration {
         String path = path(properties.getPath());
         boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);
         boolean readOnly = properties.getReadOnly() != null ? properties.getReadOnly() : !secured;
+        if (!secured && !properties.isAllowUnauthenticated()) {
+            LoggerFactory.getLogger(QueueConsoleAutoConfiguration.class).warn("The pgqueue console is not served at "
+                    + "{}/: no Spring Security protects it, and it shows every job's payload. Add "
+                    + "spring-boot-starter-security (the console then needs role {}), or set "
+                    + "pgqueue.console.allow-unauthenticated=true to serve it to anyone who reaches this application",
+                    path, properties.getRole());
+            return request -> Optional.empty();
+        }
         if (!secured) {
             LoggerFactory.getLogger(QueueConsoleAutoConfiguration.class).warn("The pgqueue console at {}/ has no "
-                    + "Spring Security to protect it: anyone who reaches this application sees its jobs and their "
-                    + "payloads{}. Add spring-boot-starter-security (the console then needs role {}), or set "
-                    + "pgqueue.console.enabled=false", path, readOnly ? "; it is read-only"
+                    + "Spring Security to protect it (pgqueue.console.allow-unauthenticated=true): anyone who reaches "
+                    + "this application sees its jobs and their payloads{}. Add spring-boot-starter-security (the "
+                    + "console then needs role {}), or set pgqueue.console.enabled=false", path, readOnly
+                            ? "; it is read-only"
                             : ", and pause, re-run and cancel them (pgqueue.console.read-only=false)", properties.getRole());
         }
         return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, history, workers, misses, readOnly));

@@ -30,6 +30,13 @@ public class QueueConsoleProperties {
      */
     private Boolean readOnly;
 
+    /**
+     * Whether to serve the console to anyone who reaches the application when Spring Security is
+     * not there to protect it: every job's payload, headers and errors become readable without
+     * authentication. Without Spring Security and without this, the console is not served.
+     */
+    private boolean allowUnauthenticated;
+
     public boolean isEnabled() {
         return this.enabled;
     }
@@ -60,5 +67,13 @@ public class QueueConsoleProperties {
 
     public void setReadOnly(Boolean readOnly) {
         this.readOnly = readOnly;
+    }
+
+    public boolean isAllowUnauthenticated() {
+        return this.allowUnauthenticated;
+    }
+
+    public void setAllowUnauthenticated(boolean allowUnauthenticated) {
+        this.allowUnauthenticated = allowUnauthenticated;
     }
 }

@@ -1,5 +1,8 @@
 package io.pgqueue.autoconfigure.console;
 
+import java.util.List;
+import java.util.Optional;
+
 import io.pgqueue.autoconfigure.QueueAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueConfigurationFailureTests;
 import io.pgqueue.testing.TestDatabaseInitializer;
@@ -9,12 +12,19 @@ import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.context.ApplicationContext;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.web.servlet.function.HandlerFunction;
+import org.springframework.web.servlet.function.RouterFunction;
+import org.springframework.web.servlet.function.ServerRequest;
+import org.springframework.web.servlet.function.ServerResponse;
+import org.springframework.web.util.ServletRequestPathUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The console is served in a servlet application unless turned off, and a path that is not below
- * the root stops the start with what to fix.
+ * The console is served in a servlet application unless turned off (without Spring Security only
+ * when allowed unauthenticated), and a path that is not below the root stops the start with what to fix.
  */
 class QueueConsoleAutoConfigurationTests {
 
@@ -25,10 +35,25 @@ class QueueConsoleAutoConfigurationTests {
         .withPropertyValues("pgqueue.workers.enabled=false");
 
     @Test
-    void servedByDefaultWithItsHistory() {
+    void registeredByDefaultWithItsHistory() {
         this.runner.run(context -> assertThat(context).hasNotFailed().hasBean("pgqueueConsoleRoutes")
             .hasSingleBean(ConsoleHistory.class)
             .doesNotHaveBean(QueueConsoleAutoConfiguration.SECURITY_CHAIN));
+    }
+
+    @Test
+    void withoutSpringSecurityItIsServedOnlyWhenAllowedUnauthenticated() {
+        this.runner.run(context -> assertThat(route(context, "/pgqueue/api/overview")).as("not allowed").isEmpty());
+        this.runner.withPropertyValues("pgqueue.console.allow-unauthenticated=true")
+            .run(context -> assertThat(route(context, "/pgqueue/api/overview")).as("allowed").isPresent());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Optional<HandlerFunction<ServerResponse>> route(ApplicationContext context, String path) {
+        MockHttpServletRequest request = new MockHttpServletRequest("GET", path);
+        ServletRequestPathUtils.parseAndCache(request);
+        return context.getBean("pgqueueConsoleRoutes", RouterFunction.class)
+            .route(ServerRequest.create(request, List.of()));
     }
 
     @Test

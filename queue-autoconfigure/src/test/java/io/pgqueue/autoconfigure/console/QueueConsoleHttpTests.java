@@ -25,13 +25,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The console over real HTTP without Spring Security, opened with pgqueue.console.read-only=false:
+ * The console over real HTTP without Spring Security, served with
+ * pgqueue.console.allow-unauthenticated=true and opened with pgqueue.console.read-only=false:
  * its page and assets, the API's reads and actions, and its answers to bad requests.
  */
 @SpringBootTest(classes = QueueConsoleHttpTests.ConsoleApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = { "pgqueue.console.read-only=false", "pgqueue.stats.interval=200ms",
-                QueueConsoleHttpTests.WITHOUT_SECURITY })
+        properties = { "pgqueue.console.allow-unauthenticated=true", "pgqueue.console.read-only=false",
+                "pgqueue.stats.interval=200ms", QueueConsoleHttpTests.WITHOUT_SECURITY })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 public class QueueConsoleHttpTests {
 

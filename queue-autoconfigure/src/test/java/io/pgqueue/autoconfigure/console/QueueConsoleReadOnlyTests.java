@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = QueueConsoleReadOnlyTests.ReadOnlyApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = { "pgqueue.console.path=/ops/queue/", "pgqueue.workers.enabled=false",
-                QueueConsoleHttpTests.WITHOUT_SECURITY })
+                "pgqueue.console.allow-unauthenticated=true", QueueConsoleHttpTests.WITHOUT_SECURITY })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 @ExtendWith(OutputCaptureExtension.class)
 @Isolated
