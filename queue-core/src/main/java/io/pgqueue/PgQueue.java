@@ -178,7 +178,8 @@ public final class PgQueue {
     public QueueTestSupport testSupport(Collection<WorkerTask> tasks) {
         if (this.engine.shards().sharded()) {
             throw new IllegalStateException("The test kit runs an unsharded queue; this one has shards "
-                    + this.engine.shards().all().stream().map(Shards.Shard::name).toList());
+                    + this.engine.shards().all().stream().map(Shards.Shard::name).toList() + ". Test the handlers "
+                    + "on one database: leave pgqueue.shards (PgQueue.Builder.shard) out of the tests' configuration");
         }
         return new QueueTestSupport(this.engine, tasks);
     }

@@ -240,6 +240,14 @@ class ShardedWorkersTests {
     }
 
     @Test
+    void theTestKitRefusesAShardedQueueSayingWhatToDo() {
+        PgQueue node = node("node-1");
+        assertThatThrownBy(() -> node.testSupport(List.of())).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("this one has shards [main, b, c]")
+            .hasMessageContaining("leave pgqueue.shards (PgQueue.Builder.shard) out of the tests' configuration");
+    }
+
+    @Test
     void aGlobalLimitBelowTheShardCountIsRefusedSayingWhatToSet() {
         PgQueue.Builder builder = PgQueue.builder(this.main.dataSource()).shard("b", this.b.dataSource())
             .shard("c", this.c.dataSource()).migrateSchema(true)
