@@ -422,6 +422,33 @@ def case_tags():
     check(t == {"env": "test"}, "after untag: %r" % t)
 
 
+def case_sqs_contract():
+    """Answers SQS gives that clients rely on (create an existing queue by name only, tags at create,
+    a .fifo name without FifoQueue, a full last page, an empty batch, attribute values)."""
+    url = mkq("changed", {"VisibilityTimeout": "5"})
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "45"})
+    again = sqs.create_queue(QueueName=qname("changed"))["QueueUrl"]
+    check(again == url, "CreateQueue by name of a changed queue: %r != %r" % (again, url))
+    name = qname("tagged")
+    created[name] = sqs.create_queue(QueueName=name, tags={"team": "billing"})["QueueUrl"]
+    t = sqs.list_queue_tags(QueueUrl=created[name]).get("Tags", {})
+    check(t == {"team": "billing"}, "tags given at create: %r" % t)
+    expect_error(sqs.create_queue, {"InvalidParameterValue"}, QueueName=qname("suffix-only.fifo"))
+    prefix = qname("page-")
+    for i in range(2):
+        mkq("page-%d" % i)
+    page = sqs.list_queues(QueueNamePrefix=prefix, MaxResults=2)
+    check(len(page.get("QueueUrls", [])) == 2 and "NextToken" not in page, "full last page: %r" % page)
+    loose = boto3.client("sqs", endpoint_url=ENDPOINT, region_name=REGION, aws_access_key_id=ACCESS_KEY,
+                         aws_secret_access_key=SECRET_KEY, config=CFG.merge(Config(parameter_validation=False)))
+    empty = expect_error(loose.send_message_batch, {"EmptyBatchRequest"}, QueueUrl=url, Entries=[])
+    bad = expect_error(sqs.send_message, {"InvalidParameterValue"}, QueueUrl=url, MessageBody="x",
+                       MessageAttributes={"n": {"DataType": "Number", "StringValue": "abc"}})
+    expect_error(sqs.send_message, {"InvalidParameterValue"}, QueueUrl=url, MessageBody="x",
+                 MessageAttributes={"s": {"DataType": "String", "StringValue": ""}})
+    return "empty batch=%s, Number 'abc'=%s" % (empty, bad)
+
+
 def case_purge():
     url = mkq("purge")
     for i in range(3):
@@ -503,6 +530,7 @@ CASES = [
     ("queue-attributes", case_queue_attributes),
     ("list-queues", case_list_queues),
     ("tags", case_tags),
+    ("sqs-contract", case_sqs_contract),
     ("purge", case_purge),
     ("nonexistent-queue", case_nonexistent_queue),
     ("bad-signature", case_bad_signature),

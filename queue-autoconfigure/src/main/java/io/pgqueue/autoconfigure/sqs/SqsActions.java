@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -126,9 +127,25 @@ final class SqsActions {
                     + "underscores. 1 to 80 in length. A FIFO queue's name ends in .fifo and needs the attribute "
                     + "FifoQueue=true.");
         }
-        MessageQueueInfo queue = this.queues.createQueue(name,
-                attributes(attributes, MessageQueueAttributes.defaults(), name), stringMap(request.get("Tags"), "Tags"));
+        // As SQS: an existing queue is returned unless the request gives an attribute with another
+        // value; the attributes it leaves out are the queue's own, not the defaults.
+        MessageQueueAttributes base = existing(name).map(MessageQueueInfo::attributes).orElse(MessageQueueAttributes.defaults());
+        // The JSON protocol names the field tags, the query protocol Tag.N (Tags here).
+        JsonNode tags = request.has("tags") ? request.get("tags") : request.get("Tags");
+        MessageQueueInfo queue = this.queues.createQueue(name, attributes(attributes, base, name), stringMap(tags, "Tags"));
         return NODES.objectNode().put("QueueUrl", url(caller, queue.name()));
+    }
+
+    private Optional<MessageQueueInfo> existing(String name) {
+        try {
+            return Optional.of(this.queues.getQueue(name));
+        }
+        catch (MessageQueueException ex) {
+            if (ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST) {
+                return Optional.empty();
+            }
+            throw ex;
+        }
     }
 
     private ObjectNode getQueueUrl(ObjectNode request, Caller caller) {

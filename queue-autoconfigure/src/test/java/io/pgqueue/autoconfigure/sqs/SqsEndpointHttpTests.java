@@ -122,6 +122,51 @@ class SqsEndpointHttpTests {
     }
 
     @Test
+    void createQueueReturnsAnExistingQueueUnlessAGivenAttributeDiffers() throws Exception {
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"changed-q\"}")).get("QueueUrl").asString();
+        assertThat(json("SetQueueAttributes", "{\"QueueUrl\":\"" + url + "\",\"Attributes\":{\"VisibilityTimeout\":\"45\"}}")
+            .statusCode()).isEqualTo(200);
+        // A service that creates the queue at start-up with only the attributes it cares about.
+        HttpResponse<String> nameOnly = json("CreateQueue", "{\"QueueName\":\"changed-q\"}");
+        assertThat(nameOnly.statusCode()).isEqualTo(200);
+        assertThat(tree(nameOnly).get("QueueUrl").asString()).isEqualTo(url);
+        assertThat(json("CreateQueue", "{\"QueueName\":\"changed-q\",\"Attributes\":{\"VisibilityTimeout\":\"45\"}}")
+            .statusCode()).isEqualTo(200);
+        HttpResponse<String> differs = json("CreateQueue", "{\"QueueName\":\"changed-q\",\"Attributes\":"
+                + "{\"VisibilityTimeout\":\"46\"}}");
+        assertThat(differs.statusCode()).isEqualTo(400);
+        assertThat(tree(differs).get("__type").asString()).isEqualTo("com.amazonaws.sqs#QueueNameExists");
+    }
+
+    @Test
+    void createQueueKeepsTheTagsOfTheJsonProtocol() throws Exception {
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"tagged-q\",\"tags\":{\"team\":\"billing\"}}"))
+            .get("QueueUrl").asString();
+        JsonNode tags = tree(json("ListQueueTags", "{\"QueueUrl\":\"" + url + "\"}")).get("Tags");
+        assertThat(tags).isNotNull();
+        assertThat(tags.get("team").asString()).isEqualTo("billing");
+    }
+
+    @Test
+    void numberAttributesMustBeNumbersAndNoValueEmpty() throws Exception {
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"attributes-q\"}")).get("QueueUrl").asString();
+        for (String attribute : List.of("{\"DataType\":\"Number\",\"StringValue\":\"abc\"}",
+                "{\"DataType\":\"Number\",\"StringValue\":\"1e400\"}",
+                "{\"DataType\":\"String\",\"StringValue\":\"\"}", "{\"DataType\":\"Number\",\"StringValue\":\"\"}")) {
+            HttpResponse<String> refused = json("SendMessage", "{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"x\","
+                    + "\"MessageAttributes\":{\"a\":" + attribute + "}}");
+            assertThat(refused.statusCode()).as(attribute).isEqualTo(400);
+            assertThat(tree(refused).get("__type").asString()).as(attribute)
+                .isEqualTo("com.amazonaws.sqs#InvalidParameterValue");
+        }
+        assertThat(json("SendMessage", "{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"x\",\"MessageAttributes\":"
+                + "{\"a\":{\"DataType\":\"Number.float\",\"StringValue\":\"-1.5e3\"}}}").statusCode()).isEqualTo(200);
+        assertThat(tree(json("GetQueueAttributes", "{\"QueueUrl\":\"" + url + "\",\"AttributeNames\":"
+                + "[\"ApproximateNumberOfMessages\"]}")).get("Attributes").get("ApproximateNumberOfMessages").asString())
+            .as("only the valid message stored").isEqualTo("1");
+    }
+
+    @Test
     void aFullLastPageOfQueuesEndsTheListingWithoutANextToken() throws Exception {
         for (String name : List.of("paged-a", "paged-b", "paged-c", "paged-d")) {
             assertThat(json("CreateQueue", "{\"QueueName\":\"" + name + "\"}").statusCode()).isEqualTo(200);

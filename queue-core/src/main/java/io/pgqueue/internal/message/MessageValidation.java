@@ -1,5 +1,6 @@
 package io.pgqueue.internal.message;
 
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -42,6 +43,39 @@ public final class MessageValidation {
         }
     }
 
+    /** The most significant digits of a Number attribute, and its range, as Amazon SQS documents them. */
+    private static final int NUMBER_DIGITS = 38;
+
+    /**
+     * Checks an attribute's value as Amazon SQS does: never empty, and a Number a decimal number of at
+     * most 38 significant digits between 10^-128 and 10^126 in magnitude.
+     */
+    private static void attributeValue(String name, MessageAttributeValue value) {
+        String base = value.dataType().split("\\.", 2)[0];
+        boolean empty = value.binary() ? value.binaryValue().length == 0 : value.stringValue().isEmpty();
+        if (empty) {
+            throw MessageQueueException.invalidParameter("Message (user) attribute '" + name + "' must contain a "
+                    + "non-empty value of type '" + base + "'.");
+        }
+        if (base.equals("Number")) {
+            BigDecimal number;
+            try {
+                number = new BigDecimal(value.stringValue().strip());
+            }
+            catch (NumberFormatException ex) {
+                throw MessageQueueException.invalidParameter("Can't cast the value of message (user) attribute '" + name
+                        + "' to a number.");
+            }
+            BigDecimal magnitude = number.abs().stripTrailingZeros();
+            if (magnitude.precision() > NUMBER_DIGITS || (magnitude.signum() != 0
+                    && (magnitude.compareTo(BigDecimal.ONE.scaleByPowerOfTen(126)) > 0
+                            || magnitude.compareTo(BigDecimal.ONE.scaleByPowerOfTen(-128)) < 0))) {
+                throw MessageQueueException.invalidParameter("The value of message (user) attribute '" + name + "' is "
+                        + "out of range: a Number has at most 38 significant digits, between 10^-128 and 10^126.");
+            }
+        }
+    }
+
     /**
      * Checks a message for a queue.
      * @return the bytes it counts towards the maximum message size
@@ -62,6 +96,7 @@ public final class MessageValidation {
         int size = message.body().getBytes(StandardCharsets.UTF_8).length;
         for (Map.Entry<String, MessageAttributeValue> attribute : message.attributes().entrySet()) {
             attributeName(attribute.getKey());
+            attributeValue(attribute.getKey(), attribute.getValue());
             size += attribute.getKey().getBytes(StandardCharsets.UTF_8).length + attribute.getValue().size();
         }
         if (size > queue.attributes().maxMessageSize()) {
