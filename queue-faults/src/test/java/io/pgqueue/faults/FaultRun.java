@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -75,6 +76,9 @@ final class FaultRun implements AutoCloseable {
 
     /** Job id → when its enqueue call returned (epoch millis). */
     final Map<Long, Long> enqueued = new ConcurrentHashMap<>();
+
+    /** The producers {@link #produce} started. */
+    private final List<Producer> producers = new CopyOnWriteArrayList<>();
 
     /** The group of each job enqueued by {@link #enqueueGrouped}. */
     final Map<Long, String> groups = new ConcurrentHashMap<>();
@@ -323,8 +327,13 @@ final class FaultRun implements AutoCloseable {
             }, "fault-producer-" + t);
             producer.setDaemon(true);
             producer.start();
+            this.producers.add(new Producer(running, producer));
         }
         return running;
+    }
+
+    /** A producer thread and the flag that stops it. */
+    private record Producer(AtomicBoolean running, Thread thread) {
     }
 
     /**
@@ -335,6 +344,19 @@ final class FaultRun implements AutoCloseable {
      */
     void awaitFinished(Duration timeout) {
         long deadline = System.currentTimeMillis() + timeout.toMillis();
+        // A producer told to stop may still be in an enqueue call: the job it acknowledges when the
+        // call returns is one to wait for too, so the stopped producers end first.
+        for (Producer producer : this.producers) {
+            if (!producer.running().get()) {
+                try {
+                    producer.thread().join(Math.max(1, deadline - System.currentTimeMillis()));
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
         while (unfinished() > 0 && System.currentTimeMillis() < deadline) {
             sleep(250);
         }
