@@ -56,6 +56,12 @@ final class FaultRun implements AutoCloseable {
 
     static final Duration TIMEOUT = Duration.ofSeconds(1);
 
+    /** A node's jobs are back in the queue within a lease and a rescue interval; one second to start them. */
+    static final long RESCUE_BOUND = LEASE.toMillis() + RESCUE_INTERVAL.toMillis() + 1000;
+
+    /** The two worker nodes most scenarios run. */
+    static final List<String> TWO_NODES = List.of("node-a", "node-b");
+
     final FaultServer server;
 
     final String database;

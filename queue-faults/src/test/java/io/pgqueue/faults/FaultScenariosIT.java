@@ -11,19 +11,19 @@ import java.util.stream.Collectors;
 
 import io.pgqueue.faults.FaultRun.Execution;
 import io.pgqueue.faults.RecordTask.Work;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static io.pgqueue.faults.FaultRun.FULL;
 import static io.pgqueue.faults.FaultRun.LEASE;
-import static io.pgqueue.faults.FaultRun.RESCUE_INTERVAL;
+import static io.pgqueue.faults.FaultRun.RESCUE_BOUND;
 import static io.pgqueue.faults.FaultRun.SLACK;
 import static io.pgqueue.faults.FaultRun.TIMEOUT;
+import static io.pgqueue.faults.FaultRun.TWO_NODES;
 import static io.pgqueue.faults.FaultRun.now;
 import static io.pgqueue.faults.FaultRun.sleep;
 import static io.pgqueue.faults.Findings.seconds;
@@ -43,33 +43,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultScenariosIT {
 
-    /** A node's jobs are back in the queue within a lease and a rescue interval; one second to start them. */
-    private static final long RESCUE_BOUND = LEASE.toMillis() + RESCUE_INTERVAL.toMillis() + 1000;
-
     /**
      * After an outage the first connection comes from the pool: HikariCP retries a failed connection
      * with a back-off that doubles up to 5 s; the queue then tries again within a second.
      */
     private static final long RECONNECT_BOUND = 5000 + 1000;
 
-    private static final List<String> TWO_NODES = List.of("node-a", "node-b");
-
-    private static FaultServer server;
-
-    @BeforeAll
-    static void startServer() throws Exception {
-        server = FaultServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() throws Exception {
-        server.close();
-    }
+    @RegisterExtension
+    static final OwnServer server = new OwnServer();
 
     @Test
     @Order(1)
     void killNineOfANodeDrainingABacklog() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_kill")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_kill")) {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4");
             run.enqueueBacklog(FULL ? 12_000 : 4_000, new Work(10, 0));
             sleep(FULL ? 3000 : 1000);
@@ -108,15 +94,15 @@ class FaultScenariosIT {
     }
 
     private void serverRestart(String mode) throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_restart_" + mode)) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_restart_" + mode)) {
             // Polling every 10 s: a job started within a second was woken by a notification.
             run.startNodes(TWO_NODES, "--pgqueue.poll-interval=10s");
             AtomicBoolean producing = run.produce(4, FULL ? 500 : 200, new Work(5, 0));
             sleep(FULL ? 5000 : 2000);
-            server.stop(mode);
+            server.get().stop(mode);
             // Long enough for retries that back off to seconds to miss the bound.
             sleep(FULL ? 10_000 : 4000);
-            server.startAgain();
+            server.get().startAgain();
             long upAt = now();
             // Producing past the pool's reconnect back-off, so that latency after recovery is measured.
             sleep(FULL ? 12_000 : 9000);
@@ -137,7 +123,7 @@ class FaultScenariosIT {
     @Test
     @Order(4)
     void everyWorkerConnectionTerminatedWithProducers() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_terminate")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_terminate")) {
             run.startNodes(TWO_NODES, "--pgqueue.poll-interval=10s");
             AtomicBoolean producing = run.produce(4, FULL ? 500 : 200, new Work(5, 0));
             sleep(FULL ? 5000 : 2000);
@@ -166,7 +152,7 @@ class FaultScenariosIT {
     @Test
     @Order(5)
     void handlersThatIgnoreTheirTimeout() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_hung")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_hung")) {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=2");
             int hangMillis = FULL ? 20_000 : 8000;
             Set<Long> hung = new HashSet<>();
@@ -226,7 +212,7 @@ class FaultScenariosIT {
     @Test
     @Order(6)
     void sigtermWithJobsBufferedAndRunning() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_sigterm")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_sigterm")) {
             // Five seconds' worth of jobs buffered beyond those running, to be handed back.
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4",
                     "--pgqueue.pools.default.prefetch-window=5s");
@@ -262,7 +248,7 @@ class FaultScenariosIT {
     @Test
     @Order(7)
     void aNetworkStallLongerThanTheLease() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_stall"); StallingProxy proxy = new StallingProxy(server.port())) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_stall"); StallingProxy proxy = new StallingProxy(server.get().port())) {
             run.route("node-a", proxy);
             // Second-long jobs and 5 s of them buffered: the stall outlasts the leases of jobs
             // still waiting in the cut-off node's buffer.

@@ -12,18 +12,17 @@ import java.util.stream.Collectors;
 
 import io.pgqueue.faults.FaultRun.Execution;
 import io.pgqueue.faults.RecordTask.Work;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import static io.pgqueue.faults.FaultRun.FULL;
-import static io.pgqueue.faults.FaultRun.LEASE;
-import static io.pgqueue.faults.FaultRun.RESCUE_INTERVAL;
+import static io.pgqueue.faults.FaultRun.RESCUE_BOUND;
 import static io.pgqueue.faults.FaultRun.SLACK;
+import static io.pgqueue.faults.FaultRun.TWO_NODES;
 import static io.pgqueue.faults.FaultRun.now;
 import static io.pgqueue.faults.FaultRun.sleep;
 import static io.pgqueue.faults.Findings.seconds;
@@ -40,28 +39,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LimitFaultScenariosIT {
 
-    /** A node's jobs are back in the queue within a lease and a rescue interval; one second to start them. */
-    private static final long RESCUE_BOUND = LEASE.toMillis() + RESCUE_INTERVAL.toMillis() + 1000;
-
-    private static final List<String> TWO_NODES = List.of("node-a", "node-b");
-
-    private static FaultServer server;
-
-    @BeforeAll
-    static void startServer() throws Exception {
-        server = FaultServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() throws Exception {
-        server.close();
-    }
+    @RegisterExtension
+    static final OwnServer server = new OwnServer();
 
     @Test
     @Order(1)
     void globalConcurrencyAcrossThreeNodesAndAKill() throws Exception {
         int limit = 3;
-        try (FaultRun run = new FaultRun(server, "faults_limit")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_limit")) {
             run.startNodes(List.of("node-a", "node-b", "node-c"), "--pgqueue.tasks.record.concurrency=4",
                     "--pgqueue.tasks.record.global-concurrency=" + limit);
             run.enqueueBacklog(FULL ? 2_000 : 200, new Work(50, 0));
@@ -95,7 +80,7 @@ class LimitFaultScenariosIT {
     @Test
     @Order(2)
     void sequencesAcrossTwoNodesAndAKill() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_sequence")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_sequence")) {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4", "--pgqueue.tasks.record.groups=sequence");
             run.enqueueGrouped(FULL ? 2_000 : 300, 10, new Work(10, 0));
             sleep(FULL ? 3000 : 600);
@@ -135,7 +120,7 @@ class LimitFaultScenariosIT {
     @Order(3)
     void aConcurrencyPerGroupAcrossTwoNodes() throws Exception {
         int perGroup = 2;
-        try (FaultRun run = new FaultRun(server, "faults_groups")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_groups")) {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4",
                     "--pgqueue.tasks.record.group-concurrency=" + perGroup);
             run.enqueueGrouped(FULL ? 2_000 : 300, 3, new Work(10, 0));
@@ -161,7 +146,7 @@ class LimitFaultScenariosIT {
     void aRateLimitAcrossTwoNodes() throws Exception {
         int permits = 40;
         int burst = 4;
-        try (FaultRun run = new FaultRun(server, "faults_rate")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_rate")) {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4",
                     "--pgqueue.tasks.record.rate=" + permits + "/1s", "--pgqueue.tasks.record.rate-burst=" + burst);
             run.enqueueBacklog(FULL ? 1_200 : 120, new Work(1, 0));
@@ -195,7 +180,7 @@ class LimitFaultScenariosIT {
     @Order(5)
     void workflowsAcrossTwoNodesAndAKill() throws Exception {
         int width = 10;
-        try (FaultRun run = new FaultRun(server, "faults_workflow")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_workflow")) {
             run.startNodes(TWO_NODES, "--pgqueue.tasks.record.concurrency=4");
             // 440 jobs of 100 ms on 8 handler threads: about 5.5 s of work, the kill a second in.
             List<List<Long>> workflows = run.enqueueWorkflows(FULL ? 200 : 40, width, new Work(100, 0));
@@ -242,7 +227,7 @@ class LimitFaultScenariosIT {
         Duration length = Duration.ofMinutes(10);
         Duration every = Duration.ofSeconds(30);
         int rate = 1000;
-        try (FaultRun run = new FaultRun(server, "faults_soak")) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_soak")) {
             run.startNodes(List.of("node-a"), "--faults.heap-sample-interval=" + every.toMillis() + "ms",
                     "--pgqueue.tasks.record.concurrency=8");
             long start = now();

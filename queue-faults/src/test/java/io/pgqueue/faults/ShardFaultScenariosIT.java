@@ -20,12 +20,11 @@ import java.util.stream.Collectors;
 
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.faults.FaultRun.Execution;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static io.pgqueue.faults.FaultRun.FULL;
@@ -83,22 +82,13 @@ class ShardFaultScenariosIT {
             WHERE m.datname = ? AND m.application_name = 'producer' AND m.state = 'idle in transaction'
               AND m.query LIKE '%job_outbox%SKIP LOCKED%'""";
 
-    private static FaultServer server;
-
-    @BeforeAll
-    static void startServer() throws Exception {
-        server = FaultServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() throws Exception {
-        server.close();
-    }
+    @RegisterExtension
+    static final OwnServer server = new OwnServer();
 
     @Test
     @Order(1)
     void killNineOfTheOutboxRelayMidBatch() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_relay", SHARDS)) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_relay", SHARDS)) {
             run.jvmOptions = QUICK_START;
             String[] producer = producer(FULL ? 60 : 40, 0, 0);
             List<WorkerNode> starting = new ArrayList<>(run.launch(WORKERS, "--pgqueue.tasks.record.concurrency=4"));
@@ -149,7 +139,7 @@ class ShardFaultScenariosIT {
     @Test
     @Order(2)
     void killNineOfAPartitionMoverMidMove() throws Exception {
-        try (FaultRun run = new FaultRun(server, "faults_move", SHARDS)) {
+        try (FaultRun run = new FaultRun(server.get(), "faults_move", SHARDS)) {
             run.jvmOptions = QUICK_START;
             run.startNodes(WORKERS, "--pgqueue.tasks.record.concurrency=4");
             // Few keys, half the jobs a few seconds ahead: partitions hold queued jobs for the mover to take along.

@@ -1,0 +1,30 @@
+package io.pgqueue.faults;
+
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A PostgreSQL server of a scenario class's own ({@code @RegisterExtension static final OwnServer
+ * server = new OwnServer();}): started before its first scenario, stopped after its last, so that
+ * the classes can run side by side and restart their server without touching another's.
+ */
+final class OwnServer implements BeforeAllCallback, AfterAllCallback {
+
+    private FaultServer server;
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+        this.server = FaultServer.start();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) throws Exception {
+        this.server.close();
+    }
+
+    /** @return the running server */
+    FaultServer get() {
+        return this.server;
+    }
+}
