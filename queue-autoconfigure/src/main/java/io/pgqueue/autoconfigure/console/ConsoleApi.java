@@ -106,14 +106,14 @@ final class ConsoleApi {
 
     /** {@code GET api/jobs}: one page of a group of jobs, see {@link JobQuery}. */
     ServerResponse jobs(ServerRequest request) {
-        JobQuery.Group group = JobQuery.Group.of(request.param("state").orElse("FAILED"));
+        JobQuery.Group group = JobQuery.Group.of(text(request, "state").orElse("FAILED"));
         JobQuery query = JobQuery.of(group)
-            .withTask(request.param("task").orElse(null))
+            .withTask(text(request, "task").orElse(null))
             .withTimeRange(instant(request, "from"), instant(request, "to"))
-            .withDedupKey(request.param("dedupKey").orElse(null))
-            .withErrorText(request.param("error").orElse(null))
-            .withLimit(request.param("limit").map(ConsoleApi::limit).orElse(JobQuery.DEFAULT_LIMIT))
-            .after(request.param("after").orElse(null));
+            .withDedupKey(text(request, "dedupKey").orElse(null))
+            .withErrorText(text(request, "error").orElse(null))
+            .withLimit(text(request, "limit").map(ConsoleApi::limit).orElse(JobQuery.DEFAULT_LIMIT))
+            .after(text(request, "after").orElse(null));
         JobPage page = this.admin.jobs(query);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("state", group.name());
@@ -227,7 +227,8 @@ final class ConsoleApi {
             return problem(HttpStatus.BAD_REQUEST, failure.getMessage());
         }
         log.warn("The console's request {} {} failed", request.method(), request.path(), failure);
-        return problem(HttpStatus.INTERNAL_SERVER_ERROR, "The request failed: " + failure);
+        // The failure's text may hold a statement or the database's words: they stay in the log.
+        return problem(HttpStatus.INTERNAL_SERVER_ERROR, "The request failed on the server; its log says why");
     }
 
     static ServerResponse problem(HttpStatus status, String detail) {
@@ -322,17 +323,36 @@ final class ConsoleApi {
         }
     }
 
+    /** The earliest and the latest instant a time filter may name: PostgreSQL keeps years 1 to 9999 exactly. */
+    private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
     private static Instant instant(ServerRequest request, String name) {
-        Optional<String> value = request.param(name).filter(text -> !text.isBlank());
+        Optional<String> value = text(request, name).filter(text -> !text.isBlank());
         if (value.isEmpty()) {
             return null;
         }
+        Instant instant;
         try {
-            return Instant.parse(value.get().trim());
+            instant = Instant.parse(value.get().trim());
         }
         catch (DateTimeParseException ex) {
             throw new IllegalArgumentException(name + " '" + value.get() + "' is not an instant such as "
                     + "2026-01-31T12:00:00Z");
         }
+        if (instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
+            throw new IllegalArgumentException(name + " '" + value.get() + "' is out of range: years 1 to 9999");
+        }
+        return instant;
+    }
+
+    /** A request parameter; PostgreSQL's text holds no U+0000, so a parameter with one is refused by name. */
+    private static Optional<String> text(ServerRequest request, String name) {
+        Optional<String> value = request.param(name);
+        if (value.isPresent() && value.get().indexOf('\u0000') >= 0) {
+            throw new IllegalArgumentException(name + " must not contain the character U+0000");
+        }
+        return value;
     }
 }
