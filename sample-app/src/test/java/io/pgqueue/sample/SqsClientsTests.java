@@ -1,8 +1,11 @@
 package io.pgqueue.sample;
 
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -94,6 +97,24 @@ class SqsClientsTests {
     void stopClients() {
         this.runs.values().stream().filter(Run.class::isInstance).map(Run.class::cast)
             .forEach(run -> run.process().destroyForcibly());
+    }
+
+    @Test
+    void aRequestOfAnUnknownKeyIsRefusedBeforeItsBodyIsRead() throws Exception {
+        // Announces a 4 MB body and sends ten bytes of it: the answer must come from the headers alone.
+        try (Socket socket = new Socket("127.0.0.1", this.port)) {
+            socket.setSoTimeout(10_000);
+            String head = "POST /sqs/ HTTP/1.1\r\nHost: 127.0.0.1:" + this.port + "\r\n"
+                    + "Content-Type: application/x-amz-json-1.0\r\nX-Amz-Target: AmazonSQS.ListQueues\r\n"
+                    + "X-Amz-Date: 20261206T000000Z\r\nAuthorization: AWS4-HMAC-SHA256 Credential=nobody/20261206/"
+                    + "us-east-1/sqs/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, "
+                    + "Signature=" + "0".repeat(64) + "\r\nContent-Length: 4000000\r\n\r\n0123456789";
+            socket.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream().flush();
+            String status = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
+                .readLine();
+            assertThat(status).startsWith("HTTP/1.1 4");
+        }
     }
 
     @Test

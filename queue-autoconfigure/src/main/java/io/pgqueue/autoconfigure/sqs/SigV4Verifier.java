@@ -75,13 +75,33 @@ final class SigV4Verifier {
     }
 
     /**
-     * @param request the request
-     * @return the access key id that signed it
-     * @throws MessageQueueException when the signature is missing, malformed, stale, made with an
-     * unknown key or does not match
+     * What the Authorization header and the headers it signs say, checked before the body is read:
+     * a request that cannot be from a configured key costs no more than its headers.
+     *
+     * @param accessKey the access key id
+     * @param secret its secret
+     * @param date the credential's day (yyyyMMdd)
+     * @param region the credential's region
+     * @param scopeService the credential's service
+     * @param signedHeaders the names of the signed headers, lower case
+     * @param signature the signature, lower-case hex
+     * @param amzDate the X-Amz-Date header
      */
-    String verify(SignedRequest request) {
-        String authorization = request.headers().get("authorization");
+    record Signature(String accessKey, String secret, String date, String region, String scopeService,
+            List<String> signedHeaders, String signature, String amzDate) {
+    }
+
+    /**
+     * Checks what a request's headers can tell: the Authorization header is a Signature Version 4
+     * one of a configured key, scoped to this service, on time, and it signs the host, the date and
+     * the headers that decide what the request does ({@code x-amz-target}, {@code content-type}).
+     * @param headers the headers by lower-case name
+     * @return the signature to check against the body
+     * @throws MessageQueueException when the signature is missing, malformed, stale, made with an
+     * unknown key or leaves a deciding header out
+     */
+    Signature check(Map<String, String> headers) {
+        String authorization = headers.get("authorization");
         if (authorization == null) {
             throw new MessageQueueException(MessageQueueError.MISSING_AUTHENTICATION_TOKEN, "The request is not signed: "
                     + "sign it with AWS Signature Version 4 and an access key configured in pgqueue.sqs.credentials");
@@ -107,10 +127,18 @@ final class SigV4Verifier {
             throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH,
                     "Credential should be scoped to correct service: '" + this.service + "'");
         }
-        String amzDate = request.headers().get("x-amz-date");
-        if (amzDate == null || !signedHeaders.contains("host")) {
+        String amzDate = headers.get("x-amz-date");
+        if (amzDate == null || !signedHeaders.contains("host") || !signedHeaders.contains("x-amz-date")) {
             throw new MessageQueueException(MessageQueueError.INCOMPLETE_SIGNATURE,
                     "The request must carry X-Amz-Date and sign it and Host");
+        }
+        // A signature that leaves out what decides the action would let a captured request be sent
+        // again as another action (X-Amz-Target) or read as another protocol (Content-Type).
+        for (String deciding : List.of("x-amz-target", "content-type")) {
+            if (headers.containsKey(deciding) && !signedHeaders.contains(deciding)) {
+                throw new MessageQueueException(MessageQueueError.INCOMPLETE_SIGNATURE,
+                        "The signature must cover the " + deciding + " header the request carries");
+            }
         }
         Instant signedAt;
         try {
@@ -128,6 +156,25 @@ final class SigV4Verifier {
             throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH, "Signature expired: "
                     + amzDate + " is more than 15 minutes from the server's time " + AMZ_DATE.format(this.clock.instant()));
         }
+        return new Signature(accessKey, secret, date, region, scopeService, signedHeaders, signature, amzDate);
+    }
+
+    /**
+     * @param request the request
+     * @return the access key id that signed it
+     * @throws MessageQueueException when the signature is missing, malformed, stale, made with an
+     * unknown key or does not match
+     */
+    String verify(SignedRequest request) {
+        Signature checked = check(request.headers());
+        String accessKey = checked.accessKey();
+        String secret = checked.secret();
+        String date = checked.date();
+        String region = checked.region();
+        String scopeService = checked.scopeService();
+        List<String> signedHeaders = checked.signedHeaders();
+        String signature = checked.signature();
+        String amzDate = checked.amzDate();
         // Always the hash of the body received: a header that claims another one, or an unsigned
         // payload, would let a captured request be sent again with another body.
         String bodyHash = sha256Hex(request.body());

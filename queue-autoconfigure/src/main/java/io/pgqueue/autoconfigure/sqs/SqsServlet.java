@@ -82,8 +82,15 @@ final class SqsServlet extends HttpServlet {
                 throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                         "The SQS API takes POST requests (or GET with a query protocol Action)");
             }
+            // What the headers can tell is checked before the body is read: an unsigned request, or
+            // one signed with an unknown key, costs no memory for its body.
+            Map<String, String> headers = signing(request) ? headers(request) : null;
+            if (headers != null) {
+                this.verifier.check(headers);
+            }
             byte[] body = body(request);
-            String sender = authenticate(request, body);
+            String sender = headers == null ? null : this.verifier.verify(new SigV4Verifier.SignedRequest(
+                    request.getMethod(), request.getRequestURI(), request.getQueryString(), headers, body));
             ObjectNode parameters;
             if (json) {
                 if (target == null || !target.startsWith(JSON_TARGET_PREFIX)) {
@@ -185,19 +192,17 @@ final class SqsServlet extends HttpServlet {
         response.getOutputStream().write(bytes);
     }
 
-    private String authenticate(HttpServletRequest request, byte[] body) {
-        if (this.verifier == null) {
-            return null;
-        }
-        if (request.getHeader("Authorization") == null && this.allowAnonymous) {
-            return null;
-        }
+    /** @return whether the request must be signed: signatures are on, and it is not an allowed anonymous one */
+    private boolean signing(HttpServletRequest request) {
+        return this.verifier != null && !(request.getHeader("Authorization") == null && this.allowAnonymous);
+    }
+
+    private static Map<String, String> headers(HttpServletRequest request) {
         Map<String, String> headers = new LinkedHashMap<>();
         for (String name : Collections.list(request.getHeaderNames())) {
             headers.put(name.toLowerCase(Locale.ROOT), String.join(",", Collections.list(request.getHeaders(name))));
         }
-        return this.verifier.verify(new SigV4Verifier.SignedRequest(request.getMethod(), request.getRequestURI(),
-                request.getQueryString(), headers, body));
+        return headers;
     }
 
     private static byte[] body(HttpServletRequest request) throws IOException {

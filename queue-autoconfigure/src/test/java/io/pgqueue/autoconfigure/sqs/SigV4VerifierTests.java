@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.autoconfigure.sqs.SigV4Verifier.SignedRequest;
@@ -96,6 +97,25 @@ class SigV4VerifierTests {
         SignedRequest honest = new SignedRequest("POST", "/", null, headers,
                 "Param1=value1".getBytes(StandardCharsets.UTF_8));
         assertThat(this.verifier.verify(honest)).isEqualTo(KEY);
+    }
+
+    @Test
+    void aSignatureMustCoverTheHeadersThatDecideTheAction() {
+        // Signed over host;x-amz-date only, then sent with an action and a content type it never saw.
+        for (String deciding : List.of("x-amz-target", "content-type")) {
+            Map<String, String> headers = new java.util.HashMap<>(headers("host;x-amz-date",
+                    "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"));
+            headers.put(deciding, deciding.equals("x-amz-target") ? "AmazonSQS.PurgeQueue" : "application/x-amz-json-1.0");
+            assertThatThrownBy(() -> this.verifier.check(headers)).as(deciding)
+                .isInstanceOfSatisfying(MessageQueueException.class, ex -> {
+                    assertThat(ex.error()).isEqualTo(MessageQueueError.INCOMPLETE_SIGNATURE);
+                    assertThat(ex.getMessage()).contains(deciding);
+                });
+        }
+        Map<String, String> dateUnsigned = new java.util.HashMap<>(headers("host",
+                "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"));
+        assertThatThrownBy(() -> this.verifier.check(dateUnsigned)).isInstanceOfSatisfying(MessageQueueException.class,
+                ex -> assertThat(ex.error()).isEqualTo(MessageQueueError.INCOMPLETE_SIGNATURE));
     }
 
     @Test
