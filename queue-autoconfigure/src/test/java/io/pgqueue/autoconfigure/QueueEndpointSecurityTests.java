@@ -1,0 +1,104 @@
+package io.pgqueue.autoconfigure;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.security.autoconfigure.actuate.web.servlet.EndpointRequest;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.HttpMethod;
+import org.springframework.security.config.Customizer;
+import org.springframework.security.config.annotation.web.builders.HttpSecurity;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
+import org.springframework.security.web.SecurityFilterChain;
+import org.springframework.test.context.ContextConfiguration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The Actuator security example of docs/monitoring.md, as written: operators read the queues
+ * endpoint, only the admin role writes, and the admin's writes work over HTTP Basic.
+ */
+@SpringBootTest(classes = QueueEndpointSecurityTests.SecuredApplication.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = { "pgqueue.workers.enabled=false", "pgqueue.console.enabled=false",
+                "management.endpoints.web.exposure.include=health,queues",
+                "management.endpoint.queues.access=unrestricted" })
+@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+class QueueEndpointSecurityTests {
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(TestHandlers.SendPush.class)
+    static class SecuredApplication {
+
+        /** docs/monitoring.md, "Protect the write operations", word for word. */
+        @Bean
+        SecurityFilterChain actuator(HttpSecurity http) throws Exception {
+            return http
+                .securityMatcher(EndpointRequest.toAnyEndpoint())
+                .authorizeHttpRequests(requests -> requests
+                    .requestMatchers(EndpointRequest.to("health")).permitAll()
+                    .requestMatchers(HttpMethod.GET, "/actuator/queues/**").hasRole("OPERATOR")
+                    .requestMatchers(HttpMethod.POST, "/actuator/queues/**").hasRole("QUEUE_ADMIN")
+                    .anyRequest().hasRole("OPERATOR"))
+                .httpBasic(Customizer.withDefaults())
+                // Its callers are scripts and tools with HTTP Basic, not a browser session: no CSRF token,
+                // which would otherwise refuse every write, the admin's too.
+                .csrf(csrf -> csrf.disable())
+                .build();
+        }
+
+        @Bean
+        InMemoryUserDetailsManager users() {
+            return new InMemoryUserDetailsManager(
+                    User.withUsername("operator").password("{noop}secret").roles("OPERATOR").build(),
+                    User.withUsername("admin").password("{noop}secret").roles("OPERATOR", "QUEUE_ADMIN").build());
+        }
+    }
+
+    private static final HttpClient http = HttpClient.newHttpClient();
+
+    @LocalServerPort
+    int port;
+
+    @Test
+    void operatorsReadAndOnlyTheAdminRoleWrites() throws Exception {
+        assertThat(send("GET", "/actuator/queues", null, null).statusCode()).isEqualTo(401);
+        assertThat(send("GET", "/actuator/queues", "operator", null).statusCode()).isEqualTo(200);
+        assertThat(send("GET", "/actuator/health", null, null).statusCode()).isEqualTo(200);
+
+        String pause = "{\"action\":\"pause\"}";
+        assertThat(send("POST", "/actuator/queues/send-push", "operator", pause).statusCode()).isEqualTo(403);
+        HttpResponse<String> paused = send("POST", "/actuator/queues/send-push", "admin", pause);
+        assertThat(paused.statusCode()).as(paused.body()).isEqualTo(200);
+        assertThat(paused.body()).contains("\"changed\":true");
+        assertThat(send("POST", "/actuator/queues/send-push", "admin", "{\"action\":\"resume\"}").statusCode()).isEqualTo(200);
+    }
+
+    private HttpResponse<String> send(String method, String path, String user, String json) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path));
+        if (user != null) {
+            request.header("Authorization", "Basic " + Base64.getEncoder()
+                .encodeToString((user + ":secret").getBytes(StandardCharsets.UTF_8)));
+        }
+        if (json != null) {
+            request.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(json));
+        }
+        else {
+            request.method(method, HttpRequest.BodyPublishers.noBody());
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+}
