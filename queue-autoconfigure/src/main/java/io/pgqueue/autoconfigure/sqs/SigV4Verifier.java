@@ -166,15 +166,18 @@ final class SigV4Verifier {
      * unknown key or does not match
      */
     String verify(SignedRequest request) {
-        Signature checked = check(request.headers());
-        String accessKey = checked.accessKey();
-        String secret = checked.secret();
+        return verify(request, check(request.headers()));
+    }
+
+    /**
+     * Verifies a request whose headers {@link #check} passed: the body's hash and the signature.
+     * @param request the request
+     * @param checked what the check found in its headers
+     * @return the access key id that signed it
+     * @throws MessageQueueException when the body's hash or the signature does not match
+     */
+    String verify(SignedRequest request, Signature checked) {
         String date = checked.date();
-        String region = checked.region();
-        String scopeService = checked.scopeService();
-        List<String> signedHeaders = checked.signedHeaders();
-        String signature = checked.signature();
-        String amzDate = checked.amzDate();
         // Always the hash of the body received: a header that claims another one, or an unsigned
         // payload, would let a captured request be sent again with another body.
         String bodyHash = sha256Hex(request.body());
@@ -183,19 +186,19 @@ final class SigV4Verifier {
             throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH,
                     "The x-amz-content-sha256 header is not the SHA-256 of the body: sign the body itself");
         }
-        String scope = date + "/" + region + "/" + scopeService + "/aws4_request";
-        String canonical = canonicalRequest(request, signedHeaders, bodyHash);
-        String stringToSign = ALGORITHM + "\n" + amzDate + "\n" + scope + "\n" + sha256Hex(canonical);
-        byte[] key = hmac(hmac(hmac(hmac(("AWS4" + secret).getBytes(StandardCharsets.UTF_8), date), region),
-                scopeService), "aws4_request");
+        String scope = date + "/" + checked.region() + "/" + checked.scopeService() + "/aws4_request";
+        String canonical = canonicalRequest(request, checked.signedHeaders(), bodyHash);
+        String stringToSign = ALGORITHM + "\n" + checked.amzDate() + "\n" + scope + "\n" + sha256Hex(canonical);
+        byte[] secret = ("AWS4" + checked.secret()).getBytes(StandardCharsets.UTF_8);
+        byte[] key = hmac(hmac(hmac(hmac(secret, date), checked.region()), checked.scopeService()), "aws4_request");
         String expected = HexFormat.of().formatHex(hmac(key, stringToSign));
         if (!MessageDigest.isEqual(expected.getBytes(StandardCharsets.US_ASCII),
-                signature.getBytes(StandardCharsets.US_ASCII))) {
+                checked.signature().getBytes(StandardCharsets.US_ASCII))) {
             throw new MessageQueueException(MessageQueueError.SIGNATURE_DOES_NOT_MATCH, "The request signature we "
                     + "calculated does not match the signature you provided. Check your AWS Secret Access Key and "
                     + "signing method.");
         }
-        return accessKey;
+        return checked.accessKey();
     }
 
     static String canonicalRequest(SignedRequest request, List<String> signedHeaders, String bodyHash) {

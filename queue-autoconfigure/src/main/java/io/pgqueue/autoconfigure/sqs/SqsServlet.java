@@ -85,12 +85,10 @@ final class SqsServlet extends HttpServlet {
             // What the headers can tell is checked before the body is read: an unsigned request, or
             // one signed with an unknown key, costs no memory for its body.
             Map<String, String> headers = signing(request) ? headers(request) : null;
-            if (headers != null) {
-                this.verifier.check(headers);
-            }
+            SigV4Verifier.Signature signature = headers == null ? null : this.verifier.check(headers);
             byte[] body = body(request);
             String sender = headers == null ? null : this.verifier.verify(new SigV4Verifier.SignedRequest(
-                    request.getMethod(), request.getRequestURI(), request.getQueryString(), headers, body));
+                    request.getMethod(), request.getRequestURI(), request.getQueryString(), headers, body), signature);
             ObjectNode parameters;
             if (json) {
                 if (target == null || !target.startsWith(JSON_TARGET_PREFIX)) {

@@ -9,9 +9,9 @@ import io.pgqueue.shard.ShardException;
  * its own jobs, so on a sharded installation every shard claims against its share of the global
  * concurrency and of the rate's permits and burst: the shares add up to the setting, and the
  * installation never runs more than it at once nor starts more per period (after an idle spell, a
- * burst below the shard count lets one job per shard start at once). The cost: a shard with nothing to do does not lend
- * its share to a busy one. Shares follow the shards' registered numbers, so every node gives each
- * shard the same share.
+ * burst below the shard count lets one job per shard start at once). The cost: a shard with
+ * nothing to do does not lend its share to a busy one. Shares follow the shards' registered
+ * numbers, so every node gives each shard the same share.
  *
  * @param index the shard's position among the installation's shards, by number
  * @param count how many shards the installation has
