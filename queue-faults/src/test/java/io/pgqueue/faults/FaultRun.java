@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -196,13 +197,14 @@ final class FaultRun implements AutoCloseable {
             arguments.put(pair[0], pair[1]);
         }
         this.timeout = DurationStyle.detectAndParse(arguments.get("pgqueue.tasks.record.timeout"));
+        NodeImage image = NodeImage.of(this.server);
         List<WorkerNode> started = new ArrayList<>();
         for (String id : ids) {
             List<String> nodeArguments = new ArrayList<>(arguments.entrySet().stream()
                 .map(argument -> "--" + argument.getKey() + "=" + argument.getValue()).toList());
             this.shards.keySet().stream().filter(shard -> !shard.equals("main")).forEach(shard -> nodeArguments
                 .add("--pgqueue.shards." + shard + ".url=" + url(shardDatabase(shard), id)));
-            WorkerNode node = WorkerNode.start(id, url(id), this.jvmOptions, nodeArguments);
+            WorkerNode node = WorkerNode.start(id, image, url(id), this.jvmOptions, nodeArguments);
             started.add(node);
             this.nodes.add(node);
         }
@@ -438,6 +440,29 @@ final class FaultRun implements AutoCloseable {
                     }, (Object) ids.toArray(Long[]::new));
         }
         return rows;
+    }
+
+    /**
+     * When the last of the given jobs that ran on a node after a moment started there, and how many
+     * younger jobs (enqueued in a later transaction) had not started yet then.
+     */
+    Rerun rerun(Set<Long> jobs, String node, long after) {
+        List<Execution> executions = executions();
+        long lastStart = jobs.stream().mapToLong(id -> executions.stream()
+            .filter(e -> e.jobId() == id && e.node().equals(node) && e.started() >= after)
+            .mapToLong(Execution::started).min().orElse(after)).max().orElse(after);
+        Map<Long, Long> firstStart = executions.stream().collect(Collectors.toMap(Execution::jobId,
+                Execution::started, Math::min));
+        long enqueuedLast = jobs.stream().mapToLong(this.enqueued::get).max().orElse(0);
+        long waiting = this.enqueued.entrySet().stream().filter(e -> e.getValue() > enqueuedLast)
+            .filter(e -> firstStart.getOrDefault(e.getKey(), Long.MAX_VALUE) > lastStart).count();
+        long count = jobs.stream().filter(id -> executions.stream()
+            .anyMatch(e -> e.jobId() == id && e.node().equals(node) && e.started() >= after)).count();
+        return new Rerun(count, lastStart, waiting);
+    }
+
+    /** @see #rerun(Set, String, long) */
+    record Rerun(long count, long lastStart, long waiting) {
     }
 
     static long now() {

@@ -1,11 +1,9 @@
 package io.pgqueue.faults;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -34,17 +32,16 @@ final class WorkerNode implements AutoCloseable {
     /**
      * Starts a node; {@link #awaitStarted()} waits for it.
      * @param id the node id (lease owner, recorder's node)
+     * @param image how its JVM is launched
      * @param jdbcUrl the queue's database
      * @param jvmOptions further options of the JVM
      * @param settings further {@code --name=value} arguments
      */
-    static WorkerNode start(String id, String jdbcUrl, List<String> jvmOptions, List<String> settings)
+    static WorkerNode start(String id, NodeImage image, String jdbcUrl, List<String> jvmOptions, List<String> settings)
             throws IOException {
         Path log = Files.createTempFile("pgqueue-fault-" + id, ".log");
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC"));
-        command.addAll(jvmOptions);
-        command.addAll(List.of("-jar", jar(), "--spring.datasource.url=" + jdbcUrl, "--pgqueue.node-id=" + id));
+        List<String> command = image.command(jvmOptions);
+        command.addAll(List.of("--spring.datasource.url=" + jdbcUrl, "--pgqueue.node-id=" + id));
         command.addAll(settings);
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         return new WorkerNode(id, process, log);
@@ -86,12 +83,5 @@ final class WorkerNode implements AutoCloseable {
         if (System.getProperty("faults.keep-logs") == null) {
             Files.deleteIfExists(this.log);
         }
-    }
-
-    private static String jar() {
-        String jar = System.getProperty("faults.jar");
-        assertThat(jar).as("system property faults.jar (set by the build)").isNotNull();
-        assertThat(new File(jar)).exists();
-        return jar;
     }
 }
