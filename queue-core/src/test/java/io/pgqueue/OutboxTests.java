@@ -20,6 +20,7 @@ import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -34,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * its own shard if and only if the transaction commits, exactly once, even when the relay dies
  * between writing a shard and clearing the outbox.
  */
+@Order(1)
 class OutboxTests {
 
     private static final TaskRegistry TASKS = TaskRegistry.of(List.of(TaskDefinition.builder("mail").build(),

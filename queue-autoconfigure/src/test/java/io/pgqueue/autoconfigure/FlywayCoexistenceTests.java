@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FlywayCoexistenceTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-        .withInitializer(new TestDatabaseInitializer())
+        .withInitializer(TestDatabaseInitializer.empty())
         .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, FlywayAutoConfiguration.class,
                 JacksonAutoConfiguration.class, QueueAutoConfiguration.class))
         .withPropertyValues("spring.flyway.locations=classpath:coexist/migration", "pgqueue.workers.enabled=false");

@@ -19,6 +19,7 @@ import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -40,6 +41,7 @@ import static org.awaitility.Awaitility.await;
  * Shards listed under {@code pgqueue.shards}: each gets a connection pool and the queue's schema,
  * and jobs spread over them.
  */
+@Order(1)
 class QueueShardsAutoConfigurationTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()

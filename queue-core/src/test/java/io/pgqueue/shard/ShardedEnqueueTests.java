@@ -37,6 +37,7 @@ import io.pgqueue.testing.TestDatabase;
 import io.pgqueue.testing.TestShards;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -48,6 +49,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Enqueues on three shards (three databases on the test server): where jobs land, that the shards
  * refuse jobs of partitions they do not hold, and that dedup holds across nodes.
  */
+@Order(1)
 class ShardedEnqueueTests {
 
     private static final TaskRegistry TASKS = TaskRegistry.of(List.of(TaskDefinition.builder("mail").build()));

@@ -34,6 +34,7 @@ import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.WorkerTask;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -47,6 +48,7 @@ import static org.awaitility.Awaitility.await;
  * wherever it lives, a node holds no more than one shard's worth of jobs per pool, and a shard
  * that is down holds up only its own jobs. Checked by a recorder.
  */
+@Order(1)
 class ShardedWorkersTests {
 
     private static final int CONCURRENCY = 4;

@@ -9,17 +9,37 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.MapPropertySource;
 
 /**
- * Gives a Spring application context its own fresh database: sets {@code spring.datasource.*} and
- * drops the database when the context closes. The drop is registered as the first disposable bean,
+ * Gives a Spring application context its own fresh database, with the queue's schema already migrated
+ * (a copy of the template {@link TestDatabase#createMigrated(String)} makes) unless {@link #empty()}:
+ * sets {@code spring.datasource.*} and drops the database when the context closes. The drop is registered as the first disposable bean,
  * so it runs last, after the DataSource and every queue component have shut down. Works for
  * {@code @SpringBootTest} ({@code @ContextConfiguration(initializers = ...)}) and
  * {@code ApplicationContextRunner.withInitializer(...)}.
  */
 public class TestDatabaseInitializer implements ApplicationContextInitializer<ConfigurableApplicationContext> {
 
+    private final boolean migrated;
+
+    /** An initializer whose databases have the queue's schema migrated. */
+    public TestDatabaseInitializer() {
+        this(true);
+    }
+
+    private TestDatabaseInitializer(boolean migrated) {
+        this.migrated = migrated;
+    }
+
+    /**
+     * For a test of what the start-up does on a database the queue has never seen.
+     * @return an initializer whose databases are empty
+     */
+    public static TestDatabaseInitializer empty() {
+        return new TestDatabaseInitializer(false);
+    }
+
     @Override
     public void initialize(ConfigurableApplicationContext context) {
-        TestDatabase database = TestDatabase.create("pgqueue_ctx");
+        TestDatabase database = this.migrated ? TestDatabase.createMigrated("pgqueue_ctx") : TestDatabase.create("pgqueue_ctx");
         Map<String, Object> properties = new HashMap<>();
         properties.put("spring.datasource.url", database.jdbcUrl());
         if (database.user() != null) {

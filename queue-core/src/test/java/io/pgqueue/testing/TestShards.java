@@ -8,8 +8,9 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Fresh databases for the shards of a sharded queue, created before each test and dropped after it
- * (after the test's own {@code @AfterEach} methods, which stop the queues on them):
+ * Fresh databases for the shards of a sharded queue, with the queue's schema migrated (the sharded
+ * installation is set up on it when a queue first opens), created before each test and dropped after
+ * it (after the test's own {@code @AfterEach} methods, which stop the queues on them):
  * {@code @RegisterExtension final TestShards shards = TestShards.perTest("move", 2);}.
  */
 public final class TestShards implements BeforeEachCallback, AfterEachCallback {
@@ -37,7 +38,7 @@ public final class TestShards implements BeforeEachCallback, AfterEachCallback {
     @Override
     public void beforeEach(ExtensionContext context) {
         for (int i = 0; i < this.count; i++) {
-            this.databases.add(TestDatabase.create(this.prefix + "_" + (i == 0 ? "main" : (char) ('a' + i))));
+            this.databases.add(TestDatabase.createMigrated(this.prefix + "_" + (i == 0 ? "main" : (char) ('a' + i))));
         }
     }
 

@@ -11,6 +11,7 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.testing.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -24,6 +25,7 @@ import static org.awaitility.Awaitility.await;
  * Several application instances (nodes) on one database: shared work without double execution,
  * polling when notifications are off, and graceful shutdown with jobs in flight.
  */
+@Order(1)
 class QueueNodesTests {
 
     private TestDatabase database;

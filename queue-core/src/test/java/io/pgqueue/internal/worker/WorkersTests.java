@@ -37,6 +37,7 @@ import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.WorkerSettings;
 import io.pgqueue.worker.WorkerTask;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
@@ -48,6 +49,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The worker runtime without Spring: pools, batching, timeouts, cancellation, shutdown.
  */
+@Order(1)
 class WorkersTests {
 
     @RegisterExtension

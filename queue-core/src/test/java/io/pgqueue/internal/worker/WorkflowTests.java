@@ -38,6 +38,7 @@ import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.testing.TestQueue;
 import io.pgqueue.testing.TestWorkers;
 import io.pgqueue.worker.WorkerTask;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -52,6 +53,7 @@ import static org.awaitility.Awaitility.await;
  * Jobs that run after others: workflows, batches and {@link EnqueueOptions#withDependsOn}, on real
  * nodes and, for the races, on many threads writing outcomes at once.
  */
+@Order(1)
 class WorkflowTests {
 
     @RegisterExtension
