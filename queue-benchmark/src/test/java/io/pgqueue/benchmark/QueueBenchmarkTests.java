@@ -64,10 +64,13 @@ class QueueBenchmarkTests {
         for (String workload : List.of("starter-latency", "starter-latency-external")) {
             List<String> latency = StarterBenchmark.run(Map.of("workload", workload, "rate", "200", "count", "100",
                     "repeat", "1", "producer_warmup", "50"), url());
+            // Latency counts from the enqueue call's return: on a busy machine a handler can start before
+            // the producer's thread reads the clock after the commit, so a low percentile may be negative.
             assertThat(latency).singleElement().satisfies(line -> {
                 assertThat(line).startsWith("workload=" + workload + " rate=200 n=100");
-                assertThat(Double.parseDouble(field(line, "p50_ms"))).isPositive()
+                assertThat(Double.parseDouble(field(line, "p50_ms")))
                     .isLessThanOrEqualTo(Double.parseDouble(field(line, "p99_ms")));
+                assertThat(Double.parseDouble(field(line, "p99_ms"))).isPositive();
             });
         }
         assertThat(new JdbcTemplate(db.dataSource()).queryForObject("SELECT (SELECT count(*) FROM pgqueue.job) "
