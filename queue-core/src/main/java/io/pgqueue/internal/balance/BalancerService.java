@@ -9,9 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.pgqueue.QueueDefaults;
@@ -22,6 +19,7 @@ import io.pgqueue.balance.BalancerSettings;
 import io.pgqueue.balance.MoveReason;
 import io.pgqueue.balance.PartitionBalancer;
 import io.pgqueue.balance.RecordedDecision;
+import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.shard.PartitionMap;
 import io.pgqueue.internal.shard.PartitionMover;
@@ -75,7 +73,7 @@ public final class BalancerService implements PartitionBalancer {
 
     private volatile BalancerRound lastRound;
 
-    private ScheduledExecutorService executor;
+    private PeriodicTasks rounds;
 
     /**
      * @param shards the installation's shards
@@ -103,17 +101,13 @@ public final class BalancerService implements PartitionBalancer {
 
     /** Starts recording counts and, if enabled, balancing; idempotent, and nothing unsharded. */
     public synchronized void start() {
-        if (!this.shards.sharded() || this.executor != null) {
+        if (!this.shards.sharded() || this.rounds != null) {
             return;
         }
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, task -> {
-            Thread thread = new Thread(task, "pgqueue-balancer");
-            thread.setDaemon(true);
-            return thread;
-        });
-        long interval = this.settings.interval().toMillis();
-        executor.scheduleWithFixedDelay(this::tick, interval, interval, TimeUnit.MILLISECONDS);
-        this.executor = executor;
+        Duration interval = this.settings.interval();
+        this.rounds = new PeriodicTasks("pgqueue-balancer", QueueDefaults.MOVE_DRAIN_TIMEOUT,
+                List.of(new PeriodicTasks.Task("balancer round", interval, interval, this::tick)));
+        this.rounds.start();
         if (this.enabled) {
             log.info("pgqueue balancer enabled on node '{}': a round every {}, Gini {}–{}, friction {} moves per {}",
                     this.node, this.settings.interval(), this.settings.giniLower(), this.settings.giniUpper(),
@@ -121,26 +115,22 @@ public final class BalancerService implements PartitionBalancer {
         }
     }
 
-    /** Stops, recording the last counts and giving the lease up; idempotent. */
+    /** Stops (a round's move is interrupted), recording the last counts and giving the lease up; idempotent. */
     public void stop() {
-        ScheduledExecutorService executor;
+        PeriodicTasks rounds;
         synchronized (this) {
-            executor = this.executor;
-            this.executor = null;
+            rounds = this.rounds;
+            this.rounds = null;
         }
-        if (executor == null) {
+        if (rounds == null) {
             return;
         }
-        executor.shutdownNow();
+        rounds.stop();
         try {
-            executor.awaitTermination(QueueDefaults.MOVE_DRAIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             recordCounts();
             if (this.balancer != null) {
                 this.store.resign(this.node);
             }
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
         }
         catch (RuntimeException ex) {
             log.debug("Could not record the last job counts or give the balancer's lease up: {}", ex.toString());

@@ -9,8 +9,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one start/stop contract of pgqueue's background services (producers, completer, lease
- * keeper, notification listener, maintenance, statistics poller, group committer): each runs its
- * loop on its own named daemon threads.
+ * keeper, notification listener, maintenance, statistics poller, group committer, outbox relay,
+ * scheduler, and the {@link PeriodicTasks} of the partition map, the balancer and the message
+ * housekeeping): each runs its loop on its own named daemon threads.
  * <ul>
  * <li>{@link #start()} is idempotent: a running service is left alone;</li>
  * <li>{@link #stop()} before {@link #start()} does nothing, and so does a second stop;</li>

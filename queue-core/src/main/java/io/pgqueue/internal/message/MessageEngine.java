@@ -49,6 +49,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * and deletes, long polls woken by the NOTIFY of a send on any node, and the housekeeping (counts,
  * retention sweep, vacuum). {@link #start()} starts listening for sends and the housekeeping;
  * {@link #stop()} stops them.
+ * <p>
+ * Its length is the {@link MessageQueues} surface it implements, thirty calls of a few lines each
+ * that hand over to the {@link MessageQueueCatalog}, the {@link ReceiptActions}, the
+ * {@link LongPolls} or the store; what is not a hand-over is the send batch and the receive.
  */
 public final class MessageEngine implements MessageQueues, AutoCloseable {
 

@@ -2,13 +2,13 @@ package io.pgqueue.internal.message;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.message.CountedQueues;
 import io.pgqueue.message.MessageQueueCounts;
@@ -32,6 +32,9 @@ public final class MessageHousekeeping {
 
     private static final int SWEEP_BATCH = 10_000;
 
+    /** How long a stop waits for a sweep, count or vacuum under way (it is interrupted). */
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+
     private final MessageStore store;
 
     private final Supplier<Map<String, MessageQueueCounts>> counter;
@@ -42,7 +45,7 @@ public final class MessageHousekeeping {
 
     private final Duration vacuumInterval;
 
-    private ScheduledExecutorService thread;
+    private PeriodicTasks thread;
 
     private volatile CountedQueues counted;
 
@@ -59,23 +62,19 @@ public final class MessageHousekeeping {
         if (this.thread != null) {
             return;
         }
-        this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
-            Thread thread = new Thread(runnable, "pgqueue-message-sweeper");
-            thread.setDaemon(true);
-            return thread;
-        });
-        this.thread.scheduleWithFixedDelay(this::sweep, SWEEP_INTERVAL.toMillis(), SWEEP_INTERVAL.toMillis(),
-                TimeUnit.MILLISECONDS);
-        this.thread.scheduleWithFixedDelay(this::count, 0, this.countInterval.toMillis(), TimeUnit.MILLISECONDS);
+        List<PeriodicTasks.Task> tasks = new ArrayList<>(List.of(
+                new PeriodicTasks.Task("message sweep", SWEEP_INTERVAL, SWEEP_INTERVAL, this::sweep),
+                new PeriodicTasks.Task("message count", Duration.ZERO, this.countInterval, this::count)));
         if (!this.vacuumInterval.isZero()) {
-            this.thread.scheduleWithFixedDelay(this::vacuum, this.vacuumInterval.toMillis(),
-                    this.vacuumInterval.toMillis(), TimeUnit.MILLISECONDS);
+            tasks.add(new PeriodicTasks.Task("message vacuum", this.vacuumInterval, this.vacuumInterval, this::vacuum));
         }
+        this.thread = new PeriodicTasks("pgqueue-message-sweeper", STOP_TIMEOUT, tasks);
+        this.thread.start();
     }
 
     public synchronized void stop() {
         if (this.thread != null) {
-            this.thread.shutdownNow();
+            this.thread.stop();
             this.thread = null;
         }
     }

@@ -9,14 +9,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.store.OutboxStore;
 import io.pgqueue.internal.store.PartitionStore;
 import io.pgqueue.internal.store.QueueStores;
@@ -60,6 +58,12 @@ public final class Shards {
 
     private static final Logger log = LoggerFactory.getLogger(Shards.class);
 
+    /** The periodic task that reads the partition map's version. */
+    private static final String MAP_REFRESH = "partition map refresh";
+
+    /** How long a stop waits for the refresh and the move resumer (a resumed move is interrupted). */
+    private static final Duration REFRESH_STOP_TIMEOUT = Duration.ofSeconds(10);
+
     private final Map<String, Shard> shards;
 
     private final Shard main;
@@ -72,7 +76,9 @@ public final class Shards {
 
     private volatile PartitionMap map;
 
-    private ScheduledExecutorService refresher;
+    private PeriodicTasks refresher;
+
+    private PeriodicTasks resumer;
 
     private Shards(Map<String, Shard> shards, boolean sharded, PartitionMap map) {
         this.shards = shards;
@@ -315,28 +321,22 @@ public final class Shards {
      * notification said so); never throws.
      */
     public void refreshSoon() {
-        ScheduledExecutorService refresher;
+        PeriodicTasks refresher;
         synchronized (this) {
             refresher = this.refresher;
         }
-        Runnable refresh = () -> {
-            try {
-                refresh();
-            }
-            catch (RuntimeException ex) {
-                log.debug("Could not read the partition map: {}", ex.toString());
-            }
-        };
-        if (refresher != null) {
-            try {
-                refresher.execute(refresh);
-                return;
-            }
-            catch (RejectedExecutionException ex) {
-                // Stopping: read it here.
-            }
+        if (refresher == null || !refresher.runSoon(MAP_REFRESH)) {
+            refreshQuietly();
         }
-        refresh.run();
+    }
+
+    private void refreshQuietly() {
+        try {
+            refresh();
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not read the partition map: {}", ex.toString());
+        }
     }
 
     /**
@@ -409,38 +409,25 @@ public final class Shards {
         if (!this.sharded || this.refresher != null) {
             return;
         }
-        // Two threads: finishing a stranded move must not hold up the map's refresh.
-        ScheduledThreadPoolExecutor refresher = new ScheduledThreadPoolExecutor(2, task -> {
-            Thread thread = new Thread(task, "pgqueue-partition-map");
-            thread.setDaemon(true);
-            return thread;
-        });
-        refresher.scheduleWithFixedDelay(() -> {
-            try {
-                refresh();
-            }
-            catch (RuntimeException ex) {
-                log.debug("Could not read the partition map: {}", ex.toString());
-            }
-        }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
-        long resume = QueueDefaults.MOVE_RESUME_INTERVAL.toMillis();
+        this.refresher = new PeriodicTasks("pgqueue-partition-map", REFRESH_STOP_TIMEOUT,
+                List.of(new PeriodicTasks.Task(MAP_REFRESH, interval, interval, this::refreshQuietly)));
+        // A thread of its own: finishing a stranded move must not hold up the map's refresh.
         PartitionMover mover = new PartitionMover(this);
-        refresher.scheduleWithFixedDelay(() -> {
-            try {
-                mover.resumeAll(QueueDefaults.MOVE_DRAIN_TIMEOUT);
-            }
-            catch (RuntimeException ex) {
-                log.warn("Could not finish a stranded partition move: {}", ex.toString());
-            }
-        }, resume, resume, TimeUnit.MILLISECONDS);
-        this.refresher = refresher;
+        Duration resume = QueueDefaults.MOVE_RESUME_INTERVAL;
+        this.resumer = new PeriodicTasks("pgqueue-move-resumer", REFRESH_STOP_TIMEOUT,
+                List.of(new PeriodicTasks.Task("finishing of stranded partition moves", resume, resume,
+                        () -> mover.resumeAll(QueueDefaults.MOVE_DRAIN_TIMEOUT))));
+        this.refresher.start();
+        this.resumer.start();
     }
 
-    /** Stops checking the map's version. */
+    /** Stops checking the map's version and finishing stranded moves. */
     public synchronized void stopRefreshing() {
         if (this.refresher != null) {
-            this.refresher.shutdownNow();
+            this.refresher.stop();
+            this.resumer.stop();
             this.refresher = null;
+            this.resumer = null;
         }
     }
 }

@@ -15,6 +15,7 @@ import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.enqueue.GroupCommitter;
 import io.pgqueue.internal.lifecycle.BackgroundService;
+import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.store.FencedResult;
@@ -109,7 +110,10 @@ class BackgroundServiceContractTests {
                         }), "")),
                 Arguments.of("statistics poller", (Supplier<BackgroundService>) () -> new QueueStatsPoller(
                         queue.stores().stats(), Duration.ofMillis(200))),
-                Arguments.of("group committer", (Supplier<BackgroundService>) () -> new GroupCommitter<>("group-commit", store::insert, 2, 100)));
+                Arguments.of("group committer", (Supplier<BackgroundService>) () -> new GroupCommitter<>("group-commit", store::insert, 2, 100)),
+                Arguments.of("periodic tasks", (Supplier<BackgroundService>) () -> new PeriodicTasks("pgqueue-periodic",
+                        Duration.ofSeconds(5), List.of(new PeriodicTasks.Task("statistics", Duration.ZERO,
+                                Duration.ofMillis(20), () -> queue.stores().stats().oldestTransaction())))));
     }
 
     @ParameterizedTest(name = "{0}")
