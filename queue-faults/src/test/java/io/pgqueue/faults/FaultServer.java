@@ -5,7 +5,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -27,17 +29,24 @@ final class FaultServer implements AutoCloseable {
 
     private final String options;
 
-    private FaultServer(EmbeddedPostgres embedded, Path dataDirectory) throws IOException {
+    private FaultServer(EmbeddedPostgres embedded, Path dataDirectory, boolean fsync) throws IOException {
         this.embedded = embedded;
         this.dataDirectory = dataDirectory;
-        // The server's own record of how it was started: the binary, then its options.
+        // The server's own record of how it was started: the binary, then its options (the embedded
+        // server's include -F, no fsync).
         List<String> words = words(Files.readString(dataDirectory.resolve("postmaster.opts")).strip());
         this.pgCtl = Path.of(words.get(0)).resolveSibling("pg_ctl");
-        this.options = words.subList(1, words.size()).stream().map(FaultServer::quoted).reduce((a, b) -> a + " " + b)
-            .orElse("");
+        this.options = words.subList(1, words.size()).stream().filter(word -> !fsync || !word.equals("-F"))
+            .map(FaultServer::quoted).reduce((a, b) -> a + " " + b).orElse("");
     }
 
-    static FaultServer start() throws IOException {
+    /**
+     * Starts a server.
+     * @param fsync whether it flushes its writes to disk as a production server does (it is started
+     * a second time without the embedded server's {@code -F}); without, a crash loses the same
+     * unflushed WAL but the writes are cheaper
+     */
+    static FaultServer start(boolean fsync) throws IOException, InterruptedException {
         Path data = Files.createTempDirectory("pgqueue-faults-data");
         EmbeddedPostgres embedded = EmbeddedPostgres.builder()
             .setDataDirectory(data)
@@ -45,7 +54,21 @@ final class FaultServer implements AutoCloseable {
             // Durable commits: an immediate stop must not take acknowledged transactions with it.
             .setServerConfig("synchronous_commit", "on")
             .start();
-        return new FaultServer(embedded, data);
+        FaultServer server = new FaultServer(embedded, data, fsync);
+        if (fsync) {
+            server.stop("fast");
+            server.startAgain();
+        }
+        return server;
+    }
+
+    /** @return whether the server runs with fsync on */
+    boolean fsync() throws SQLException {
+        try (Connection connection = connect("postgres"); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SHOW fsync")) {
+            rs.next();
+            return rs.getString(1).equals("on");
+        }
     }
 
     /** @return the port the server listens on */

@@ -11,11 +11,23 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 final class OwnServer implements BeforeAllCallback, AfterAllCallback {
 
+    private final boolean fsync;
+
     private FaultServer server;
+
+    /** A server with fsync off (the embedded server's default), which makes writes cheaper. */
+    OwnServer() {
+        this(false);
+    }
+
+    /** @param fsync whether the server flushes its writes to disk, as a production server does */
+    OwnServer(boolean fsync) {
+        this.fsync = fsync;
+    }
 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
-        this.server = FaultServer.start();
+        this.server = FaultServer.start(this.fsync);
     }
 
     @Override

@@ -26,8 +26,8 @@ import static io.pgqueue.faults.Findings.seconds;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Worker nodes as processes while their PostgreSQL server goes away: the server restarted and every
- * worker connection terminated under producers, with how soon work resumed (the first job,
+ * Worker nodes as processes while their PostgreSQL server (fsync on) goes away: the server
+ * restarted and every worker connection terminated under producers, with how soon work resumed (the first job,
  * notifications waking the nodes again, start latency once recovered), and a network stall between
  * one node and the server longer than the lease. Each scenario asserts that no job is lost and that
  * no two executions of a job ran at once while both could hold its lease ({@link FaultScenariosIT}
@@ -42,8 +42,9 @@ class ServerFaultScenariosIT {
      */
     private static final long RECONNECT_BOUND = 5000 + 1000;
 
+    /** With fsync on, as in production: what a crash loses is what a production server loses. */
     @RegisterExtension
-    static final OwnServer server = new OwnServer();
+    static final OwnServer server = new OwnServer(true);
 
     @Test
     @Order(1)
@@ -60,6 +61,7 @@ class ServerFaultScenariosIT {
     }
 
     private void serverRestart(String mode) throws Exception {
+        assertThat(server.get().fsync()).as("the server flushes its writes to disk").isTrue();
         try (FaultRun run = new FaultRun(server.get(), "faults_restart_" + mode)) {
             // Polling every 10 s: a job started within a second was woken by a notification.
             run.startNodes(TWO_NODES, "--pgqueue.poll-interval=10s");

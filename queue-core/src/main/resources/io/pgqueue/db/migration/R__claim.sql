@@ -183,9 +183,9 @@ DECLARE
     v_held_back boolean;
     v_claimed integer;
 BEGIN
-    -- Losing this commit in a crash leaves the jobs claimable again (at-least-once holds): the
-    -- worker need not wait for the WAL flush. Lasts until the end of the claim's transaction.
-    PERFORM set_config('synchronous_commit', 'off', true);
+    -- The claim commits with the server's synchronous_commit, unlike the workers' other writes: a
+    -- claim lost in a crash after its handler started would let the next claim hand out the same
+    -- lease epoch, and the first holder's heartbeats and outcome would pass the fence of the second.
     IF p_limited IS NOT NULL THEN
         FOR v_rule IN SELECT rule FROM jsonb_array_elements(p_limited) AS rules(rule) LOOP
             v_task := v_rule ->> 'task';
