@@ -12,6 +12,8 @@ import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -40,6 +42,23 @@ class ClaimTests {
         assertThat(stored.leaseDeadline()).isEqualTo(job.leaseDeadline());
         // Claimed jobs are not claimed again.
         assertThat(queue.claim("a", 10)).isEmpty();
+    }
+
+    @Test
+    void aClaimCommitsDurablyWhereTheWorkersOtherWritesDoNot() {
+        queue.client().enqueue("b", "x");
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(queue.dataSource()));
+
+        String afterClaim = transaction.execute(status -> {
+            // The test server commits asynchronously by default; a production server does not.
+            queue.jdbc().execute("SET LOCAL synchronous_commit = on");
+            assertThat(queue.store().claim(List.of(new ClaimLimit("b", 1)), "w", JobState.STARTING, TestQueue.LEASE))
+                .hasSize(1);
+            return queue.jdbc().queryForObject("SELECT current_setting('synchronous_commit')", String.class);
+        });
+
+        // A claim lost in a crash would let the next one hand out the same lease epoch.
+        assertThat(afterClaim).isEqualTo("on");
     }
 
     @Test
