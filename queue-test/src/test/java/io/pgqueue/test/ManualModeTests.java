@@ -9,8 +9,10 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
+import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.Workflow;
+import io.pgqueue.schedule.Schedule;
 import io.pgqueue.test.TestApplication.Entry;
 import io.pgqueue.test.TestApplication.Journal;
 import io.pgqueue.test.TestApplication.Mail;
@@ -44,6 +46,9 @@ class ManualModeTests {
 
     @Autowired
     JdbcTemplate jdbc;
+
+    @Autowired
+    PgQueue pgQueue;
 
     @BeforeEach
     void clearJournal() {
@@ -106,6 +111,24 @@ class ManualModeTests {
         // Only the flaky task is drained: the minute may pass the nightly schedule's 03:00.
         assertThat(this.queue.drain("flaky").completed()).isEqualTo(1);
         assertThat(this.journal.entries).containsExactly("flaky x on attempt 2");
+    }
+
+    @Test
+    void anAdvancePastARecurringSlotAddsItsJobToWhatTheNextDrainRunsAndCounts() {
+        this.pgQueue.schedules().put(Schedule.of("tick", "audit", "0 * * * * *").withPayload("{\"text\": \"tick\"}"));
+        this.client.enqueue(JobRequest.of("audit", new Entry("later"), EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
+
+        assertThat(this.queue.drain("audit").ran()).as("nothing is due yet").isZero();
+        List<Long> fired = this.queue.advance(Duration.ofMinutes(30));
+
+        // Thirty missed slots, caught up once (the default RUN_ONCE); the job due in an hour waits.
+        // (Only the audit task is drained: the hour may pass the nightly schedule's 03:00.)
+        assertThat(fired).hasSize(1);
+        DrainResult drained = this.queue.drain("audit");
+        assertThat(drained.completed()).as("the slot's job, counted with the others").isEqualTo(1);
+        assertThat(this.journal.entries).containsExactly("audit tick");
+        this.queue.advance(Duration.ofMinutes(30));
+        assertThat(this.queue.drain("audit").completed()).as("the job due in an hour, and the latest slot's").isEqualTo(2);
     }
 
     @Test
