@@ -97,6 +97,9 @@ class WorkflowTests {
             .enqueue();
         assertThat(queue.state(workflow.jobId("d"))).isEqualTo(JobState.WAITING);
         assertThat(queue.activeJobs()).as("only the first step is claimable").isEqualTo(1);
+        assertThat(workflow(workflow.id()).orElseThrow().steps()).filteredOn(step -> step.step().equals("d"))
+            .singleElement().extracting(WorkflowInfo.Step::waitsFor)
+            .isEqualTo(List.of(workflow.jobId("b"), workflow.jobId("c")));
 
         nodes.start(settings("node-a").build(), task);
         await().atMost(Duration.ofSeconds(20)).until(() -> workflow(workflow.id()).orElseThrow().state()
@@ -117,6 +120,8 @@ class WorkflowTests {
                     org.assertj.core.groups.Tuple.tuple("b", JobState.COMPLETED),
                     org.assertj.core.groups.Tuple.tuple("c", JobState.COMPLETED),
                     org.assertj.core.groups.Tuple.tuple("d", JobState.COMPLETED));
+        assertThat(info.steps()).as("a step's dependencies are dropped once it ended").allSatisfy(step ->
+                assertThat(step.waitsFor()).isEmpty());
         assertThat(queue.jdbc().queryForObject("SELECT workflows FROM " + queue.config().schema()
                 + ".workflow_total WHERE state = 'COMPLETED'", Long.class)).isEqualTo(1);
     }
