@@ -12,9 +12,12 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
+import org.springframework.web.servlet.HandlerExceptionResolver;
 
 /**
  * The {@code queues} Actuator endpoint, when Actuator is present and the endpoint is exposed.
@@ -24,6 +27,10 @@ import org.springframework.util.ClassUtils;
 @ConditionalOnBean(QueueAdmin.class)
 @ConditionalOnAvailableEndpoint(QueueEndpoint.class)
 public final class QueueEndpointAutoConfiguration {
+
+    /** Every write operation of the endpoint, as the start-up warning names them. */
+    static final String WRITES = "pause, resume, re-run, re-run of all failed jobs, cancel, rescue, schedule (which "
+            + "enqueues jobs), unschedule, partition moves and shard drains";
 
     @Bean
     @ConditionalOnMissingBean
@@ -46,6 +53,19 @@ public final class QueueEndpointAutoConfiguration {
         return new QueueEndpointWebExtension(endpoint);
     }
 
+    /** Over Spring MVC: the reason for a body Actuator could not read. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnClass(HandlerExceptionResolver.class)
+    @ConditionalOnAvailableEndpoint(value = QueueEndpoint.class, exposure = EndpointExposure.WEB)
+    static class BodyErrorsConfiguration {
+
+        @Bean
+        QueueEndpointBodyErrors queueEndpointBodyErrors(Environment environment) {
+            return new QueueEndpointBodyErrors(environment.getProperty("management.endpoints.web.base-path", "/actuator"));
+        }
+    }
+
     /**
      * Write operations exposed over HTTP without Spring Security on the classpath are open to
      * anyone who reaches the management port: say so once at start-up.
@@ -57,9 +77,9 @@ public final class QueueEndpointAutoConfiguration {
         if (writable && !ClassUtils.isPresent("org.springframework.security.web.SecurityFilterChain",
                 QueueEndpointAutoConfiguration.class.getClassLoader())) {
             LoggerFactory.getLogger(QueueEndpointAutoConfiguration.class).warn("The queues endpoint's write operations "
-                    + "(pause, resume, re-run, cancel, rescue) are exposed over HTTP and this application has no "
-                    + "Spring Security: anyone who reaches the management port can use them. Protect them, or set "
-                    + "management.endpoint.queues.access=read-only");
+                    + "(" + WRITES + ") are exposed over HTTP and this application has no Spring Security: anyone who "
+                    + "reaches the management port can use them, and a schedule enqueues jobs of any task with any "
+                    + "payload. Protect them, or set management.endpoint.queues.access=read-only");
         }
     }
 }

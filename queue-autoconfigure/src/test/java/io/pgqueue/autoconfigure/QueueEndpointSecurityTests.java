@@ -87,6 +87,22 @@ class QueueEndpointSecurityTests {
         assertThat(send("POST", "/actuator/queues/send-push", "admin", "{\"action\":\"resume\"}").statusCode()).isEqualTo(200);
     }
 
+    @Test
+    void aSchedulesPayloadIsJsonWrittenInAStringAndAnObjectIsRefusedSayingSo() throws Exception {
+        HttpResponse<String> asObject = send("POST", "/actuator/queues/send-push", "admin",
+                "{\"action\":\"schedule\",\"name\":\"hourly\",\"cron\":\"@hourly\",\"payload\":{\"owner\":\"ann\"}}");
+        assertThat(asObject.statusCode()).isEqualTo(400);
+        assertThat(asObject.body()).contains("Every field of a queues endpoint request body is a string",
+                "\"path\":\"/actuator/queues/send-push\"");
+
+        HttpResponse<String> asString = send("POST", "/actuator/queues/send-push", "admin",
+                "{\"action\":\"schedule\",\"name\":\"hourly\",\"cron\":\"@hourly\",\"payload\":\"{\\\"owner\\\":\\\"ann\\\"}\"}");
+        assertThat(asString.statusCode()).as(asString.body()).isEqualTo(200);
+        assertThat(asString.body()).contains("\"payload\":\"{\\\"owner\\\": \\\"ann\\\"}\"");
+        assertThat(send("POST", "/actuator/queues/send-push", "admin",
+                "{\"action\":\"unschedule\",\"name\":\"hourly\"}").statusCode()).isEqualTo(200);
+    }
+
     private HttpResponse<String> send(String method, String path, String user, String json) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.port + path));
         if (user != null) {

@@ -53,7 +53,7 @@ class QueueEndpointAccessTests {
             assertThat(operations(context.getBean(WebEndpointsSupplier.class))).contains(OperationType.WRITE);
         });
         assertThat(output).contains("The queues endpoint's write operations", "has no Spring Security",
-                "management.endpoint.queues.access=read-only");
+                "management.endpoint.queues.access=read-only", "schedule (which enqueues jobs)", "partition moves");
     }
 
     private static List<OperationType> operations(WebEndpointsSupplier endpoints) {
