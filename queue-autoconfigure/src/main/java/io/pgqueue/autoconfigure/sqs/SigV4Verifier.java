@@ -1,6 +1,5 @@
 package io.pgqueue.autoconfigure.sqs;
 
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -253,7 +252,7 @@ final class SigV4Verifier {
     }
 
     private static String decode(String text) {
-        return URLDecoder.decode(text.replace("+", "%20"), StandardCharsets.UTF_8);
+        return SqsServlet.decode(text.replace("+", "%20"));
     }
 
     /** RFC 3986 encoding as SigV4 wants it: unreserved characters kept, every other byte %XX (upper case). */

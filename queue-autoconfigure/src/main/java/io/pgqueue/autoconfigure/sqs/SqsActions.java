@@ -293,7 +293,7 @@ final class SqsActions {
                 case "MessageRetentionPeriod" -> attributes.withRetention(seconds(entry));
                 case "DelaySeconds" -> attributes.withDelay(seconds(entry));
                 case "ReceiveMessageWaitTimeSeconds" -> attributes.withReceiveWaitTime(seconds(entry));
-                case "MaximumMessageSize" -> attributes.withMaxMessageSize((int) seconds(entry).toSeconds());
+                case "MaximumMessageSize" -> attributes.withMaxMessageSize(bytes(entry));
                 case "ContentBasedDeduplication" -> attributes.withContentBasedDeduplication(bool(entry));
                 case "RedrivePolicy" -> attributes.withRedrivePolicy(value.isBlank() ? null : redrivePolicy(value));
                 case "FifoQueue" -> {
@@ -324,6 +324,15 @@ final class SqsActions {
             throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
                     "Invalid value for the parameter " + entry.getKey() + ": " + entry.getValue());
         }
+    }
+
+    private static int bytes(Map.Entry<String, String> entry) {
+        long bytes = seconds(entry).toSeconds();
+        if (bytes < Integer.MIN_VALUE || bytes > Integer.MAX_VALUE) {
+            throw new MessageQueueException(MessageQueueError.INVALID_ATTRIBUTE_VALUE,
+                    "Invalid value for the parameter " + entry.getKey() + ": " + entry.getValue());
+        }
+        return (int) bytes;
     }
 
     private static boolean bool(Map.Entry<String, String> entry) {
@@ -668,6 +677,10 @@ final class SqsActions {
         }
         for (String key : node.propertyNames()) {
             JsonNode value = node.get(key);
+            if (value != null && !value.isNull() && !value.isValueNode()) {
+                throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE,
+                        "The value of " + name + " '" + key + "' must be a string");
+            }
             map.put(key, value == null || value.isNull() ? "" : value.asString());
         }
         return map;

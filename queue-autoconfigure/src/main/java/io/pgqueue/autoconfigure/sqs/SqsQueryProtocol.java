@@ -41,6 +41,9 @@ final class SqsQueryProtocol {
     private static final java.util.Set<String> NO_RESULT = java.util.Set.of("DeleteMessage", "DeleteQueue",
             "ChangeMessageVisibility", "PurgeQueue", "SetQueueAttributes", "TagQueue", "UntagQueue");
 
+    /** The most dotted parts a parameter name may have: more than the API's deepest name, never a deep recursion. */
+    private static final int MAX_NAME_PARTS = 8;
+
     private SqsQueryProtocol() {
     }
 
@@ -52,10 +55,23 @@ final class SqsQueryProtocol {
         ObjectNode tree = NODES.objectNode();
         parameters.forEach((name, values) -> {
             if (values.length > 0) {
-                insert(tree, name.split("\\."), 0, values[0]);
+                insert(tree, path(name), 0, values[0]);
             }
         });
         return (ObjectNode) normalise(tree);
+    }
+
+    /**
+     * A parameter name's dotted path, bounded: the deepest name of the API
+     * ({@code SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringValue}) has six parts.
+     */
+    private static String[] path(String name) {
+        String[] path = name.split("\\.", -1);
+        if (path.length > MAX_NAME_PARTS || java.util.Arrays.stream(path).anyMatch(String::isEmpty)) {
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "The parameter name '"
+                    + (name.length() > 64 ? name.substring(0, 64) + "..." : name) + "' is not one of the API's");
+        }
+        return path;
     }
 
     private static void insert(ObjectNode node, String[] path, int index, String value) {
@@ -78,7 +94,11 @@ final class SqsQueryProtocol {
             return node;
         }
         List<String> names = new ArrayList<>(object.propertyNames());
-        if (!names.isEmpty() && names.stream().allMatch(name -> name.matches("\\d{1,4}"))) {
+        if (!names.isEmpty() && names.stream().allMatch(name -> name.matches("\\d+"))) {
+            names.stream().filter(name -> name.length() > 4).findFirst().ifPresent(name -> {
+                throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "The list index " + name
+                        + " is out of range: a list has at most 9999 entries");
+            });
             TreeMap<Integer, JsonNode> ordered = new TreeMap<>();
             names.forEach(name -> ordered.put(Integer.parseInt(name), normalise(object.get(name))));
             ArrayNode array = NODES.arrayNode();

@@ -254,9 +254,23 @@ final class SqsServlet extends HttpServlet {
                 continue;
             }
             int equals = pair.indexOf('=');
-            String name = URLDecoder.decode(equals < 0 ? pair : pair.substring(0, equals), StandardCharsets.UTF_8);
-            String value = equals < 0 ? "" : URLDecoder.decode(pair.substring(equals + 1), StandardCharsets.UTF_8);
+            String name = decode(equals < 0 ? pair : pair.substring(0, equals));
+            String value = equals < 0 ? "" : decode(pair.substring(equals + 1));
             parameters.putIfAbsent(name, new String[] { value });
+        }
+    }
+
+    /**
+     * Decodes one name or value of a query string or form.
+     * @throws MessageQueueException a {@code MalformedQueryString} for an escape that is not {@code %XX} in hex
+     */
+    static String decode(String encoded) {
+        try {
+            return URLDecoder.decode(encoded, StandardCharsets.UTF_8);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new MessageQueueException(MessageQueueError.MALFORMED_REQUEST, "The query string or form is "
+                    + "malformed: an escape is not a % and two hexadecimal digits");
         }
     }
 

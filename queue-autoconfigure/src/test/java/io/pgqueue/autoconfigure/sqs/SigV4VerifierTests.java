@@ -53,6 +53,15 @@ class SigV4VerifierTests {
     }
 
     @Test
+    void aMalformedEscapeInTheQueryIsAMalformedQueryStringAndNeverAnInternalError() {
+        SignedRequest request = new SignedRequest("GET", "/", "Action=ListQueues&x=%ZZ",
+                headers("host;x-amz-date", "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"),
+                new byte[0]);
+        assertThatThrownBy(() -> this.verifier.verify(request)).isInstanceOfSatisfying(MessageQueueException.class,
+                ex -> assertThat(ex.error()).isEqualTo(MessageQueueError.MALFORMED_REQUEST));
+    }
+
+    @Test
     void postWithAFormBody() {
         Map<String, String> headers = new java.util.HashMap<>(headers("content-type;host;x-amz-date",
                 "ff11897932ad3f4e8b18135d722051e5ac45fc38421b1da7b9d196a0fe09473a"));

@@ -69,6 +69,61 @@ class SqsEndpointHttpTests {
     }
 
     @Test
+    void tagsAreCountedAndMeasuredAtCreationToo() throws Exception {
+        StringBuilder many = new StringBuilder();
+        for (int i = 0; i < 51; i++) {
+            many.append(i == 0 ? "" : ",").append("\"k").append(i).append("\":\"v\"");
+        }
+        for (String tags : List.of(many.toString(), "\"" + "k".repeat(129) + "\":\"v\"", "\"k\":\"" + "v".repeat(257) + "\"",
+                "\"k\":\"\\u0008\"", "\"k\":\"\\ufffe\"")) {
+            HttpResponse<String> created = json("CreateQueue", "{\"QueueName\":\"measured-tags-q\",\"tags\":{" + tags + "}}");
+            assertThat(created.statusCode()).as(tags).isEqualTo(400);
+            assertThat(tree(created).get("__type").asString()).isEqualTo("com.amazonaws.sqs#InvalidParameterValue");
+        }
+        assertThat(json("GetQueueUrl", "{\"QueueName\":\"measured-tags-q\"}").statusCode()).as("nothing created").isEqualTo(400);
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"measured-tags-q\",\"tags\":{\"" + "k".repeat(128) + "\":\""
+                + "v".repeat(256) + "\"}}")).get("QueueUrl").asString();
+        HttpResponse<String> poison = json("TagQueue", "{\"QueueUrl\":\"" + url + "\",\"Tags\":{\"team\":\"\\u0001\"}}");
+        assertThat(poison.statusCode()).isEqualTo(400);
+        assertThat(tree(poison).get("message").asString()).contains("The value of tag 'team' has invalid characters");
+    }
+
+    @Test
+    void valuesThatAreNotStringsOrDoNotFitAreRefusedAsSqsDoes() throws Exception {
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"shapes-q\"}")).get("QueueUrl").asString();
+        for (String request : List.of(
+                "SetQueueAttributes|{\"QueueUrl\":\"" + url + "\",\"Attributes\":{\"VisibilityTimeout\":{\"a\":1}}}",
+                "SetQueueAttributes|{\"QueueUrl\":\"" + url + "\",\"Attributes\":{\"RedrivePolicy\":[1,2]}}",
+                "TagQueue|{\"QueueUrl\":\"" + url + "\",\"Tags\":{\"k\":[1]}}",
+                "SetQueueAttributes|{\"QueueUrl\":\"" + url + "\",\"Attributes\":{\"MaximumMessageSize\":\"4294968320\"}}",
+                "SendMessage|{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"x\",\"MessageAttributes\":{\"a\":"
+                        + "{\"DataType\":\"String\",\"StringValue\":\"\\u0008\"}}}")) {
+            String[] parts = request.split("\\|", 2);
+            HttpResponse<String> refused = json(parts[0], parts[1]);
+            assertThat(refused.statusCode()).as(request).isEqualTo(400);
+            assertThat(tree(refused).get("__type").asString()).as(request).startsWith("com.amazonaws.sqs#Invalid");
+        }
+        assertThat(tree(json("GetQueueAttributes", "{\"QueueUrl\":\"" + url + "\",\"AttributeNames\":[\"All\"]}"))
+            .get("Attributes").get("MaximumMessageSize").asString()).as("unchanged").isEqualTo("1048576");
+    }
+
+    @Test
+    void theQueryProtocolBoundsParameterNamesAndListIndexes() throws Exception {
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"names-q\"}")).get("QueueUrl").asString();
+        for (String name : List.of(".".repeat(4000), "a." + "b.".repeat(2000) + "c", "MessageAttribute..Name")) {
+            HttpResponse<String> refused = query("/sqs/", "Action", "SendMessage", "QueueUrl", url, "MessageBody", "x",
+                    name, "v").get();
+            assertThat(refused.statusCode()).isEqualTo(400);
+            assertThat(refused.body()).contains("<Code>InvalidParameterValue</Code>");
+        }
+        HttpResponse<String> fiveDigits = query("/sqs/", "Action", "SendMessage", "QueueUrl", url, "MessageBody", "x",
+                "MessageAttribute.10000.Name", "a", "MessageAttribute.10000.Value.DataType", "String",
+                "MessageAttribute.10000.Value.StringValue", "v").get();
+        assertThat(fiveDigits.statusCode()).as("not silently dropped").isEqualTo(400);
+        assertThat(fiveDigits.body()).contains("list index 10000 is out of range");
+    }
+
+    @Test
     void theJsonProtocolSendsReceivesAndDeletes() throws Exception {
         HttpResponse<String> created = json("CreateQueue", "{\"QueueName\":\"json-q\",\"Attributes\":{\"VisibilityTimeout\":\"10\"}}");
         assertThat(created.statusCode()).isEqualTo(200);

@@ -43,6 +43,7 @@ final class MessageQueueCatalog {
         MessageValidation.queueName(name);
         boolean fifo = name.endsWith(".fifo");
         checkAttributes(name, fifo, attributes);
+        MessageValidation.tags(tags == null ? Map.of() : tags);
         MessageQueueInfo queue = this.store.createQueue(name, fifo, attributes, tags == null ? Map.of() : tags)
             .orElseGet(() -> {
                 MessageQueueInfo existing = this.store.findQueue(name).orElseThrow(() -> new MessageQueueException(
@@ -138,9 +139,7 @@ final class MessageQueueCatalog {
         MessageQueueInfo queue = getQueue(name);
         Map<String, String> merged = new TreeMap<>(queue.tags());
         merged.putAll(tags);
-        if (merged.size() > 50) {
-            throw MessageQueueException.invalidParameter("Too many tags: a queue has at most 50.");
-        }
+        MessageValidation.tags(merged);
         this.store.updateTags(queue.id(), merged);
         this.queues.remove(name);
     }

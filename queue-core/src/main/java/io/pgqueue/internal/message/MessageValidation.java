@@ -31,6 +31,9 @@ public final class MessageValidation {
     private static final Pattern ATTRIBUTE_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,256}");
 
     /** Group and deduplication ids: 1 to 128 printable ASCII characters. */
+    /** The most tags a queue has. */
+    static final int MAX_TAGS = 50;
+
     private static final Pattern FIFO_ID = Pattern.compile("[\\x21-\\x7E]{1,128}");
 
     private MessageValidation() {
@@ -56,6 +59,10 @@ public final class MessageValidation {
         if (empty) {
             throw MessageQueueException.invalidParameter("Message (user) attribute '" + name + "' must contain a "
                     + "non-empty value of type '" + base + "'.");
+        }
+        if (!value.binary()) {
+            characters(value.stringValue(), MessageQueueError.INVALID_PARAMETER_VALUE,
+                    "The value of message (user) attribute '" + name + "'");
         }
         if (base.equals("Number")) {
             BigDecimal number;
@@ -138,18 +145,47 @@ public final class MessageValidation {
     }
 
     private static void body(String body) {
-        for (int i = 0; i < body.length();) {
-            int c = body.codePointAt(i);
+        characters(body, MessageQueueError.INVALID_MESSAGE_CONTENTS, "The message body");
+    }
+
+    /**
+     * Refuses the characters XML 1.0 cannot hold (a body, an attribute value and a tag are written into
+     * the query protocol's XML responses) and U+0000, which PostgreSQL's text cannot hold.
+     */
+    private static void characters(String text, MessageQueueError error, String what) {
+        for (int i = 0; i < text.length();) {
+            int c = text.codePointAt(i);
             boolean allowed = c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF)
                     || (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
             if (!allowed) {
-                throw new MessageQueueException(MessageQueueError.INVALID_MESSAGE_CONTENTS,
-                        "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | "
-                                + "#xE000 to #xFFFD | #x10000 to #x10FFFF (found #x" + Integer.toHexString(c)
-                                + " at " + i + ")");
+                throw new MessageQueueException(error, what + " has invalid characters. Valid unicode characters are "
+                        + "#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF (found #x"
+                        + Integer.toHexString(c) + " at " + i + ")");
             }
             i += Character.charCount(c);
         }
+    }
+
+    /**
+     * Checks a queue's tags as Amazon SQS does: at most 50, a key of 1 to 128 characters and a value of
+     * at most 256, in the characters a message body may hold.
+     * @param tags the tags a queue would have
+     */
+    public static void tags(Map<String, String> tags) {
+        if (tags.size() > MAX_TAGS) {
+            throw MessageQueueException.invalidParameter("Too many tags: a queue has at most " + MAX_TAGS + ".");
+        }
+        tags.forEach((key, value) -> {
+            if (key == null || key.isEmpty() || key.length() > 128) {
+                throw MessageQueueException.invalidParameter("A tag key must be 1 to 128 characters long.");
+            }
+            if (value == null || value.length() > 256) {
+                throw MessageQueueException.invalidParameter("The value of tag '" + key + "' must be at most 256 "
+                        + "characters long.");
+            }
+            characters(key, MessageQueueError.INVALID_PARAMETER_VALUE, "A tag key");
+            characters(value, MessageQueueError.INVALID_PARAMETER_VALUE, "The value of tag '" + key + "'");
+        });
     }
 
     private static void attributeName(String name) {
