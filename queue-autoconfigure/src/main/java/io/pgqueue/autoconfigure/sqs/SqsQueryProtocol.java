@@ -216,7 +216,9 @@ final class SqsQueryProtocol {
                 case '"' -> escaped.append("&quot;");
                 case '\'' -> escaped.append("&apos;");
                 case '\r' -> escaped.append("&#xD;");
-                default -> escaped.append(c);
+                // XML 1.0 has no way to write these, even as references: an error that echoes a
+                // request's U+0000 or U+FFFE must stay a document the client can parse.
+                default -> escaped.append(c == '\t' || c == '\n' || (c >= 0x20 && c <= 0xFFFD) ? c : '\uFFFD');
             }
         }
         return escaped.toString();

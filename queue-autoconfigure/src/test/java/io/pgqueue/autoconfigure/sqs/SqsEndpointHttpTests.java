@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -121,6 +122,46 @@ class SqsEndpointHttpTests {
                 "MessageAttribute.10000.Value.StringValue", "v").get();
         assertThat(fiveDigits.statusCode()).as("not silently dropped").isEqualTo(400);
         assertThat(fiveDigits.body()).contains("list index 10000 is out of range");
+    }
+
+    @Test
+    void aNulCharacterInAnyStringIsAClientErrorOnBothProtocols() throws Exception {
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"nul-q\"}")).get("QueueUrl").asString();
+        Map<String, String> requests = new java.util.LinkedHashMap<>();
+        requests.put("queue url", "SendMessage|{\"QueueUrl\":\"" + url + "\\u0000\",\"MessageBody\":\"x\"}");
+        requests.put("queue name", "GetQueueUrl|{\"QueueName\":\"nul\\u0000q\"}");
+        requests.put("new queue name", "CreateQueue|{\"QueueName\":\"nul\\u0000q\"}");
+        requests.put("body", "SendMessage|{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"a\\u0000b\"}");
+        requests.put("attribute name", "SendMessage|{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"x\",\"MessageAttributes\":"
+                + "{\"a\\u0000\":{\"DataType\":\"String\",\"StringValue\":\"v\"}}}");
+        requests.put("attribute value", "SendMessage|{\"QueueUrl\":\"" + url + "\",\"MessageBody\":\"x\",\"MessageAttributes\":"
+                + "{\"a\":{\"DataType\":\"String\",\"StringValue\":\"v\\u0000\"}}}");
+        requests.put("receipt handle", "DeleteMessage|{\"QueueUrl\":\"" + url + "\",\"ReceiptHandle\":\"a\\u0000b\"}");
+        requests.put("tag", "TagQueue|{\"QueueUrl\":\"" + url + "\",\"Tags\":{\"k\":\"\\u0000\"}}");
+        requests.put("redrive target", "SetQueueAttributes|{\"QueueUrl\":\"" + url + "\",\"Attributes\":{\"RedrivePolicy\":"
+                + "\"{\\\"deadLetterTargetArn\\\":\\\"arn:aws:sqs:us-east-1:000000000000:d\\\\u0000\\\",\\\"maxReceiveCount\\\":3}\"}}");
+        requests.forEach((field, request) -> {
+            String[] parts = request.split("\\|", 2);
+            try {
+                HttpResponse<String> refused = json(parts[0], parts[1]);
+                assertThat(refused.statusCode()).as(field + ": " + refused.body()).isEqualTo(400);
+            }
+            catch (Exception ex) {
+                throw new IllegalStateException(ex);
+            }
+        });
+        assertThat(tree(json("ListQueues", "{\"QueueNamePrefix\":\"nul\\u0000\"}")).get("QueueUrls"))
+            .as("no queue has such a name").isNull();
+
+        HttpResponse<String> queryUrl = query("/sqs/", "Action", "SendMessage", "QueueUrl", url + "\u0000",
+                "MessageBody", "x").get();
+        assertThat(queryUrl.statusCode()).isEqualTo(400);
+        assertThat(queryUrl.body()).contains("<Code>AWS.SimpleQueueService.NonExistentQueue</Code>")
+            .as("the XML error echoes no character XML cannot hold").doesNotContain("\u0000");
+        javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
+            .parse(new java.io.ByteArrayInputStream(queryUrl.body().getBytes(StandardCharsets.UTF_8)));
+        assertThat(query("/sqs/", "Action", "GetQueueUrl", "QueueName", "nul\u0000").get().statusCode()).isEqualTo(400);
+        assertThat(query("/sqs/", "Action", "ListQueues", "QueueNamePrefix", "a\u0000").get().statusCode()).isEqualTo(200);
     }
 
     @Test

@@ -66,7 +66,8 @@ final class MessageQueueCatalog {
         }
         RedrivePolicy redrive = attributes.redrivePolicy();
         if (redrive != null) {
-            MessageQueueInfo target = this.store.findQueue(redrive.deadLetterQueue())
+            MessageQueueInfo target = (MessageValidation.isQueueName(redrive.deadLetterQueue())
+                    ? this.store.findQueue(redrive.deadLetterQueue()) : java.util.Optional.<MessageQueueInfo>empty())
                 .orElseThrow(() -> MessageQueueException.invalidParameter("Value for parameter RedrivePolicy is invalid. "
                         + "Reason: Dead letter target does not exist: " + redrive.deadLetterQueue()));
             if (target.fifo() != fifo) {
@@ -108,6 +109,10 @@ final class MessageQueueCatalog {
     }
 
     MessageQueueInfo getQueue(String name) {
+        if (!MessageValidation.isQueueName(name)) {
+            // No queue has such a name (and PostgreSQL's text cannot even hold a U+0000 in it).
+            throw MessageQueueException.noSuchQueue(name);
+        }
         MessageQueueInfo queue = this.store.findQueue(name).orElseThrow(() -> MessageQueueException.noSuchQueue(name));
         remember(queue);
         return queue;
@@ -117,6 +122,10 @@ final class MessageQueueCatalog {
         if (limit < 1 || limit > 1000) {
             throw MessageQueueException.invalidParameter("Value " + limit + " for parameter MaxResults is invalid. "
                     + "Reason: MaxResults must be between 1 and 1000.");
+        }
+        if ((prefix != null && !MessageValidation.isQueueNamePart(prefix))
+                || (after != null && !after.isEmpty() && !MessageValidation.isQueueName(after))) {
+            return List.of();
         }
         return this.store.listQueues(prefix == null ? "" : prefix, after == null ? "" : after, limit);
     }

@@ -25,6 +25,8 @@ public final class MessageValidation {
 
     private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,80}");
 
+    private static final Pattern QUEUE_NAME_PART = Pattern.compile("[A-Za-z0-9_.-]{0,80}");
+
     private static final Pattern FIFO_QUEUE_NAME = Pattern.compile("[A-Za-z0-9_-]{1,75}\\.fifo");
 
 
@@ -39,8 +41,18 @@ public final class MessageValidation {
     private MessageValidation() {
     }
 
+    /** @return whether a queue may have this name */
+    public static boolean isQueueName(String name) {
+        return name != null && (QUEUE_NAME.matcher(name).matches() || FIFO_QUEUE_NAME.matcher(name).matches());
+    }
+
+    /** @return whether a queue's name may start with this prefix */
+    public static boolean isQueueNamePart(String prefix) {
+        return QUEUE_NAME_PART.matcher(prefix).matches();
+    }
+
     public static void queueName(String name) {
-        if (name == null || !(QUEUE_NAME.matcher(name).matches() || FIFO_QUEUE_NAME.matcher(name).matches())) {
+        if (!isQueueName(name)) {
             throw MessageQueueException.invalidParameter("Can only include alphanumeric characters, hyphens, or "
                     + "underscores. 1 to 80 in length (a FIFO queue's name ends in .fifo): " + name);
         }
