@@ -77,6 +77,10 @@ public final class JobPreparer {
             throw new InvalidJobException("Dedup key of a '" + name + "' job must be non-blank and at most "
                     + QueueDefaults.MAX_DEDUP_KEY_LENGTH + " characters");
         }
+        if (dedupKey != null && dedupKey.indexOf('\u0000') >= 0) {
+            throw new InvalidJobException("Dedup key of a '" + name + "' job holds the character U+0000, which "
+                    + "PostgreSQL cannot store");
+        }
         String payload = this.payloads.write(name, request.payload());
         requireReadable(task, request.payload(), payload);
         Map<String, String> allHeaders = options.headers();
@@ -87,6 +91,7 @@ public final class JobPreparer {
         }
         allHeaders = withGroup(task, request.payload(), allHeaders);
         String headers = allHeaders.isEmpty() ? "{}" : this.mapper.writeValueAsString(allHeaders);
+        PayloadWriter.requireNoNul(headers, "A header (or the group key) of a '" + name + "' job");
         return new NewJob(name, payload, headers, priority, options.runAt(), delay, toleranceMillis, maxAttempts,
                 dedupKey);
     }

@@ -49,6 +49,7 @@ public final class PayloadWriter {
             throw new InvalidJobException("Payload of task '" + task + "' (" + (payload == null ? "null" : payload.getClass().getName())
                     + ") cannot be written as JSON: " + ex.getOriginalMessage(), ex);
         }
+        requireNoNul(json, "The payload of a '" + task + "' job");
         long limit = this.maxPayloadBytes;
         // A UTF-8 character takes at most 3 bytes per UTF-16 char: short payloads need no counting.
         if ((long) json.length() * 3 > limit) {
@@ -58,5 +59,25 @@ public final class PayloadWriter {
             }
         }
         return json;
+    }
+
+    /**
+     * Refuses JSON that holds U+0000, which PostgreSQL's {@code jsonb} cannot store (Jackson writes it
+     * as the escape {@code \u0000}; an escaped backslash before {@code u0000} is text, not the character).
+     * @param json the JSON text
+     * @param what what it is, for the message
+     * @throws InvalidJobException if it holds U+0000
+     */
+    public static void requireNoNul(String json, String what) {
+        for (int at = json.indexOf("u0000"); at >= 0; at = json.indexOf("u0000", at + 1)) {
+            int backslashes = 0;
+            while (at - 1 - backslashes >= 0 && json.charAt(at - 1 - backslashes) == '\\') {
+                backslashes++;
+            }
+            if (backslashes % 2 == 1) {
+                throw new InvalidJobException(what + " holds the character U+0000, which PostgreSQL cannot store: "
+                        + "remove it, or encode the data that holds it (as base64, for instance)");
+            }
+        }
     }
 }
