@@ -1,0 +1,159 @@
+package io.pgqueue.sample;
+
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+
+import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.ContextConfiguration;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.CreateQueueResponse;
+import software.amazon.awssdk.services.sqs.model.EmptyBatchRequestException;
+import software.amazon.awssdk.services.sqs.model.InvalidMessageContentsException;
+import software.amazon.awssdk.services.sqs.model.ListQueuesResponse;
+import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
+import software.amazon.awssdk.services.sqs.model.QueueNameExistsException;
+import software.amazon.awssdk.services.sqs.model.SqsException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The sample application's SQS API driven by the AWS SDK for Java v2 (from Maven Central, JSON
+ * protocol, Signature V4): the calls an application makes and the contract points where a
+ * homegrown SQS tends to differ from AWS.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = { "sample.embedded-postgres.enabled=false", "pgqueue.sqs.enabled=true" })
+@ContextConfiguration(initializers = TestDatabaseInitializer.class)
+class JavaSdkSqsTests {
+
+    @LocalServerPort
+    int port;
+
+    @Value("${pgqueue.sqs.credentials[0].access-key-id}")
+    String accessKey;
+
+    @Value("${pgqueue.sqs.credentials[0].secret-access-key}")
+    String secretKey;
+
+    private SqsClient sqs;
+
+    @BeforeEach
+    void connect() {
+        this.sqs = SqsClient.builder()
+            .endpointOverride(URI.create("http://127.0.0.1:" + this.port + "/sqs"))
+            .region(Region.US_EAST_1)
+            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(this.accessKey, this.secretKey)))
+            .httpClient(UrlConnectionHttpClient.create())
+            .build();
+    }
+
+    @AfterEach
+    void close() {
+        this.sqs.close();
+    }
+
+    @Test
+    void sendsReceivesWithAttributesAndDeletes() {
+        String url = this.sqs.createQueue(request -> request.queueName("java-sdk-orders")
+            .attributes(Map.of(QueueAttributeName.VISIBILITY_TIMEOUT, "5"))).queueUrl();
+
+        this.sqs.sendMessage(request -> request.queueUrl(url).messageBody("order 1").messageAttributes(Map.of(
+                "priority", MessageAttributeValue.builder().dataType("Number").stringValue("7").build(),
+                "source", MessageAttributeValue.builder().dataType("String").stringValue("web").build())));
+        List<Message> received = this.sqs.receiveMessage(request -> request.queueUrl(url).waitTimeSeconds(2)
+            .messageAttributeNames("All").maxNumberOfMessages(10)).messages();
+
+        assertThat(received).singleElement().satisfies(message -> {
+            assertThat(message.body()).isEqualTo("order 1");
+            assertThat(message.messageAttributes().get("priority").stringValue()).isEqualTo("7");
+            assertThat(message.messageAttributes().get("source").stringValue()).isEqualTo("web");
+        });
+        this.sqs.deleteMessage(request -> request.queueUrl(url).receiptHandle(received.get(0).receiptHandle()));
+        assertThat(this.sqs.getQueueAttributes(request -> request.queueUrl(url)
+            .attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).attributes()
+            .get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).isEqualTo("0");
+    }
+
+    @Test
+    void createQueueIsIdempotentKeepsItsTagsAndRefusesOnlyADifferentGivenAttribute() {
+        CreateQueueResponse created = this.sqs.createQueue(request -> request.queueName("java-sdk-tagged")
+            .tags(Map.of("team", "billing")));
+        this.sqs.setQueueAttributes(request -> request.queueUrl(created.queueUrl())
+            .attributes(Map.of(QueueAttributeName.DELAY_SECONDS, "3")));
+
+        // A second service asks for the queue by name only: the URL, whatever the queue's attributes.
+        assertThat(this.sqs.createQueue(request -> request.queueName("java-sdk-tagged")).queueUrl())
+            .isEqualTo(created.queueUrl());
+        assertThat(this.sqs.listQueueTags(request -> request.queueUrl(created.queueUrl())).tags())
+            .containsEntry("team", "billing");
+        assertThatThrownBy(() -> this.sqs.createQueue(request -> request.queueName("java-sdk-tagged")
+            .attributes(Map.of(QueueAttributeName.DELAY_SECONDS, "4")))).isInstanceOf(QueueNameExistsException.class);
+    }
+
+    @Test
+    void errorsArriveAsTheSdksExceptionTypes() {
+        String url = this.sqs.createQueue(request -> request.queueName("java-sdk-errors")).queueUrl();
+
+        assertThatThrownBy(() -> this.sqs.getQueueUrl(request -> request.queueName("java-sdk-no-such-queue")))
+            .isInstanceOf(QueueDoesNotExistException.class);
+        assertThatThrownBy(() -> this.sqs.sendMessageBatch(request -> request.queueUrl(url).entries(List.of())))
+            .isInstanceOf(EmptyBatchRequestException.class);
+        assertThatThrownBy(() -> this.sqs.sendMessage(request -> request.queueUrl(url).messageBody("bad \u0008 body")))
+            .isInstanceOf(InvalidMessageContentsException.class);
+        assertThatThrownBy(() -> this.sqs.sendMessage(request -> request.queueUrl(url).messageBody("x").messageAttributes(
+                Map.of("n", MessageAttributeValue.builder().dataType("Number").stringValue("abc").build()))))
+            .isInstanceOfSatisfying(SqsException.class, ex -> assertThat(ex.statusCode()).isEqualTo(400));
+        assertThatThrownBy(() -> this.sqs.createQueue(request -> request.queueName("java-sdk-named.fifo")))
+            .isInstanceOfSatisfying(SqsException.class, ex -> assertThat(ex.statusCode()).isEqualTo(400));
+    }
+
+    @Test
+    void aFifoQueueKeepsTheOrderOfAGroupAndDropsADuplicate() {
+        String url = this.sqs.createQueue(request -> request.queueName("java-sdk-steps.fifo")
+            .attributes(Map.of(QueueAttributeName.FIFO_QUEUE, "true"))).queueUrl();
+        for (int i = 1; i <= 3; i++) {
+            String body = "step " + i;
+            this.sqs.sendMessage(request -> request.queueUrl(url).messageBody(body).messageGroupId("order-7")
+                .messageDeduplicationId(body.replace(' ', '-')));
+        }
+        this.sqs.sendMessage(request -> request.queueUrl(url).messageBody("step 1 again").messageGroupId("order-7")
+            .messageDeduplicationId("step-1"));
+
+        List<Message> received = this.sqs.receiveMessage(request -> request.queueUrl(url).maxNumberOfMessages(10)
+            .waitTimeSeconds(1)).messages();
+
+        assertThat(received).extracting(Message::body).containsExactly("step 1", "step 2", "step 3");
+    }
+
+    @Test
+    void listQueuesPagesWithoutATokenAfterAFullLastPage() {
+        for (int i = 0; i < 4; i++) {
+            String name = "java-sdk-page-" + i;
+            this.sqs.createQueue(request -> request.queueName(name));
+        }
+
+        ListQueuesResponse first = this.sqs.listQueues(request -> request.queueNamePrefix("java-sdk-page-").maxResults(2));
+        ListQueuesResponse second = this.sqs.listQueues(request -> request.queueNamePrefix("java-sdk-page-").maxResults(2)
+            .nextToken(first.nextToken()));
+
+        assertThat(first.queueUrls()).hasSize(2);
+        assertThat(first.nextToken()).isNotNull();
+        assertThat(second.queueUrls()).hasSize(2).doesNotContainAnyElementsOf(first.queueUrls());
+        assertThat(second.nextToken()).as("the last page was full, and there is no more").isNull();
+    }
+}
