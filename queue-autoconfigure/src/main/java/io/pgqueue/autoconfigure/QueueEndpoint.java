@@ -60,6 +60,10 @@ public class QueueEndpoint {
 
     private static final int RECENT_FAILURES = 20;
 
+    /** What job data reads as when it is not shown. */
+    static final String HIDDEN = "hidden: without Spring Security the endpoint shows no job data unless "
+            + "pgqueue.endpoint.allow-unauthenticated-job-data=true";
+
     /** Running workflows, and finished ones, listed by {@link #queues()}: at most this many of each. */
     private static final int WORKFLOWS_LISTED = 20;
 
@@ -82,9 +86,13 @@ public class QueueEndpoint {
 
     private final MessageQueues messages;
 
+    /** Whether reads carry job data: with Spring Security, or when the application allows it unauthenticated. */
+    private final boolean showJobData;
+
     QueueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
             ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PartitionBalancer balancer,
-            MessageQueues messages) {
+            MessageQueues messages, boolean showJobData) {
+        this.showJobData = showJobData;
         this.balancer = balancer;
         this.messages = messages;
         this.admin = admin;
@@ -111,7 +119,7 @@ public class QueueEndpoint {
             body.put("statsError", latest.error().toString());
         }
         body.put("tasks", tasks);
-        body.put("schedules", this.admin.schedules().stream().map(QueueEndpoint::schedule).toList());
+        body.put("schedules", this.admin.schedules().stream().map(this::schedule).toList());
         body.put("workflows", this.admin.workflows(WORKFLOWS_LISTED).stream().map(QueueEndpoint::workflow).toList());
         body.put("pools", pools());
         body.put("nodes", this.admin.nodes().stream().map(NodeInfo::describe).toList());
@@ -266,9 +274,16 @@ public class QueueEndpoint {
     public Map<String, Object> task(@Selector String task) {
         requireKnown(task);
         Map<String, Object> body = describe(task, this.stats.latest().task(task));
-        body.put("recentFailures", this.admin.recentFailures(task, RECENT_FAILURES));
+        body.put("recentFailures", this.admin.recentFailures(task, RECENT_FAILURES).stream().map(failure -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("id", failure.id());
+            entry.put("attempt", failure.attempt());
+            entry.put("error", jobData(failure.error()));
+            entry.put("failedAt", failure.failedAt());
+            return entry;
+        }).toList());
         body.put("schedules", this.admin.schedules().stream().filter(each -> each.schedule().task().equals(task))
-            .map(QueueEndpoint::schedule).toList());
+            .map(this::schedule).toList());
         return body;
     }
 
@@ -292,7 +307,7 @@ public class QueueEndpoint {
                 job.put("task", step.task());
                 job.put("state", step.state());
                 job.put("attempt", step.attempt());
-                job.put("lastError", step.lastError());
+                job.put("lastError", jobData(step.lastError()));
                 job.put("waitsFor", step.waitsFor());
                 return job;
             }).toList());
@@ -317,7 +332,7 @@ public class QueueEndpoint {
     }
 
     /** A schedule of recurring jobs, with its next and last slot and its last job. */
-    private static Map<String, Object> schedule(ScheduleInfo info) {
+    private Map<String, Object> schedule(ScheduleInfo info) {
         Map<String, Object> body = new LinkedHashMap<>();
         Schedule schedule = info.schedule();
         body.put("name", schedule.name());
@@ -325,7 +340,7 @@ public class QueueEndpoint {
         body.put("cron", schedule.cron());
         body.put("zone", schedule.zone().getId());
         body.put("catchUp", schedule.catchUp().name());
-        body.put("payload", schedule.payload());
+        body.put("payload", jobData(schedule.payload()));
         body.put("configured", info.configured());
         body.put("nextFire", info.nextFire());
         body.put("lastFire", info.lastFire());
@@ -590,4 +605,9 @@ public class QueueEndpoint {
         }
     }
 
+
+    /** @return the text when job data is shown, else {@link #HIDDEN} ({@code null} stays {@code null}) */
+    private String jobData(String text) {
+        return text == null || this.showJobData ? text : HIDDEN;
+    }
 }

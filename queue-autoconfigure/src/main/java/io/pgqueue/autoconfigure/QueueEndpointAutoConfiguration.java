@@ -13,6 +13,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -41,15 +42,30 @@ public final class QueueEndpointAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
-            ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PgQueue queue) {
-        return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages());
+            ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PgQueue queue, QueueProperties properties,
+            ApplicationContext context) {
+        // Without Spring Security nothing protects the reads: job data (errors, payloads) only on request.
+        boolean secured = securityPresent(context.getClassLoader());
+        boolean showJobData = secured || properties.getEndpoint().isAllowUnauthenticatedJobData();
+        if (!secured && showJobData) {
+            LoggerFactory.getLogger(QueueEndpointAutoConfiguration.class).warn("The queues endpoint shows job data "
+                    + "(handlers' errors, schedule payloads) and this application has no Spring Security "
+                    + "(pgqueue.endpoint.allow-unauthenticated-job-data=true): anyone who reaches the management port "
+                    + "reads it");
+        }
+        return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages(), showJobData);
+    }
+
+    private static boolean securityPresent(ClassLoader classLoader) {
+        return ClassUtils.isPresent("org.springframework.security.web.SecurityFilterChain", classLoader);
     }
 
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
-    QueueEndpointWebExtension queueEndpointWebExtension(QueueEndpoint endpoint, Environment environment) {
-        warnIfWritesAreOpen(environment);
+    QueueEndpointWebExtension queueEndpointWebExtension(QueueEndpoint endpoint, Environment environment,
+            ApplicationContext context) {
+        warnIfWritesAreOpen(environment, context.getClassLoader());
         return new QueueEndpointWebExtension(endpoint);
     }
 
@@ -70,12 +86,11 @@ public final class QueueEndpointAutoConfiguration {
      * Write operations exposed over HTTP without Spring Security on the classpath are open to
      * anyone who reaches the management port: say so once at start-up.
      */
-    private static void warnIfWritesAreOpen(Environment environment) {
+    private static void warnIfWritesAreOpen(Environment environment, ClassLoader classLoader) {
         String access = environment.getProperty("management.endpoint.queues.access",
                 environment.getProperty("management.endpoints.access.default", "read-only"));
         boolean writable = "unrestricted".equalsIgnoreCase(access.trim());
-        if (writable && !ClassUtils.isPresent("org.springframework.security.web.SecurityFilterChain",
-                QueueEndpointAutoConfiguration.class.getClassLoader())) {
+        if (writable && !securityPresent(classLoader)) {
             LoggerFactory.getLogger(QueueEndpointAutoConfiguration.class).warn("The queues endpoint's write operations "
                     + "(" + WRITES + ") are exposed over HTTP and this application has no Spring Security: anyone who "
                     + "reaches the management port can use them, and a schedule enqueues jobs of any task with any "

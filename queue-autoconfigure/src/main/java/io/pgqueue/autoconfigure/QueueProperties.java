@@ -76,6 +76,8 @@ public class QueueProperties {
 
     private final Health health = new Health();
 
+    private final Endpoint endpoint = new Endpoint();
+
     private final Balancer balancer = new Balancer();
 
     /**
@@ -195,6 +197,10 @@ public class QueueProperties {
 
     public Health getHealth() {
         return this.health;
+    }
+
+    public Endpoint getEndpoint() {
+        return this.endpoint;
     }
 
     public Map<String, Pool> getPools() {
@@ -677,6 +683,25 @@ public class QueueProperties {
 
         public void setInterval(Duration interval) {
             this.interval = interval;
+        }
+    }
+
+    /** The {@code queues} Actuator endpoint. */
+    public static class Endpoint {
+
+        /**
+         * Whether the queues endpoint shows job data (handlers' error messages, schedule payloads)
+         * when Spring Security is not on the class path to protect its reads. Without Spring Security
+         * and without this, the endpoint shows them as "hidden".
+         */
+        private boolean allowUnauthenticatedJobData;
+
+        public boolean isAllowUnauthenticatedJobData() {
+            return this.allowUnauthenticatedJobData;
+        }
+
+        public void setAllowUnauthenticatedJobData(boolean allowUnauthenticatedJobData) {
+            this.allowUnauthenticatedJobData = allowUnauthenticatedJobData;
         }
     }
 

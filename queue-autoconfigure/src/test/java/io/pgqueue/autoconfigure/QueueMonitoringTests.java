@@ -38,6 +38,7 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -294,6 +295,35 @@ class QueueMonitoringTests {
                 assertThat(map(lagging.getDetails().get("lagSeconds"))).containsOnlyKeys("push");
                 assertThat(map(lagging.getDetails().get("waitingOnLimit"))).containsOnlyKeys("copy", "ledger");
             });
+    }
+
+    @Test
+    void withoutSpringSecurityTheEndpointShowsNoJobDataUnlessTheApplicationAllowsIt() {
+        for (boolean allowed : List.of(false, true)) {
+            this.runner.withClassLoader(new FilteredClassLoader("org.springframework.security"))
+                .withPropertyValues("pgqueue.endpoint.allow-unauthenticated-job-data=" + allowed)
+                .run(context -> {
+                    QueueEndpoint endpoint = context.getBean(QueueEndpoint.class);
+                    JobStore store = jobStore(context.getBean(PgQueue.class));
+                    context.getBean(QueueClient.class).enqueue("copy", 1);
+                    List<ClaimedJob> failing = store.claim(List.of(new ClaimLimit("copy", 1)), "worker-1",
+                            JobState.RUNNING, Duration.ofHours(1));
+                    store.record(List.of(Outcome.failed(failing.get(0).lease(), "card 4111-1111 declined")));
+                    endpoint.taskAction("push", "schedule", "push-nightly", "0 0 3 * * *", null,
+                            "{\"email\": \"ann@example.com\"}", null);
+
+                    String task = String.valueOf(endpoint.task("copy").get("recentFailures"));
+                    String schedules = String.valueOf(endpoint.queues().get("schedules"));
+                    if (allowed) {
+                        assertThat(task).contains("card 4111-1111 declined");
+                        assertThat(schedules).contains("ann@example.com");
+                    }
+                    else {
+                        assertThat(task).doesNotContain("4111").contains(QueueEndpoint.HIDDEN);
+                        assertThat(schedules).doesNotContain("ann@example.com").contains(QueueEndpoint.HIDDEN);
+                    }
+                });
+        }
     }
 
     @Test
