@@ -91,6 +91,7 @@ public interface TaskContext {
      * that depends on it waits or runs, and at least for the retention of completed jobs.
      * @param result the value, serialized as the payloads are
      * @throws IllegalArgumentException if its JSON is larger than {@value QueueDefaults#MAX_RESULT_BYTES} bytes
+     * or holds the character U+0000, which PostgreSQL cannot store
      * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
      */
     default void recordResult(Object result) {

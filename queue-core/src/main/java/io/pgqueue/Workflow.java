@@ -39,6 +39,9 @@ public final class Workflow {
                     + QueueDefaults.MAX_WORKFLOW_NAME_LENGTH + " characters, was "
                     + (name == null ? "null" : "'" + name + "'"));
         }
+        if (name.indexOf('\u0000') >= 0) {
+            throw new InvalidJobException("A workflow name holds the character U+0000, which PostgreSQL cannot store");
+        }
         this.client = client;
         this.name = name;
     }
@@ -111,6 +114,10 @@ public final class Workflow {
         if (step == null || step.isBlank() || step.length() > QueueDefaults.MAX_WORKFLOW_NAME_LENGTH) {
             throw new InvalidJobException("A step name must be non-blank and at most "
                     + QueueDefaults.MAX_WORKFLOW_NAME_LENGTH + " characters, was " + (step == null ? "null" : "'" + step + "'"));
+        }
+        if (step.indexOf('\u0000') >= 0) {
+            throw new InvalidJobException("A step name of workflow '" + this.name + "' holds the character U+0000, "
+                    + "which PostgreSQL cannot store");
         }
         if (this.steps.containsKey(step)) {
             throw new InvalidJobException("Workflow '" + this.name + "' has a step '" + step + "' already");

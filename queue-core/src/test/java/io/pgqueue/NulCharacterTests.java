@@ -37,10 +37,23 @@ class NulCharacterTests {
                 "Dedup key", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withDedupKey("k\u0000")),
                 "group key", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withGroup("g\u0000")),
                 "Task name", () -> queue.client().enqueue("t\u0000", 1),
+                "A workflow name", () -> queue.client().workflow("w\u0000").add("a", "t", 1).enqueue(),
+                "A step name", () -> queue.client().workflow("w").add("a\u0000", "t", 1).enqueue(),
                 "The payload ", () -> queue.client().enqueueAll(List.of(JobRequest.of("t", 1), JobRequest.of("t", "x\u0000"))));
         enqueues.forEach((field, enqueue) -> assertThatThrownBy(enqueue::run).as(field)
             .isInstanceOf(InvalidJobException.class).hasMessageContaining(field.strip()));
         assertThat(queue.activeJobs()).as("nothing written, the batch's other job neither").isZero();
+    }
+
+    @Test
+    void aResultWithItIsRefusedToTheHandlerThatRecordsIt() {
+        queue.client().enqueue("t", 1);
+        ClaimedJob job = queue.claim("t", 1).get(0);
+
+        assertThatThrownBy(() -> queue.store().workflows().recordResult(job.lease(), Map.of(), "{\"a\": \"x\\u0000\"}"))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("U+0000");
+        assertThat(queue.store().workflows().recordResult(job.lease(), Map.of(), "{\"a\": \"\\\\u0000\"}"))
+            .as("an escaped backslash before u0000 is text").isTrue();
     }
 
     @Test

@@ -5,6 +5,7 @@ import java.util.Objects;
 
 import io.pgqueue.InvalidJobException;
 import io.pgqueue.PayloadTooLargeException;
+import io.pgqueue.internal.store.StoreSupport;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.ObjectMapper;
 
@@ -62,22 +63,15 @@ public final class PayloadWriter {
     }
 
     /**
-     * Refuses JSON that holds U+0000, which PostgreSQL's {@code jsonb} cannot store (Jackson writes it
-     * as the escape {@code \u0000}; an escaped backslash before {@code u0000} is text, not the character).
+     * Refuses JSON that holds U+0000, which PostgreSQL cannot store.
      * @param json the JSON text
      * @param what what it is, for the message
      * @throws InvalidJobException if it holds U+0000
      */
     public static void requireNoNul(String json, String what) {
-        for (int at = json.indexOf("u0000"); at >= 0; at = json.indexOf("u0000", at + 1)) {
-            int backslashes = 0;
-            while (at - 1 - backslashes >= 0 && json.charAt(at - 1 - backslashes) == '\\') {
-                backslashes++;
-            }
-            if (backslashes % 2 == 1) {
-                throw new InvalidJobException(what + " holds the character U+0000, which PostgreSQL cannot store: "
-                        + "remove it, or encode the data that holds it (as base64, for instance)");
-            }
+        if (StoreSupport.jsonHoldsNul(json)) {
+            throw new InvalidJobException(what + " holds the character U+0000, which PostgreSQL cannot store: "
+                    + "remove it, or encode the data that holds it (as base64, for instance)");
         }
     }
 }

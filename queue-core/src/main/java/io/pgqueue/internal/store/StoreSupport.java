@@ -53,4 +53,24 @@ public final class StoreSupport {
     static String sql(String statement, String schema) {
         return statement.replace("${schema}", schema);
     }
+
+    /**
+     * Whether JSON text holds U+0000, which PostgreSQL's {@code jsonb} cannot store: JSON writes it
+     * as the escape {@code \u0000}, and an escaped backslash before {@code u0000} is text, not the
+     * character.
+     * @param json the JSON text
+     * @return whether it holds U+0000
+     */
+    public static boolean jsonHoldsNul(String json) {
+        for (int at = json.indexOf("u0000"); at >= 0; at = json.indexOf("u0000", at + 1)) {
+            int backslashes = 0;
+            while (at - 1 - backslashes >= 0 && json.charAt(at - 1 - backslashes) == '\\') {
+                backslashes++;
+            }
+            if (backslashes % 2 == 1) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

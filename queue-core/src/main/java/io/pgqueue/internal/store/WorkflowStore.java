@@ -201,7 +201,8 @@ public final class WorkflowStore {
      * @param headers the job's headers
      * @param json the result as JSON text
      * @return whether it was recorded ({@code false}: the lease no longer holds)
-     * @throws IllegalArgumentException if the JSON is larger than {@link QueueDefaults#MAX_RESULT_BYTES}
+     * @throws IllegalArgumentException if the JSON is larger than {@link QueueDefaults#MAX_RESULT_BYTES} or
+     * holds U+0000
      */
     public boolean recordResult(Lease lease, Map<String, String> headers, String json) {
         long jobId = lease.jobId();
@@ -209,6 +210,10 @@ public final class WorkflowStore {
         if (bytes > QueueDefaults.MAX_RESULT_BYTES) {
             throw new IllegalArgumentException("The result of job " + jobId + " is " + bytes + " bytes of JSON; at most "
                     + QueueDefaults.MAX_RESULT_BYTES + " are kept. Store large results elsewhere and record a reference");
+        }
+        if (StoreSupport.jsonHoldsNul(json)) {
+            throw new IllegalArgumentException("The result of job " + jobId + " holds the character U+0000, which "
+                    + "PostgreSQL cannot store");
         }
         String workflow = headers.get(QueueDefaults.WORKFLOW_HEADER);
         return this.jdbc.update(this.recordResult, new MapSqlParameterSource("id", jobId)
