@@ -3,12 +3,15 @@ package io.pgqueue.autoconfigure.sqs;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -42,6 +45,10 @@ final class SqsServlet extends HttpServlet {
     private static final Logger log = LoggerFactory.getLogger(SqsServlet.class);
 
     private static final String JSON_TARGET_PREFIX = "AmazonSQS.";
+
+    /** The actions that change nothing, which an unsigned request may make however it comes. */
+    private static final Set<String> READS = Set.of("GetQueueUrl", "ListQueues", "GetQueueAttributes", "ListQueueTags",
+            "ListDeadLetterSourceQueues");
 
     private static final String JSON_CONTENT_TYPE = "application/x-amz-json-1.0";
 
@@ -107,6 +114,9 @@ final class SqsServlet extends HttpServlet {
                             "The request must contain the parameter Action.");
                 }
                 action = named.asString();
+            }
+            if (sender == null) {
+                refuseCrossSite(request, action, json, body.length);
             }
             Caller caller = new Caller(baseUrl(request), pathQueue(request), sender);
             CompletableFuture<ObjectNode> result = this.actions.run(action, parameters, caller);
@@ -191,6 +201,44 @@ final class SqsServlet extends HttpServlet {
     }
 
     /** @return whether the request must be signed: signatures are on, and it is not an allowed anonymous one */
+    /**
+     * An unsigned request (anonymous access) may come from any web page a browser on the network
+     * shows: a GET from a link or an image, a form's POST. Such a request changes queues only by POST,
+     * in the SQS protocols' content types (not a form's text/plain or multipart), and without the
+     * Origin of another site; reads are not restricted.
+     */
+    private static void refuseCrossSite(HttpServletRequest request, String action, boolean json, int bodyLength) {
+        if (READS.contains(action)) {
+            return;
+        }
+        if (!request.getMethod().equals("POST")) {
+            throw new MessageQueueException(MessageQueueError.ACCESS_DENIED, "An unsigned " + action
+                    + " must be a POST: an unsigned request changes no queue by " + request.getMethod());
+        }
+        String contentType = String.valueOf(request.getContentType()).toLowerCase(Locale.ROOT);
+        if (!json && !contentType.startsWith("application/x-www-form-urlencoded")
+                && !(contentType.equals("null") && bodyLength == 0)) {
+            throw new MessageQueueException(MessageQueueError.ACCESS_DENIED, "An unsigned " + action + " must be sent "
+                    + "as the JSON or the query protocol sends it, not as " + request.getContentType());
+        }
+        String origin = request.getHeader("Origin");
+        if (origin != null && !sameHost(origin, request.getHeader("Host"))) {
+            throw new MessageQueueException(MessageQueueError.ACCESS_DENIED, "An unsigned " + action
+                    + " from a page of another site (Origin " + origin + ") changes no queue");
+        }
+    }
+
+    private static boolean sameHost(String origin, String host) {
+        try {
+            URI uri = new URI(origin);
+            String authority = uri.getHost() == null ? null : uri.getHost() + (uri.getPort() < 0 ? "" : ":" + uri.getPort());
+            return authority != null && host != null && authority.equalsIgnoreCase(host);
+        }
+        catch (URISyntaxException ex) {
+            return false;
+        }
+    }
+
     private boolean signing(HttpServletRequest request) {
         return this.verifier != null && !(request.getHeader("Authorization") == null && this.allowAnonymous);
     }

@@ -165,6 +165,39 @@ class SqsEndpointHttpTests {
     }
 
     @Test
+    void anUnsignedRequestChangesNoQueueByGetFromAFormOrFromAnotherSite() throws Exception {
+        String url = tree(json("CreateQueue", "{\"QueueName\":\"cross-site-q\"}")).get("QueueUrl").asString();
+        String base = "http://127.0.0.1:" + this.port;
+        String send = "Action=SendMessage&MessageBody=x&QueueUrl=" + URLEncoder.encode(url, StandardCharsets.UTF_8);
+
+        HttpResponse<String> byGet = http.send(HttpRequest.newBuilder(URI.create(base + "/sqs/?" + send)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> asPlainText = http.send(HttpRequest.newBuilder(URI.create(base + "/sqs/?Action=PurgeQueue&QueueUrl="
+                + URLEncoder.encode(url, StandardCharsets.UTF_8))).header("Content-Type", "text/plain")
+            .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> fromAnotherSite = http.send(HttpRequest.newBuilder(URI.create(base + "/sqs/"))
+            .header("Content-Type", "application/x-www-form-urlencoded").header("Origin", "https://evil.example")
+            .POST(HttpRequest.BodyPublishers.ofString(send)).build(), HttpResponse.BodyHandlers.ofString());
+        for (HttpResponse<String> refused : List.of(byGet, asPlainText, fromAnotherSite)) {
+            assertThat(refused.statusCode()).as(refused.body()).isEqualTo(403);
+            assertThat(refused.body()).contains("<Code>AccessDenied</Code>");
+        }
+        assertThat(tree(json("GetQueueAttributes", "{\"QueueUrl\":\"" + url + "\",\"AttributeNames\":"
+                + "[\"ApproximateNumberOfMessages\"]}")).get("Attributes").get("ApproximateNumberOfMessages").asString())
+            .as("nothing sent").isEqualTo("0");
+
+        // Reads by GET, and a client's own POST (no Origin), still work.
+        assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/sqs/?Action=ListQueues")).GET().build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        assertThat(query("/sqs/", "Action", "SendMessage", "QueueUrl", url, "MessageBody", "x").get().statusCode())
+            .isEqualTo(200);
+        assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/sqs/"))
+            .header("Content-Type", "application/x-www-form-urlencoded").header("Origin", base)
+            .POST(HttpRequest.BodyPublishers.ofString(send)).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+            .as("a page of the same site").isEqualTo(200);
+    }
+
+    @Test
     void theJsonProtocolSendsReceivesAndDeletes() throws Exception {
         HttpResponse<String> created = json("CreateQueue", "{\"QueueName\":\"json-q\",\"Attributes\":{\"VisibilityTimeout\":\"10\"}}");
         assertThat(created.statusCode()).isEqualTo(200);
