@@ -30,18 +30,20 @@ class NulCharacterTests {
 
     @Test
     void everyFieldOfAnEnqueueRefusesItNamingTheFieldAndWritesNothing() {
-        Map<String, Runnable> enqueues = Map.of(
-                "The payload", () -> queue.client().enqueue("t", Map.of("a", "x\u0000y")),
-                "A header", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withHeader("h", "x\u0000")),
-                "A header ", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withHeader("h\u0000", "x")),
-                "Dedup key", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withDedupKey("k\u0000")),
-                "group key", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withGroup("g\u0000")),
-                "Task name", () -> queue.client().enqueue("t\u0000", 1),
-                "A workflow name", () -> queue.client().workflow("w\u0000").add("a", "t", 1).enqueue(),
-                "A step name", () -> queue.client().workflow("w").add("a\u0000", "t", 1).enqueue(),
-                "The payload ", () -> queue.client().enqueueAll(List.of(JobRequest.of("t", 1), JobRequest.of("t", "x\u0000"))));
-        enqueues.forEach((field, enqueue) -> assertThatThrownBy(enqueue::run).as(field)
-            .isInstanceOf(InvalidJobException.class).hasMessageContaining(field.strip()));
+        // Each enqueue with the words its error names the field by.
+        List<Map.Entry<String, Runnable>> enqueues = List.of(
+                Map.entry("The payload", () -> queue.client().enqueue("t", Map.of("a", "x\u0000y"))),
+                Map.entry("A header", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withHeader("h", "x\u0000"))),
+                Map.entry("A header", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withHeader("h\u0000", "x"))),
+                Map.entry("Dedup key", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withDedupKey("k\u0000"))),
+                Map.entry("group key", () -> queue.client().enqueue("t", 1, EnqueueOptions.defaults().withGroup("g\u0000"))),
+                Map.entry("Task name", () -> queue.client().enqueue("t\u0000", 1)),
+                Map.entry("A workflow name", () -> queue.client().workflow("w\u0000").add("a", "t", 1).enqueue()),
+                Map.entry("A step name", () -> queue.client().workflow("w").add("a\u0000", "t", 1).enqueue()),
+                Map.entry("The payload", () -> queue.client().enqueueAll(List.of(JobRequest.of("t", 1),
+                        JobRequest.of("t", "x\u0000")))));
+        enqueues.forEach(enqueue -> assertThatThrownBy(enqueue.getValue()::run).as(enqueue.getKey())
+            .isInstanceOf(InvalidJobException.class).hasMessageContaining(enqueue.getKey()));
         assertThat(queue.activeJobs()).as("nothing written, the batch's other job neither").isZero();
     }
 

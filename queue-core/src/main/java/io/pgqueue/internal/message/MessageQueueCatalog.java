@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -67,7 +68,7 @@ final class MessageQueueCatalog {
         RedrivePolicy redrive = attributes.redrivePolicy();
         if (redrive != null) {
             MessageQueueInfo target = (MessageValidation.isQueueName(redrive.deadLetterQueue())
-                    ? this.store.findQueue(redrive.deadLetterQueue()) : java.util.Optional.<MessageQueueInfo>empty())
+                    ? this.store.findQueue(redrive.deadLetterQueue()) : Optional.<MessageQueueInfo>empty())
                 .orElseThrow(() -> MessageQueueException.invalidParameter("Value for parameter RedrivePolicy is invalid. "
                         + "Reason: Dead letter target does not exist: " + redrive.deadLetterQueue()));
             if (target.fifo() != fifo) {
