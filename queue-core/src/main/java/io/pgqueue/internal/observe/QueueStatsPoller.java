@@ -41,6 +41,9 @@ public final class QueueStatsPoller extends BackgroundService implements QueueSt
 
     private volatile QueueStats latest = QueueStats.NONE;
 
+    /** Held by each read (not the service's own monitor, which its stop holds while it joins the thread). */
+    private final Object reads = new Object();
+
     /**
      * Creates a poller; it polls once {@link #start() started}.
      * @param store the statistics store
@@ -78,7 +81,17 @@ public final class QueueStatsPoller extends BackgroundService implements QueueSt
         return read(Duration.ZERO);
     }
 
+    /**
+     * One read at a time: a refresh that overlapped the poller's read (begun before the refresh's
+     * caller changed anything) would otherwise be replaced by that older read when it finished last.
+     */
     private QueueStats read(Duration maxAge) {
+        synchronized (this.reads) {
+            return readAlone(maxAge);
+        }
+    }
+
+    private QueueStats readAlone(Duration maxAge) {
         QueueStats previous = this.latest;
         if (this.stores.size() == 1) {
             this.latest = read(this.stores.values().iterator().next(), maxAge, previous);
