@@ -188,7 +188,7 @@ public class QueueEndpoint {
             throw new InvalidEndpointRequestException("Missing 'shard' in the request body: the shard to move the "
                     + "partition to", "Missing shard");
         }
-        PartitionMoveResult result = call(() -> this.admin.movePartition(partition, shard.trim()));
+        PartitionMoveResult result = call(() -> this.admin.movePartition(partition, shard.strip()));
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("partition", partition);
         body.put("from", result.source());
@@ -202,7 +202,7 @@ public class QueueEndpoint {
 
     private static int parsePartition(String partition) {
         try {
-            return Integer.parseInt(partition.trim());
+            return Integer.parseInt(partition.strip());
         }
         catch (NumberFormatException ex) {
             throw new InvalidEndpointRequestException("Partition '" + partition + "' is not a number", "Invalid partition");
@@ -556,13 +556,13 @@ public class QueueEndpoint {
         try {
             Schedule schedule = Schedule.of(required(name, "name"), task, required(cron, "cron"));
             if (zone != null && !zone.isBlank()) {
-                schedule = schedule.withZone(ZoneId.of(zone.trim()));
+                schedule = schedule.withZone(ZoneId.of(zone.strip()));
             }
             if (payload != null) {
                 schedule = schedule.withPayload(payload instanceof String text ? text : PAYLOADS.writeValueAsString(payload));
             }
             if (catchUp != null && !catchUp.isBlank()) {
-                schedule = schedule.withCatchUp(CatchUp.valueOf(catchUp.trim().toUpperCase(Locale.ROOT).replace('-', '_')));
+                schedule = schedule.withCatchUp(CatchUp.valueOf(catchUp.strip().toUpperCase(Locale.ROOT).replace('-', '_')));
             }
             return schedule;
         }
@@ -582,14 +582,14 @@ public class QueueEndpoint {
         if (value == null || value.isBlank()) {
             throw new InvalidEndpointRequestException("Missing '" + field + "' in the request body", "Missing " + field);
         }
-        return value.trim();
+        return value.strip();
     }
 
     private static String normalize(@Nullable String action) {
         if (action == null || action.isBlank()) {
             throw new InvalidEndpointRequestException("Missing 'action' in the request body", "Missing action");
         }
-        return action.trim().toLowerCase(Locale.ROOT).replace('_', '-');
+        return action.strip().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     /**

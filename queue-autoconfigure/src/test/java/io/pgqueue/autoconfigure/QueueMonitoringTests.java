@@ -14,6 +14,7 @@ import io.pgqueue.EnqueueResult;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
+import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueTask;
@@ -195,6 +196,35 @@ class QueueMonitoringTests {
                     "'nightly' for 'cron'");
             assertRejected(web.shardAction("shards", "partitions", "x", "move", "b"), 400, "Partition 'x' is not a number");
             assertRejected(web.shardAction("shards", "partitions", "3", "move", "b"), 400, "The queue is unsharded");
+        });
+    }
+
+    @Test
+    void aNulCharacterInAnyWriteIsAClientErrorNamingTheFieldAndWritesNothing() {
+        this.runner.run(context -> {
+            QueueEndpointWebExtension web = context.getBean(QueueEndpointWebExtension.class);
+
+            assertRejected(web.taskAction("pu\u0000sh", "pause", null, null, null, null, null), 404, "Unknown task");
+            assertRejected(web.task("pu\u0000sh"), 404, "Unknown task");
+            assertRejected(web.jobAction("pu\u0000sh", "1", "cancel"), 404, "Unknown task");
+            assertRejected(web.taskAction("push", "pa\u0000use", null, null, null, null, null), 400, "Unknown action");
+            assertRejected(web.jobAction("push", "x\u0000", "cancel"), 400, "is not a number");
+            assertRejected(web.taskAction("push", "schedule", "n\u0000", "@daily", null, null, null), 400, "'name'");
+            assertRejected(web.taskAction("push", "schedule", "n", "@daily\u0000", null, null, null), 400, "'cron'");
+            assertRejected(web.taskAction("push", "schedule", "n", "@daily", "UTC\u0000", null, null), 400,
+                    "not a time zone");
+            assertRejected(web.taskAction("push", "schedule", "n", "@daily", null, "\"a\u0000\"", null), 400,
+                    "is not JSON");
+            assertRejected(web.taskAction("push", "schedule", "n", "@daily", null, "\"a\\u0000\"", null), 400,
+                    "U+0000");
+            assertRejected(web.taskAction("push", "schedule", "n", "@daily", null, Map.of("a", "\u0000"), null), 400,
+                    "U+0000");
+            assertRejected(web.taskAction("push", "schedule", "n", "@daily", null, null, "skip\u0000"), 400, "catchUp");
+            assertThat(web.taskAction("push", "unschedule", "n\u0000", null, null, null, null).getBody())
+                .containsEntry("removed", false);
+            assertRejected(web.shardAction("shards", "shard", "a\u0000", "drain", null), 404, "no shard");
+            assertThat(context.getBean(QueueAdmin.class).schedules()).isEmpty();
+            assertThat(map(map(web.queues().getBody().get("tasks")).get("push")).get("paused")).isEqualTo(false);
         });
     }
 

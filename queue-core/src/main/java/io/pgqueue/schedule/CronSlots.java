@@ -65,6 +65,10 @@ public final class CronSlots {
      */
     public static CronSlots of(String expression, ZoneId zone) {
         Objects.requireNonNull(zone, "zone");
+        // The parser trims each field, control characters too: one would reach the database (U+0000 cannot).
+        InvalidSettingException.require(expression == null || expression.chars()
+            .noneMatch(c -> Character.isISOControl(c) && !Character.isWhitespace(c)), "cron", expression,
+                "must not contain control characters such as U+0000");
         CronExpression cron;
         try {
             cron = CronExpression.parse(expression);

@@ -201,6 +201,11 @@ public class QueueConsoleHttpTests {
         assertThat(browser.get("/pgqueue/api/jobs/987654321").statusCode()).isEqualTo(404);
         assertThat(browser.act("/pgqueue/api/tasks/unknown/pause").statusCode()).isEqualTo(404);
         assertThat(browser.act("/pgqueue/api/tasks/fails/explode").statusCode()).isEqualTo(400);
+        // U+0000 in an action's path: a client error, never the database's.
+        assertThat(browser.act("/pgqueue/api/tasks/fa%00ils/pause").statusCode()).isEqualTo(400);
+        assertThat(browser.act("/pgqueue/api/tasks/fails/pa%00use").statusCode()).isEqualTo(400);
+        assertThat(browser.act("/pgqueue/api/jobs/1%00/cancel").statusCode()).isEqualTo(400);
+        assertThat(browser.act("/pgqueue/api/jobs/1/can%00cel").statusCode()).isEqualTo(400);
 
         HttpResponse<String> forged = browser.postBare("/pgqueue/api/tasks/fails/pause");
         assertThat(forged.statusCode()).as("an action without the console's header").isEqualTo(403);

@@ -118,6 +118,10 @@ public final class Scheduler extends BackgroundService implements Schedules {
 
     @Override
     public boolean remove(String name) {
+        if (name == null || name.indexOf('\u0000') >= 0) {
+            // No schedule has it (Schedule's name rule), and PostgreSQL's text cannot hold U+0000.
+            return false;
+        }
         if (this.store.source(name).filter("CONFIG"::equals).isPresent()) {
             throw new IllegalStateException("Schedule '" + name + "' is configured with its task; remove the cron "
                     + "setting of the task instead");
