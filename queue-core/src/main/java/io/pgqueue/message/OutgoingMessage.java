@@ -13,7 +13,8 @@ import java.util.Objects;
  * @param delay how long it stays invisible after it is sent, at most 15 minutes; {@code null} takes the
  * queue's delay (FIFO queues accept no per-message delay)
  * @param groupId the message group of a FIFO queue: messages of one group are delivered in order, one
- * receive at a time; ignored by standard queues
+ * receive at a time; on a standard queue it orders nothing, is kept and returned on receive (SQS fair
+ * queues' tenant)
  * @param deduplicationId a FIFO queue sends a message with the same deduplication id within five
  * minutes only once; {@code null} uses the body's SHA-256 where the queue has content-based
  * deduplication

@@ -17,7 +17,7 @@ import java.util.Map;
  * @param sentAt when it was sent
  * @param receiveCount how often it was received, this time included
  * @param firstReceivedAt when it was received first
- * @param groupId the message group (FIFO queues), else {@code null}
+ * @param groupId the message group it was sent with (on a standard queue it ordered nothing), else {@code null}
  * @param deduplicationId the deduplication id (FIFO queues), else {@code null}
  * @param sequenceNumber the position in a FIFO queue, else {@code null}
  */

@@ -41,7 +41,7 @@ class QueueSchemaTests {
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
         // Twenty versioned migrations (the tables) and five repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(25);
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(26);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -69,7 +69,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(25);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(26);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -81,33 +81,39 @@ class QueueSchemaTests {
         QueueSchema.migrate(db.dataSource(), "partly");
         QueueSchema.requireMigrated(db.dataSource(), "partly");
 
+        // As if separate tooling had applied V1-V20 only.
+        new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.message DROP COLUMN fair_group");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
+            .isInstanceOf(QueueSchemaException.class)
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: column partly.message.fair_group). ");
+
         // As if separate tooling had applied V1-V17 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.workflow, partly.job_waiting, partly.job_dependency, "
                 + "partly.job_result, partly.workflow_total, partly.job_end_pending CASCADE");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.workflow, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.workflow, "
                     + "table partly.job_waiting, table partly.job_dependency, table partly.job_result, "
-                    + "table partly.workflow_total, table partly.job_end_pending). ");
+                    + "table partly.workflow_total, table partly.job_end_pending, column partly.message.fair_group). ");
 
         // V1-V16 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.schedule");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.schedule, table partly.workflow, ");
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.schedule, table partly.workflow, ");
 
         // V1-V15 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_group_cursor");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.task_group_cursor, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.task_group_cursor, "
                     + "table partly.schedule, table partly.workflow, ");
 
         // V1-V14 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_rate");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.task_rate, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.task_rate, "
                     + "table partly.task_group_cursor, table partly.schedule, table partly.workflow, ");
 
         // V1-V13 only.
@@ -115,7 +121,7 @@ class QueueSchemaTests {
                 + "partly.message_group, partly.message_dedup");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.message_queue, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.message_queue, "
                     + "table partly.message, table partly.message_group, table partly.message_dedup, table partly.task_rate, table partly.task_group_cursor, "
                     + "table partly.schedule, table partly.workflow, ");
 
@@ -124,35 +130,35 @@ class QueueSchemaTests {
                 + "partly.balancer_decision");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.partition_load, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.partition_load, "
                     + "table partly.balancer_leader, table partly.balancer_decision, table partly.message_queue, ");
 
         // V1-V11 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_move, partly.job_moving, partly.move_applied");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.partition_move, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.partition_move, "
                     + "table partly.job_moving, table partly.move_applied, ");
 
         // V1-V10 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_outbox, partly.job_relayed");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.job_outbox, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.job_outbox, "
                     + "table partly.job_relayed, table partly.partition_move, ");
 
         // V1-V9 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.installation, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.installation, "
                     + "table partly.shard_partition, table partly.job_outbox, table partly.job_relayed, ");
 
         // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: table partly.stats_snapshot, "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: table partly.stats_snapshot, "
                     + "table partly.installation, table partly.shard_partition, table partly.job_outbox, "
                     + "table partly.job_relayed, ");
 
@@ -160,7 +166,7 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP FUNCTION partly.complete_jobs");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: function partly.complete_jobs(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: function partly.complete_jobs(bigint[], "
                     + "integer[], boolean), table partly.stats_snapshot, ");
 
         // V1-V4 only.
@@ -169,7 +175,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 20 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 21 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

@@ -23,6 +23,7 @@ import software.amazon.awssdk.services.sqs.model.InvalidMessageContentsException
 import software.amazon.awssdk.services.sqs.model.ListQueuesResponse;
 import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 import software.amazon.awssdk.services.sqs.model.QueueNameExistsException;
@@ -30,6 +31,7 @@ import software.amazon.awssdk.services.sqs.model.SqsException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * The sample application's SQS API driven by the AWS SDK for Java v2 (from Maven Central, JSON
@@ -138,6 +140,32 @@ class JavaSdkSqsTests {
             .waitTimeSeconds(1)).messages();
 
         assertThat(received).extracting(Message::body).containsExactly("step 1", "step 2", "step 3");
+    }
+
+    @Test
+    void aStandardQueueKeepsTheMessageGroupItWasSentWithIntoItsDeadLetterQueue() {
+        String deadLetters = this.sqs.createQueue(request -> request.queueName("java-sdk-tenants-dlq")).queueUrl();
+        String arn = this.sqs.getQueueAttributes(request -> request.queueUrl(deadLetters)
+            .attributeNames(QueueAttributeName.QUEUE_ARN)).attributes().get(QueueAttributeName.QUEUE_ARN);
+        String url = this.sqs.createQueue(request -> request.queueName("java-sdk-tenants").attributes(Map.of(
+                QueueAttributeName.REDRIVE_POLICY, "{\"deadLetterTargetArn\":\"" + arn + "\",\"maxReceiveCount\":1}")))
+            .queueUrl();
+        this.sqs.sendMessage(request -> request.queueUrl(url).messageBody("of tenant a").messageGroupId("tenant-a"));
+        this.sqs.sendMessage(request -> request.queueUrl(url).messageBody("of no tenant"));
+
+        List<Message> received = this.sqs.receiveMessage(request -> request.queueUrl(url).maxNumberOfMessages(10)
+            .messageSystemAttributeNames(MessageSystemAttributeName.ALL).visibilityTimeout(0)).messages();
+
+        assertThat(received).hasSize(2).allSatisfy(message -> assertThat(message.attributes()
+            .get(MessageSystemAttributeName.MESSAGE_GROUP_ID)).isEqualTo(message.body().equals("of tenant a")
+                    ? "tenant-a" : null));
+        assertThat(this.sqs.receiveMessage(request -> request.queueUrl(url).maxNumberOfMessages(10)).messages())
+            .as("received once already: both move to the dead-letter queue").isEmpty();
+        assertThat(this.sqs.receiveMessage(request -> request.queueUrl(deadLetters).maxNumberOfMessages(10)
+                .messageSystemAttributeNames(MessageSystemAttributeName.MESSAGE_GROUP_ID)).messages())
+            .extracting(Message::body, message -> message.attributes().get(MessageSystemAttributeName.MESSAGE_GROUP_ID))
+            .containsExactlyInAnyOrder(tuple("of tenant a", "tenant-a"),
+                    tuple("of no tenant", null));
     }
 
     @Test

@@ -494,8 +494,10 @@ final class SqsActions {
         system.put("SentTimestamp", Long.toString(message.sentAt().toEpochMilli()));
         system.put("ApproximateReceiveCount", Integer.toString(message.receiveCount()));
         system.put("ApproximateFirstReceiveTimestamp", Long.toString(message.firstReceivedAt().toEpochMilli()));
-        if (queue.fifo()) {
+        if (message.groupId() != null) {
             system.put("MessageGroupId", message.groupId());
+        }
+        if (queue.fifo()) {
             system.put("MessageDeduplicationId", message.deduplicationId());
             system.put("SequenceNumber", message.sequenceNumber());
         }

@@ -326,7 +326,8 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
                     : MessageDigests.sha256OfBody(message.body());
         }
         return new NewMessage(queue.id(), UUID.randomUUID().toString(), message.body(),
-                MessageAttributesJson.write(message.attributes()), (int) delay.toSeconds(), group, dedup);
+                MessageAttributesJson.write(message.attributes()), (int) delay.toSeconds(), group, dedup,
+                queue.fifo() ? null : message.groupId());
     }
 
     private static SentMessage sentMessage(MessageQueueInfo queue, OutgoingMessage message, Sent sent) {
@@ -400,7 +401,8 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
             received.add(new ReceivedMessage(row.messageId(),
                     ReceiptHandles.encode(new Receipt(queue.id(), row.id(), row.receipt(), row.groupId())), row.body(),
                     MessageDigests.md5OfBody(row.body()), attributes, MessageDigests.md5OfAttributes(attributes),
-                    row.sentAt(), row.receiveCount(), row.firstReceivedAt(), row.groupId(), row.dedupId(),
+                    row.sentAt(), row.receiveCount(), row.firstReceivedAt(),
+                    row.groupId() != null ? row.groupId() : row.fairGroup(), row.dedupId(),
                     queue.fifo() ? sequenceNumber(row.id()) : null));
             if (row.receiveCount() == 1) {
                 this.events.firstReceived(queue.name(), Duration.between(row.sentAt(), now));

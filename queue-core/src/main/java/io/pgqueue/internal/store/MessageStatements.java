@@ -98,13 +98,14 @@ public final class MessageStatements {
      */
     static final String SEND = """
             WITH inserted AS (
-                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id)
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
+                                               fair_group)
                 SELECT t.queue_id, t.message_id, t.body, CAST(t.attributes AS jsonb), statement_timestamp(),
-                       statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id
+                       statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id, t.fair_group
                 FROM unnest(CAST(:queues AS bigint[]), CAST(:messageIds AS uuid[]), CAST(:bodies AS text[]),
                             CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
-                            CAST(:dedups AS text[]))
-                     WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, ord)
+                            CAST(:dedups AS text[]), CAST(:fairGroups AS text[]))
+                     WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, fair_group, ord)
                 JOIN ${schema}.message_queue AS q ON q.id = t.queue_id
                 ORDER BY t.ord
                 RETURNING id, queue_id, message_id
@@ -194,7 +195,7 @@ public final class MessageStatements {
 
     private static final String RECEIVED_COLUMNS = """
             m.id, CAST(m.message_id AS text) AS message_id, m.body, CAST(m.attributes AS text) AS attributes, m.sent_at,
-            m.receive_count, m.first_received_at, m.receipt, m.group_id, m.dedup_id
+            m.receive_count, m.first_received_at, m.receipt, m.group_id, m.dedup_id, m.fair_group
             """;
 
     /** A random 62-bit receipt: unguessable enough that a handle cannot be forged from a message id. */
@@ -219,10 +220,10 @@ public final class MessageStatements {
                 FOR UPDATE SKIP LOCKED
             ), dead AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE dead))
-                RETURNING m.message_id, m.body, m.attributes, m.sent_at
+                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group
             ), moved AS (
-                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at)
-                SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp() FROM dead
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group)
+                SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), fair_group FROM dead
                 RETURNING 1
             )
             UPDATE ${schema}.message AS m
@@ -275,15 +276,16 @@ public final class MessageStatements {
 
     /**
      * Moves messages to a dead-letter queue: they keep their id, body, attributes, send time, group
-     * and deduplication id, and start there visible and unreceived. Returns the groups they joined.
+     * (FIFO or standard) and deduplication id, and start there visible and unreceived. Returns the groups they joined.
      */
     static final String MOVE_TO_DEAD_LETTER = """
             WITH dead AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(CAST(:ids AS bigint[]))
-                RETURNING m.id, m.message_id, m.body, m.attributes, m.sent_at, m.group_id, m.dedup_id
+                RETURNING m.id, m.message_id, m.body, m.attributes, m.sent_at, m.group_id, m.dedup_id, m.fair_group
             )
-            INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id)
-            SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), group_id, dedup_id
+            INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
+                                           fair_group)
+            SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), group_id, dedup_id, fair_group
             FROM dead
             ORDER BY id
             RETURNING group_id

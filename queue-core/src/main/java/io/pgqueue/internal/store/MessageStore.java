@@ -70,9 +70,10 @@ public final class MessageStore {
      * @param delaySeconds how long it stays invisible
      * @param groupId its FIFO group, or {@code null}
      * @param dedupId its FIFO deduplication id, or {@code null}
+     * @param fairGroup on a standard queue, the group it was sent with (it orders nothing), or {@code null}
      */
     public record NewMessage(long queueId, String messageId, String body, String attributes, int delaySeconds,
-            String groupId, String dedupId) {
+            String groupId, String dedupId, String fairGroup) {
     }
 
     /**
@@ -97,9 +98,10 @@ public final class MessageStore {
      * @param receipt the receipt of this receive
      * @param groupId its FIFO group, or {@code null}
      * @param dedupId its FIFO deduplication id, or {@code null}
+     * @param fairGroup on a standard queue, the group it was sent with, or {@code null}
      */
     public record StoredMessage(long id, String messageId, String body, String attributes, Instant sentAt,
-            int receiveCount, Instant firstReceivedAt, long receipt, String groupId, String dedupId) {
+            int receiveCount, Instant firstReceivedAt, long receipt, String groupId, String dedupId, String fairGroup) {
     }
 
     /**
@@ -320,6 +322,7 @@ public final class MessageStore {
                 .addValue("delays", SqlArrays.ints(fresh.stream().map(NewMessage::delaySeconds).toList()))
                 .addValue("groups", SqlArrays.texts(fresh.stream().map(NewMessage::groupId).toList()))
                 .addValue("dedups", SqlArrays.texts(fresh.stream().map(NewMessage::dedupId).toList()))
+                .addValue("fairGroups", SqlArrays.texts(fresh.stream().map(NewMessage::fairGroup).toList()))
                 .addValue("channel", channel()),
                     rs -> {
                         sequences.put(rs.getString("message_id"), rs.getLong("id"));
@@ -657,7 +660,7 @@ public final class MessageStore {
         return new StoredMessage(rs.getLong("id"), rs.getString("message_id"), rs.getString("body"),
                 rs.getString("attributes"), StoreSupport.instant(rs, "sent_at"), rs.getInt("receive_count"),
                 StoreSupport.instant(rs, "first_received_at"), rs.getLong("receipt"), rs.getString("group_id"),
-                rs.getString("dedup_id"));
+                rs.getString("dedup_id"), rs.getString("fair_group"));
     }
 
 }

@@ -25,6 +25,14 @@ public final class SchemaStatements {
                 UNION ALL
                 SELECT 2, ord, 'table ' || f
                 FROM unnest(CAST(:tables AS text[])) WITH ORDINALITY AS t(f, ord) WHERE to_regclass(f) IS NULL
+                UNION ALL
+                -- schema.table.column; a column of a missing table is left to the table's line.
+                SELECT 3, ord, 'column ' || c
+                FROM unnest(CAST(:columns AS text[])) WITH ORDINALITY AS t(c, ord)
+                WHERE to_regclass(substring(c FROM '^(.*)[.][^.]+$')) IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM pg_attribute AS a
+                                  WHERE a.attrelid = to_regclass(substring(c FROM '^(.*)[.][^.]+$'))
+                                    AND a.attname = substring(c FROM '[^.]+$') AND NOT a.attisdropped)
             ) AS m
             ORDER BY kind, ord
             """;

@@ -21,7 +21,7 @@ public final class SchemaStore {
     public static final String MIGRATION_LOCATION = "classpath:io/pgqueue/db/migration";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "20";
+    static final String LATEST_VERSION = "21";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -66,6 +66,14 @@ public final class SchemaStore {
             "${schema}.schedule", "${schema}.workflow", "${schema}.job_waiting", "${schema}.job_dependency",
             "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending");
 
+    /**
+     * The columns added to existing tables that this release reads or writes (V20: a result's claim
+     * and completion, V21: a standard queue's message group), which {@link #requireMigrated} looks
+     * for too: {@code ${schema}.table.column}.
+     */
+    private static final List<String> NODE_COLUMNS = List.of("${schema}.job_result.lease_epoch",
+            "${schema}.job_result.completed", "${schema}.message.fair_group");
+
     private final NamedParameterJdbcTemplate jdbc;
 
     private final String schema;
@@ -89,7 +97,7 @@ public final class SchemaStore {
      * older release's functions
      */
     public void requireMigrated() {
-        List<String> missing = missingObjects(WORKER_FUNCTIONS, NODE_TABLES);
+        List<String> missing = missingObjects(WORKER_FUNCTIONS, NODE_TABLES, NODE_COLUMNS);
         if (!missing.isEmpty()) {
             throw new QueueSchemaException("The queue schema '" + this.schema + "' is not migrated to version "
                     + LATEST_VERSION + " (missing: " + String.join(", ", missing) + "). Apply the queue's migrations ("
@@ -106,15 +114,17 @@ public final class SchemaStore {
     }
 
     /**
-     * Returns the functions and tables of two lists that do not exist, functions first.
+     * Returns the functions, tables and columns of three lists that do not exist, in that order.
      * @param functions qualified function names with their argument types
      * @param tables qualified table names
-     * @return each missing object as {@code "function <name>"} or {@code "table <name>"}
+     * @param columns qualified column names
+     * @return each missing object as {@code "function <name>"}, {@code "table <name>"} or {@code "column <name>"}
      */
-    private List<String> missingObjects(List<String> functions, List<String> tables) {
+    private List<String> missingObjects(List<String> functions, List<String> tables, List<String> columns) {
         MapSqlParameterSource names = new MapSqlParameterSource("functions", SqlArrays.texts(qualified(functions)))
             .addValue("jobTable", this.schema + ".job")
-            .addValue("tables", SqlArrays.texts(qualified(tables)));
+            .addValue("tables", SqlArrays.texts(qualified(tables)))
+            .addValue("columns", SqlArrays.texts(qualified(columns)));
         return this.jdbc.queryForList(SchemaStatements.MISSING_OBJECTS, names, String.class);
     }
 
