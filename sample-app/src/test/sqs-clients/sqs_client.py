@@ -424,7 +424,8 @@ def case_tags():
 
 def case_sqs_contract():
     """Answers SQS gives that clients rely on (create an existing queue by name only, tags at create,
-    a .fifo name without FifoQueue, a full last page, an empty batch, attribute values)."""
+    a .fifo name without FifoQueue, a full last page, an empty batch, attribute values, a standard
+    queue's message group)."""
     url = mkq("changed", {"VisibilityTimeout": "5"})
     sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "45"})
     again = sqs.create_queue(QueueName=qname("changed"))["QueueUrl"]
@@ -446,6 +447,11 @@ def case_sqs_contract():
                        MessageAttributes={"n": {"DataType": "Number", "StringValue": "abc"}})
     expect_error(sqs.send_message, {"InvalidParameterValue"}, QueueUrl=url, MessageBody="x",
                  MessageAttributes={"s": {"DataType": "String", "StringValue": ""}})
+    tenants = mkq("tenants")
+    sqs.send_message(QueueUrl=tenants, MessageBody="of tenant a", MessageGroupId="tenant-a")
+    got = receive(tenants, AttributeNames=["MessageGroupId"], WaitTimeSeconds=1)
+    check([m.get("Attributes", {}).get("MessageGroupId") for m in got] == ["tenant-a"],
+          "MessageGroupId of a standard queue's message: %r" % got)
     return "empty batch=%s, Number 'abc'=%s" % (empty, bad)
 
 
