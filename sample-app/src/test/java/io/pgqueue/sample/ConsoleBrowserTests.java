@@ -14,6 +14,7 @@ import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
@@ -88,6 +89,16 @@ class ConsoleBrowserTests {
         if (browser != null) {
             browser.quit();
         }
+    }
+
+    /** Signs in on the sample's sign-in page as its admin, whose session the console accepts (SampleSecurity). */
+    @BeforeEach
+    void signIn() {
+        browser.get("http://127.0.0.1:" + this.port + "/login");
+        waitFor(By.name("username")).sendKeys("admin");
+        browser.findElement(By.name("password")).sendKeys("admin-secret");
+        browser.findElement(By.cssSelector("button[type='submit']")).click();
+        wait(Duration.ofSeconds(10)).until(driver -> driver.getCurrentUrl().contains("/pgqueue/"));
     }
 
     @Test

@@ -13,10 +13,12 @@ import java.util.regex.Pattern;
 import io.pgqueue.QueueTask;
 import io.pgqueue.autoconfigure.QueueTaskBindings;
 import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.ParameterizedTypeReference;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -49,6 +51,39 @@ class SampleApplicationTests {
 
     @Autowired
     QueueTaskBindings bindings;
+
+    @LocalServerPort
+    int port;
+
+    /** Signed in as the sample's admin (SampleSecurity), who may read and write the queue. */
+    @BeforeEach
+    void signIn() {
+        this.http = this.http.mutate().defaultHeaders(headers -> headers.setBasicAuth("admin", "admin-secret")).build();
+    }
+
+    @Test
+    void theQueueIsSeenAndChangedOnlyByItsSignedInRoles() {
+        RestTestClient anonymous = RestTestClient.bindToServer().baseUrl("http://127.0.0.1:" + this.port).build();
+        RestTestClient operator = this.http.mutate()
+            .defaultHeaders(headers -> headers.setBasicAuth("operator", "operator-secret")).build();
+
+        anonymous.get().uri("/actuator/queues").exchange().expectStatus().isUnauthorized();
+        anonymous.get().uri("/pgqueue/api/overview").exchange().expectStatus().isUnauthorized();
+        anonymous.post().uri("/actuator/queues/copy-folder").contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("action", "pause")).exchange().expectStatus().isUnauthorized();
+        anonymous.get().uri("/actuator/health").exchange().expectStatus().isOk();
+        operator.get().uri("/actuator/queues").exchange().expectStatus().isOk();
+        operator.post().uri("/actuator/queues/copy-folder").contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("action", "pause")).exchange().expectStatus().isForbidden();
+        operator.get().uri("/pgqueue/api/overview").exchange().expectStatus().isForbidden();
+        this.http.get().uri("/pgqueue/api/overview").exchange().expectStatus().isOk();
+        assertThat(map(get("/actuator/queues").get("tasks")).get("copy-folder").toString())
+            .as("nothing paused by the refused writes").contains("paused=false");
+        // The SQS API answers with its own (signature) error, not the security chain's 401.
+        anonymous.post().uri("/sqs/").contentType(MediaType.APPLICATION_FORM_URLENCODED).body("Action=ListQueues")
+            .exchange().expectStatus().isForbidden().expectBody(String.class)
+            .value(body -> assertThat(body).contains("MissingAuthenticationToken"));
+    }
 
     @Test
     void anUploadNotifiesRendersAThumbnailAfterRetriesAndSyncs() {
