@@ -33,7 +33,12 @@ final class ConsoleRoutes {
     private ConsoleRoutes() {
     }
 
-    static RouterFunction<ServerResponse> of(String path, ConsoleApi api) {
+    /**
+     * @param path the console's path
+     * @param api its API
+     * @param hosts the hosts it answers when no Spring Security protects it, or {@code null} when it does
+     */
+    static RouterFunction<ServerResponse> of(String path, ConsoleApi api, ConsoleHosts hosts) {
         Resource index = new ClassPathResource(ASSETS + "index.html");
         RouterFunction<ServerResponse> apiRoutes = RouterFunctions.route()
             .GET(path + "/api/overview", api::overview)
@@ -57,7 +62,14 @@ final class ConsoleRoutes {
                 (resource, headers) -> secure(headers));
         RouterFunction<ServerResponse> notFound = RouterFunctions.route(RequestPredicates.path(path + "/**"),
                 request -> ConsoleApi.problem(HttpStatus.NOT_FOUND, "The console has nothing at " + request.path()));
-        return apiRoutes.and(page).and(assets).and(notFound);
+        RouterFunction<ServerResponse> console = apiRoutes.and(page).and(assets).and(notFound);
+        if (hosts == null) {
+            return console;
+        }
+        return console.filter((request, next) -> {
+            Optional<String> refused = hosts.refusal(request);
+            return refused.isPresent() ? ConsoleApi.problem(HttpStatus.FORBIDDEN, refused.get()) : next.handle(request);
+        });
     }
 
     private static void secure(org.springframework.http.HttpHeaders headers) {

@@ -82,7 +82,8 @@ public final class QueueConsoleAutoConfiguration {
                             ? "; it is read-only"
                             : ", and pause, re-run and cancel them (pgqueue.console.read-only=false)", properties.getRole());
         }
-        return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, history, workers, misses, readOnly));
+        return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, history, workers, misses, readOnly),
+                secured ? null : new ConsoleHosts(properties.getAllowedHosts()));
     }
 
     /** The configured path without trailing slashes; anything but a path below the root stops the start. */

@@ -1,5 +1,8 @@
 package io.pgqueue.autoconfigure.console;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -36,6 +39,13 @@ public class QueueConsoleProperties {
      * authentication. Without Spring Security and without this, the console is not served.
      */
     private boolean allowUnauthenticated;
+
+    /**
+     * Host names, besides localhost and IP addresses, that a console served without Spring Security
+     * answers requests for (the Host header). Any other name is refused, so that a site whose name an
+     * attacker points at this machine (DNS rebinding) cannot read or act on the console.
+     */
+    private List<String> allowedHosts = new ArrayList<>();
 
     public boolean isEnabled() {
         return this.enabled;
@@ -75,5 +85,13 @@ public class QueueConsoleProperties {
 
     public void setAllowUnauthenticated(boolean allowUnauthenticated) {
         this.allowUnauthenticated = allowUnauthenticated;
+    }
+
+    public List<String> getAllowedHosts() {
+        return this.allowedHosts;
+    }
+
+    public void setAllowedHosts(List<String> allowedHosts) {
+        this.allowedHosts = allowedHosts;
     }
 }

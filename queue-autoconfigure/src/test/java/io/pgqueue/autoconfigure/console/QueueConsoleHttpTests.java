@@ -1,6 +1,8 @@
 package io.pgqueue.autoconfigure.console;
 
+import java.net.Socket;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 
@@ -32,6 +34,7 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = QueueConsoleHttpTests.ConsoleApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = { "pgqueue.console.allow-unauthenticated=true", "pgqueue.console.read-only=false",
+                "pgqueue.console.allowed-hosts=Queue.Internal",
                 "pgqueue.stats.interval=200ms", QueueConsoleHttpTests.WITHOUT_SECURITY })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 public class QueueConsoleHttpTests {
@@ -176,6 +179,37 @@ public class QueueConsoleHttpTests {
         }
         finally {
             browser.act("/pgqueue/api/tasks/fails/resume");
+        }
+    }
+
+    @Test
+    void anotherSitesNamePointedAtTheConsoleIsRefusedAndItsActionsOnlyComeFromItsOwnPage() throws Exception {
+        assertThat(raw("GET /pgqueue/api/overview", "Host: localhost:" + this.port)).startsWith("HTTP/1.1 200");
+        assertThat(raw("GET /pgqueue/api/overview", "Host: 127.0.0.1:" + this.port)).startsWith("HTTP/1.1 200");
+        assertThat(raw("GET /pgqueue/api/overview", "Host: [::1]:" + this.port)).startsWith("HTTP/1.1 200");
+        assertThat(raw("GET /pgqueue/api/overview", "Host: queue.internal:" + this.port))
+            .as("a name in pgqueue.console.allowed-hosts").startsWith("HTTP/1.1 200");
+
+        String rebound = raw("GET /pgqueue/api/jobs?state=FAILED", "Host: attacker.example:" + this.port);
+        assertThat(rebound).startsWith("HTTP/1.1 403").contains("not for 'attacker.example:" + this.port + "'")
+            .doesNotContain("\"jobs\"");
+        assertThat(raw("GET /pgqueue/", "Host: attacker.example")).startsWith("HTTP/1.1 403");
+        assertThat(raw("POST /pgqueue/api/tasks/fails/pause", "Host: attacker.example:" + this.port,
+                "X-PgQueue-Console: 1", "Content-Length: 0")).startsWith("HTTP/1.1 403");
+        assertThat(raw("POST /pgqueue/api/tasks/fails/pause", "Host: 127.0.0.1:" + this.port,
+                "Origin: http://attacker.example", "X-PgQueue-Console: 1", "Content-Length: 0"))
+            .startsWith("HTTP/1.1 403").contains("not from 'http://attacker.example'");
+        assertThat(ConsoleClient.json(new ConsoleClient(this.port).get("/pgqueue/api/overview")).get("tasks").toString())
+            .doesNotContain("\"paused\":true");
+    }
+
+    /** One request over a socket of its own, with the Host header a browser would send for the name it used. */
+    private String raw(String requestLine, String... headers) throws Exception {
+        try (java.net.Socket socket = new Socket("127.0.0.1", this.port)) {
+            String request = requestLine + " HTTP/1.1\r\n" + String.join("\r\n", headers)
+                    + "\r\nConnection: close\r\n\r\n";
+            socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+            return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         }
     }
 
