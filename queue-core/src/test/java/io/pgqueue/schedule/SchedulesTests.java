@@ -153,6 +153,41 @@ class SchedulesTests {
     }
 
     @Test
+    void twoNodesRestartingAfterEveryNodeWasDownRunTheLatestMissedSlotOnce() throws Exception {
+        Schedule everyMinute = Schedule.of("report-once", "report", "0 * * * * *").withCatchUp(CatchUp.RUN_ONCE);
+        Scheduler before = node();
+        before.configure(List.of(everyMinute), List.of("report"));
+        this.clock.set(Instant.parse("2026-11-24T10:01:00.100Z"));
+        assertThat(before.fireDue()).hasSize(1);
+
+        // Both nodes were down from 10:01:30 and start again at 10:05:30, side by side, each writing its
+        // configured schedules and firing what is due, again and again.
+        this.clock.set(Instant.parse("2026-11-24T10:05:30Z"));
+        List<Scheduler> restarted = List.of(node(), node());
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        List<Future<Integer>> fired = new ArrayList<>();
+        for (Scheduler node : restarted) {
+            fired.add(threads.submit(() -> {
+                node.configure(List.of(everyMinute), List.of("report"));
+                int jobs = 0;
+                for (int i = 0; i < 5; i++) {
+                    jobs += node.fireDue().size();
+                }
+                return jobs;
+            }));
+        }
+        int jobs = 0;
+        for (Future<Integer> each : fired) {
+            jobs += each.get();
+        }
+        threads.shutdown();
+
+        assertThat(jobs).isEqualTo(1);
+        assertThat(slotsOf("report-once")).containsExactly("2026-11-24T10:01:00Z", "2026-11-24T10:05:00Z");
+        assertThat(info("report-once").nextFire()).isEqualTo(Instant.parse("2026-11-24T10:06:00Z"));
+    }
+
+    @Test
     void aScheduleWhoseJobCannotBeEnqueuedSkipsItsSlotAndHoldsUpNoOther() {
         Scheduler node = node();
         ScheduleStore store = new ScheduleStore(queue.dataSource(), queue.config());
