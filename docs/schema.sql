@@ -101,6 +101,12 @@ CREATE INDEX job_group_idx ON pgqueue.job USING btree (task, ((headers ->> 'pgqu
 CREATE INDEX job_lease_idx ON pgqueue.job USING btree (expected_status_change_time) WHERE (state = ANY (ARRAY['STARTING'::text, 'RUNNING'::text]));
 CREATE INDEX job_limited_idx ON pgqueue.job USING btree (task) WHERE (limited AND (state = ANY (ARRAY['STARTING'::text, 'RUNNING'::text])));
 
+CREATE TABLE pgqueue.job_awaiter (
+    job_id bigint NOT NULL,
+    since timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT job_awaiter_pkey PRIMARY KEY (job_id)
+);
+
 CREATE TABLE pgqueue.job_dependency (
     depends_on bigint NOT NULL,
     job_id bigint NOT NULL,
@@ -227,6 +233,7 @@ CREATE TABLE pgqueue.message (
     receipt bigint,
     group_id text,
     dedup_id text,
+    fair_group text,
     CONSTRAINT message_pkey PRIMARY KEY (id),
     CONSTRAINT message_check CHECK (((receive_count = 0) = (receipt IS NULL)))
 ) WITH (vacuum_truncate=false);

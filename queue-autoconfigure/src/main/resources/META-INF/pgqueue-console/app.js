@@ -894,6 +894,7 @@
           field('Cancel requested', 'cancelRequested', yesNo(job.cancelRequested)),
           field('Delay tolerance deadline', 'delayToleranceDeadline', time(job.delayToleranceDeadline, true)))),
       job.lastError ? block('Last error', 'lastError', job.lastError, 'code-error') : null,
+      job.result != null ? block('Result', 'result', prettyJson(job.result)) : null,
       block('Payload', 'payload', prettyJson(job.payload)),
       job.headers != null ? block('Headers', 'headers', prettyJson(job.headers)) : null,
       job.progress != null ? block('Progress', 'progress', prettyJson(job.progress)) : null);

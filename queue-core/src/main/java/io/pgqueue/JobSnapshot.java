@@ -26,9 +26,17 @@ import java.time.Instant;
  * @param finishedAt when the job finished, or {@code null} while active
  * @param progress the progress its handler last reported, or {@code null}
  * @param partition the job's partition, which places it on a shard
+ * @param result the result its handler recorded ({@link TaskContext#recordResult}) as JSON text, once
+ * the job completed in the attempt that recorded it; {@code null} while it is active, when it failed
+ * or was cancelled, or recorded none
  */
 public record JobSnapshot(long id, String task, JobState state, int priority, String payload, String headers,
         Instant scheduleTime, Instant delayToleranceDeadline, int attempt, int maxAttempts, String leaseOwner,
         Instant leaseDeadline, String dedupKey, boolean rerunRequested, boolean cancelRequested, String lastError,
-        Instant createdAt, Instant startedAt, Instant finishedAt, String progress, int partition) {
+        Instant createdAt, Instant startedAt, Instant finishedAt, String progress, int partition, String result) {
+
+    /** @return whether the job has ended: COMPLETED, FAILED or CANCELLED */
+    public boolean finished() {
+        return this.state == JobState.COMPLETED || this.state == JobState.FAILED || this.state == JobState.CANCELLED;
+    }
 }

@@ -62,7 +62,8 @@ public final class PgQueue {
 
     private PgQueue(Engine engine) {
         this.engine = engine;
-        this.client = new QueueClient(engine.settings().tasks(), engine.enqueuer());
+        this.client = new QueueClient(engine.settings().tasks(), engine.enqueuer(), engine.awaiter(),
+                engine.settings().mapper());
         this.admin = new QueueAdmin(engine, this.client);
     }
 

@@ -1,13 +1,21 @@
 package io.pgqueue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.pgqueue.internal.enqueue.Enqueuer;
+import io.pgqueue.internal.result.JobAwaiter;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import tools.jackson.databind.ObjectMapper;
 
 /**
- * Enqueues, cancels and looks up jobs.
+ * Enqueues, cancels, looks up and awaits jobs.
  * <p>
  * <strong>Enqueue is transactional:</strong> called inside a Spring-managed transaction on the
  * queue's DataSource, the job is written in that transaction, so it exists if and only if the
@@ -25,14 +33,22 @@ public final class QueueClient implements AutoCloseable {
 
     private final Enqueuer enqueuer;
 
+    private final JobAwaiter awaiter;
+
+    private final ObjectMapper mapper;
+
     /**
      * Creates the client of a queue; {@link PgQueue#client()} hands it out.
      * @param tasks the declared task types
      * @param enqueuer the engine's enqueue pipeline
+     * @param awaiter what completes the awaits of job ends
+     * @param mapper reads results as payloads are read
      */
-    QueueClient(TaskRegistry tasks, Enqueuer enqueuer) {
+    QueueClient(TaskRegistry tasks, Enqueuer enqueuer, JobAwaiter awaiter, ObjectMapper mapper) {
         this.tasks = Objects.requireNonNull(tasks, "tasks");
         this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
+        this.awaiter = Objects.requireNonNull(awaiter, "awaiter");
+        this.mapper = Objects.requireNonNull(mapper, "mapper");
     }
 
     /**
@@ -145,10 +161,12 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /**
-     * Stops the group-commit writers; enqueues after this are written one by one.
+     * Stops the group-commit writers (enqueues after this are written one by one) and the awaits of
+     * job ends (callers still waiting are told the queue stopped).
      */
     @Override
     public void close() {
+        this.awaiter.stop();
         this.enqueuer.close();
     }
 
@@ -179,5 +197,78 @@ public final class QueueClient implements AutoCloseable {
      */
     public Optional<JobSnapshot> find(long jobId) {
         return this.enqueuer.find(jobId);
+    }
+
+    /**
+     * Waits until a job has finished and returns the result its handler recorded
+     * ({@link TaskContext#recordResult}), read as the given type. Any node may run the job: its end
+     * wakes the caller through a PostgreSQL notification, and the caller also reads the job every
+     * poll interval in case a notification was lost. Call it after the transaction that enqueued the
+     * job has committed, never inside a transaction.
+     * @param <T> the result type
+     * @param jobId the job
+     * @param resultType the type to read the result as, as payloads are read
+     * @param timeout how long to wait at most
+     * @return the result, or {@code null} when the job completed without recording one
+     * @throws JobFailedException if the job failed for good or was cancelled
+     * @throws JobNotFinishedException if it has not finished within the timeout
+     * @throws IllegalArgumentException if no job has the id (or retention removed it)
+     * @throws IllegalStateException if called inside a transaction, or the queue stops first
+     */
+    public <T> T await(long jobId, Class<T> resultType, Duration timeout) {
+        Objects.requireNonNull(resultType, "resultType");
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("The timeout of an await must be zero or positive, not " + timeout);
+        }
+        JobSnapshot job = awaitJob(jobId, timeout);
+        if (job.state() != JobState.COMPLETED) {
+            throw new JobFailedException(job);
+        }
+        return job.result() == null ? null : this.mapper.readValue(job.result(), resultType);
+    }
+
+    /**
+     * Returns a future that completes with the job once it has finished (COMPLETED, FAILED or
+     * CANCELLED; its {@link JobSnapshot#result()} holds the result of a completed job), woken as
+     * {@link #await} is. It completes exceptionally with {@link IllegalArgumentException} when no job
+     * has the id, and with {@link IllegalStateException} when the queue stops first. Cancel it to stop
+     * waiting.
+     * @param jobId the job
+     * @return the future
+     * @throws IllegalStateException if called inside a transaction
+     */
+    public CompletableFuture<JobSnapshot> whenFinished(long jobId) {
+        requireNoTransaction(jobId);
+        return this.awaiter.whenFinished(jobId);
+    }
+
+    private JobSnapshot awaitJob(long jobId, Duration timeout) {
+        CompletableFuture<JobSnapshot> future = whenFinished(jobId);
+        try {
+            return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        catch (TimeoutException ex) {
+            this.awaiter.forget(jobId, future);
+            throw new JobNotFinishedException(jobId, timeout);
+        }
+        catch (InterruptedException ex) {
+            this.awaiter.forget(jobId, future);
+            Thread.currentThread().interrupt();
+            throw new QueueException("Interrupted while awaiting job " + jobId, ex);
+        }
+        catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RuntimeException failure) {
+                throw failure;
+            }
+            throw new QueueException("Awaiting job " + jobId + " failed: " + ex.getCause(), ex.getCause());
+        }
+    }
+
+    private static void requireNoTransaction(long jobId) {
+        if (TransactionSynchronizationManager.isActualTransactionActive()) {
+            throw new IllegalStateException("Awaiting job " + jobId + " inside a transaction: the job's end is written "
+                    + "by other transactions, and an uncommitted enqueue is not visible to them. Await after the "
+                    + "enqueuing transaction commits, outside any transaction");
+        }
     }
 }

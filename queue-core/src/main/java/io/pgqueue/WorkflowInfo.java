@@ -33,8 +33,10 @@ public record WorkflowInfo(long id, String name, String state, DependencyFailure
      * @param attempt the attempts it made
      * @param lastError its last error, or {@code null}
      * @param waitsFor the ids of the jobs it waits (or waited) for, until it ends
+     * @param result the result it recorded as JSON text, once it completed in the attempt that recorded
+     * it; else {@code null}
      */
     public record Step(String step, long jobId, String task, JobState state, int attempt, String lastError,
-            List<Long> waitsFor) {
+            List<Long> waitsFor, String result) {
     }
 }

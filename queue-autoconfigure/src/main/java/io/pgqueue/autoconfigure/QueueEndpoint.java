@@ -51,6 +51,8 @@ import tools.jackson.databind.json.JsonMapper;
  * <ul>
  * <li>{@code GET /actuator/queues}: tasks, pools, nodes;</li>
  * <li>{@code GET /actuator/queues/{task}}: one task with its most recent failures;</li>
+ * <li>{@code GET /actuator/queues/{task}/{jobId}}: one job with its payload and result;</li>
+ * <li>{@code GET /actuator/queues/workflows/{id}}: one workflow with its jobs and their results;</li>
  * <li>{@code POST /actuator/queues/{task}} with {@code {"action": "pause" | "resume" | "rerun-failed" | "rescue"}};</li>
  * <li>{@code POST /actuator/queues/{task}/{jobId}} with {@code {"action": "rerun" | "cancel"}}.</li>
  * </ul>
@@ -288,15 +290,17 @@ public class QueueEndpoint {
     }
 
     /**
-     * Describes one workflow (or batch) with each of its jobs: {@code workflows/<id>}.
-     * @param scope {@code workflows}
-     * @param id the workflow id
-     * @return the description, or {@code null} (404) when there is no such workflow
+     * Describes one workflow (or batch) with each of its jobs and their results,
+     * {@code workflows/<id>}, or one job with its payload and result, {@code <task>/<jobId>}.
+     * @param scope {@code workflows}, or the job's task
+     * @param id the workflow id or the job id
+     * @return the description, or {@code null} (404) when there is no such workflow, or no such job of
+     * the task
      */
     @ReadOperation
-    public @Nullable Map<String, Object> workflow(@Selector String scope, @Selector long id) {
+    public @Nullable Map<String, Object> workflowOrJob(@Selector String scope, @Selector long id) {
         if (!"workflows".equals(scope)) {
-            return null;
+            return this.admin.job(id).filter(job -> job.task().equals(scope)).map(this::job).orElse(null);
         }
         return this.admin.workflow(id).map(info -> {
             Map<String, Object> body = workflow(info);
@@ -309,10 +313,33 @@ public class QueueEndpoint {
                 job.put("attempt", step.attempt());
                 job.put("lastError", jobData(step.lastError()));
                 job.put("waitsFor", step.waitsFor());
+                job.put("result", jobData(step.result()));
                 return job;
             }).toList());
             return body;
         }).orElse(null);
+    }
+
+    /** One job as {@code <task>/<jobId>} shows it; its payload, error and result are job data. */
+    private Map<String, Object> job(JobSnapshot job) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("id", job.id());
+        body.put("task", job.task());
+        body.put("state", job.state());
+        body.put("priority", job.priority());
+        body.put("attempt", job.attempt());
+        body.put("maxAttempts", job.maxAttempts());
+        body.put("scheduleTime", job.scheduleTime());
+        body.put("createdAt", job.createdAt());
+        body.put("startedAt", job.startedAt());
+        body.put("finishedAt", job.finishedAt());
+        body.put("leaseOwner", job.leaseOwner());
+        body.put("dedupKey", job.dedupKey());
+        body.put("progress", job.progress());
+        body.put("payload", jobData(job.payload()));
+        body.put("lastError", jobData(job.lastError()));
+        body.put("result", jobData(job.result()));
+        return body;
     }
 
     /** A workflow's counts, without its jobs. */

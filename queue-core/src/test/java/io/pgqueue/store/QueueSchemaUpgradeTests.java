@@ -58,7 +58,7 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.message_group, table upgraded.message_dedup, table upgraded.task_rate, "
                     + "table upgraded.task_group_cursor, table upgraded.schedule, table upgraded.workflow, "
                     + "table upgraded.job_waiting, table upgraded.job_dependency, table upgraded.job_result, "
-                    + "table upgraded.workflow_total, table upgraded.job_end_pending)");
+                    + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -67,7 +67,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V21 and the repeatable migrations").isEqualTo(17);
+        assertThat(result.migrationsExecuted).as("V10 to V22 and the repeatable migrations").isEqualTo(18);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -232,7 +232,9 @@ class QueueSchemaUpgradeTests {
 
     /** The definitions of the schema's functions, the schema's name replaced by S. */
     private static List<String> functions(String schema) {
-        return jdbc().queryForList("SELECT replace(pg_get_functiondef(oid), ? || '.', 'S.') FROM pg_proc "
-                + "WHERE pronamespace = CAST(? AS regnamespace) ORDER BY proname, pronargs", String.class, schema, schema);
+        // The schema's name in qualified names and in the channel of awaited jobs' ends ('<schema>/ended').
+        return jdbc().queryForList("SELECT replace(replace(pg_get_functiondef(oid), ? || '.', 'S.'), ? || '/', 'S/') "
+                + "FROM pg_proc WHERE pronamespace = CAST(? AS regnamespace) ORDER BY proname, pronargs", String.class,
+                schema, schema, schema);
     }
 }

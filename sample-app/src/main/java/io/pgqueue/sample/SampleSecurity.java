@@ -65,7 +65,8 @@ class SampleSecurity {
         return http
             .authorizeHttpRequests(requests -> requests.anyRequest().permitAll())
             .formLogin(form -> form.defaultSuccessUrl("/pgqueue/"))
-            .csrf(csrf -> csrf.ignoringRequestMatchers("/files", "/folders/**", "/memories", "/users/**", "/jobs/**"))
+            .csrf(csrf -> csrf.ignoringRequestMatchers("/files", "/files/**", "/folders/**", "/memories", "/users/**",
+                    "/jobs/**"))
             .build();
     }
 

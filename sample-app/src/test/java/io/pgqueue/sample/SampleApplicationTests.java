@@ -86,6 +86,26 @@ class SampleApplicationTests {
     }
 
     @Test
+    void aScanRequestAwaitsItsJobsResultAndTheEndpointShowsIt() {
+        long clean = ((Number) post("/files", Map.of("owner", "eve", "folder", "inbox", "name", "notes.txt",
+                "sizeBytes", 10)).get("fileId")).longValue();
+        long infected = ((Number) post("/files", Map.of("owner", "eve", "folder", "inbox", "name", "setup.exe",
+                "sizeBytes", 10)).get("fileId")).longValue();
+
+        Map<String, Object> verdict = post("/files/" + clean + "/scan", null);
+        assertThat(verdict).containsEntry("clean", true);
+        assertThat(post("/files/" + infected + "/scan", null)).containsEntry("clean", false);
+
+        long jobId = ((Number) verdict.get("jobId")).longValue();
+        Map<String, Object> job = get("/actuator/queues/scan-file/" + jobId);
+        assertThat(job).containsEntry("state", "COMPLETED").containsEntry("result", "{\"clean\": true}")
+            .containsEntry("payload", "{\"fileId\": " + clean + "}");
+        this.http.get().uri("/actuator/queues/send-push/" + jobId).exchange().expectStatus().isNotFound();
+        this.http.get().uri("/pgqueue/api/jobs/" + jobId).exchange().expectStatus().isOk().expectBody(JSON)
+            .value(body -> assertThat(body).containsEntry("result", "{\"clean\": true}"));
+    }
+
+    @Test
     void anUploadNotifiesRendersAThumbnailAfterRetriesAndSyncs() {
         Map<String, Object> created = post("/files", Map.of("owner", "ann", "folder", "inbox", "name", "cat.jpg",
                 "sizeBytes", 2048));

@@ -122,7 +122,7 @@ final class ConsoleApi {
         return json(body);
     }
 
-    /** {@code GET api/jobs/{id}}: one job with its payload, headers, last error and progress. */
+    /** {@code GET api/jobs/{id}}: one job with its payload, headers, last error, progress and result. */
     ServerResponse job(ServerRequest request) {
         long id = jobId(request);
         Optional<JobSnapshot> found = this.admin.job(id);
@@ -151,6 +151,7 @@ final class ConsoleApi {
         body.put("startedAt", job.startedAt());
         body.put("finishedAt", job.finishedAt());
         body.put("progress", job.progress());
+        body.put("result", job.result());
         body.put("partition", job.partition());
         body.put("workflow", workflowOf(job.headers()));
         return json(body);

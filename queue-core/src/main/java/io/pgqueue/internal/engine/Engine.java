@@ -12,6 +12,7 @@ import io.pgqueue.internal.balance.BalancerService;
 import io.pgqueue.internal.enqueue.Enqueuer;
 import io.pgqueue.internal.message.MessageEngine;
 import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.result.JobAwaiter;
 import io.pgqueue.internal.schedule.Scheduler;
 import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.shard.Shards;
@@ -32,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * reverse, each service even if another failed to stop:
  * <ol>
  * <li>shards: the partition count settled and, sharded, the partition map followed;</li>
- * <li>enqueue: the outbox relay (sharded); stopping ends the group commits;</li>
+ * <li>enqueue: the outbox relay (sharded); stopping ends the group commits and the awaits of job ends;</li>
  * <li>statistics: the periodic aggregate behind metrics, health and the admin's counts;</li>
  * <li>message queues: listening for sends and housekeeping, if any message queue exists;</li>
  * <li>balancer: partition loads recorded and, where enabled, balanced (sharded);</li>
@@ -58,6 +59,8 @@ public final class Engine {
     private final MessageEngine messages;
 
     private final Scheduler scheduler;
+
+    private final JobAwaiter awaiter;
 
     private final Rescuer rescuer;
 
@@ -103,6 +106,9 @@ public final class Engine {
                 workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
         this.rescuer = new Rescuer(main.jobs(), workerSettings != null ? workerSettings.batchSizes().maintenance()
                 : QueueDefaults.MAINTENANCE_BATCH_SIZE, settings.telemetry().events());
+        this.awaiter = new JobAwaiter(settings.dataSource(), main.jobs(), this.enqueuer::storesOf,
+                () -> this.shards.all().stream().map(shard -> shard.stores().jobs()).toList(),
+                workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
         this.services = List.of(
                 new Service("shards", () -> {
                     this.shards.openUnsharded(settings.partitions());
@@ -112,7 +118,11 @@ public final class Engine {
                     if (this.shards.sharded()) {
                         this.enqueuer.relay();
                     }
-                }, this.enqueuer::close),
+                    this.awaiter.allowStart();
+                }, () -> {
+                    this.awaiter.stop();
+                    this.enqueuer.close();
+                }),
                 new Service("statistics", this.stats::start, this.stats::stop),
                 new Service("message queues", this.messages::startIfUsed, this.messages::stop),
                 new Service("balancer", this.balancer::start, this.balancer::stop),
@@ -262,6 +272,11 @@ public final class Engine {
     /** @return the message queues' engine */
     public MessageEngine messages() {
         return this.messages;
+    }
+
+    /** @return what completes the callers awaiting jobs' ends */
+    public JobAwaiter awaiter() {
+        return this.awaiter;
     }
 
     /** @return the scheduler and the schedules' table */

@@ -262,6 +262,14 @@ public final class Enqueuer implements AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * @param jobId a job id
+     * @return the job stores that may hold the job, the likeliest first
+     */
+    public List<JobStore> storesOf(long jobId) {
+        return this.router.storesOf(jobId);
+    }
+
     /** @return the jobs this node enqueued per partition, which weigh the partitions (sharded only) */
     public Optional<PartitionLoad> partitionLoad() {
         return this.router.load();

@@ -413,22 +413,58 @@ public final class JobStatements {
             """;
 
     /** One job by id, active or finished. */
+    /**
+     * A finished job as {@link #FIND} reads it (rows of {@code job_finished AS f}, the WHERE clause
+     * added), with its result: the one recorded by the claim that completed it (its lease epoch; no
+     * epoch: recorded before version 20), none otherwise.
+     */
+    private static final String FINISHED = """
+            SELECT f.id, f.task, f.state, f.priority, CAST(f.payload AS text) AS payload, CAST(f.headers AS text) AS headers,
+                   f.schedule_time, f.delay_tolerance_deadline, f.attempt, f.max_attempts, f.lease_owner,
+                   CAST(NULL AS timestamptz) AS expected_status_change_time, f.dedup_key, false AS rerun_requested,
+                   false AS cancel_requested, f.last_error, f.created_at, f.started_at, f.finished_at, f.progress,
+                   f.partition,
+                   (SELECT CAST(r.result AS text) FROM ${schema}.job_result AS r
+                    WHERE r.id = f.id AND f.state = 'COMPLETED' AND (r.lease_epoch IS NULL OR r.lease_epoch = f.lease_epoch))
+                   AS result
+            FROM ${schema}.job_finished AS f
+            """;
+
     static final String FIND = """
             SELECT id, task, state, priority, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,
                    schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
                    expected_status_change_time, dedup_key, rerun_requested, cancel_requested, last_error,
-                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at, progress, partition
+                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at, progress, partition,
+                   CAST(NULL AS text) AS result
             FROM ${schema}.job WHERE id = :id
             UNION ALL
-            SELECT id, task, state, priority, CAST(payload AS text), CAST(headers AS text),
-                   schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
-                   NULL, dedup_key, false, false, last_error, created_at, started_at, finished_at, progress, partition
-            FROM ${schema}.job_finished WHERE id = :id
+            %s WHERE f.id = :id
             UNION ALL
             SELECT id, task, 'WAITING', priority, CAST(payload AS text), CAST(headers AS text),
                    coalesce(run_at, created_at), NULL, 0, max_attempts, NULL,
-                   NULL, NULL, false, false, NULL, created_at, NULL, NULL, NULL, partition
+                   NULL, NULL, false, false, NULL, created_at, NULL, NULL, NULL, partition, NULL
             FROM ${schema}.job_waiting WHERE id = :id
+            """.formatted(FINISHED);
+
+    /** The finished jobs among some ids, as {@link #FIND} reads them. */
+    static final String FIND_FINISHED = FINISHED + " WHERE f.id = ANY(CAST(:ids AS bigint[]))";
+
+    /**
+     * Marks an active job tracked, so that its end runs end_jobs (R__workflows.sql), which notifies
+     * the callers awaiting it; a waiting job is tracked already. Returns a row when the job is active
+     * or waiting, and the caller's awaiter is then noted.
+     */
+    static final String AWAIT = """
+            WITH marked AS (
+                UPDATE ${schema}.job SET tracked = true WHERE id = :id AND NOT tracked RETURNING id
+            ), present AS (
+                SELECT :id AS id WHERE EXISTS (SELECT 1 FROM marked)
+                    OR EXISTS (SELECT 1 FROM ${schema}.job WHERE id = :id)
+                    OR EXISTS (SELECT 1 FROM ${schema}.job_waiting WHERE id = :id)
+            )
+            INSERT INTO ${schema}.job_awaiter (job_id) SELECT id FROM present
+            ON CONFLICT (job_id) DO UPDATE SET since = excluded.since
+            RETURNING job_id
             """;
 
     /** One page of a group of jobs: see R__job_listing.sql for its order, its filters and the indexes it walks. */

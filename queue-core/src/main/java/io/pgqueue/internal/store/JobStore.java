@@ -61,7 +61,8 @@ public final class JobStore {
             StoreSupport.instant(rs, "expected_status_change_time"), rs.getString("dedup_key"),
             rs.getBoolean("rerun_requested"), rs.getBoolean("cancel_requested"), rs.getString("last_error"),
             StoreSupport.instant(rs, "created_at"), StoreSupport.instant(rs, "started_at"),
-            StoreSupport.instant(rs, "finished_at"), rs.getString("progress"), rs.getInt("partition"));
+            StoreSupport.instant(rs, "finished_at"), rs.getString("progress"), rs.getInt("partition"),
+            rs.getString("result"));
 
 
     private final boolean keepCompleted;
@@ -90,6 +91,10 @@ public final class JobStore {
     private final String cancel;
     private final String deleteFinishedBefore;
     private final String find;
+
+    private final String findFinished;
+
+    private final String await;
     private final String rerunFailed;
     private final String recentFailures;
     private final String list;
@@ -135,6 +140,8 @@ public final class JobStore {
         this.cancel = sql(JobStatements.CANCEL);
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
         this.find = sql(JobStatements.FIND);
+        this.findFinished = sql(JobStatements.FIND_FINISHED);
+        this.await = sql(JobStatements.AWAIT);
         this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
         this.list = sql(JobStatements.LIST);
@@ -691,6 +698,31 @@ public final class JobStore {
         return this.jdbc.query(this.find, new MapSqlParameterSource("id", id), SNAPSHOT)
             .stream()
             .findFirst();
+    }
+
+    /**
+     * Reads the jobs among some that have finished.
+     * @param ids the job ids
+     * @return the finished ones, with their results
+     */
+    public List<JobSnapshot> findFinished(Collection<Long> ids) {
+        return this.jdbc.query(this.findFinished, new MapSqlParameterSource("ids", SqlArrays.bigints(List.copyOf(ids))),
+                SNAPSHOT);
+    }
+
+    /**
+     * Notes a caller awaiting a job's end: the job's end then notifies the channel
+     * {@link #endedChannel()} with its id, at the commit of the transaction that ends it.
+     * @param id the job id
+     * @return whether the job is active or waiting (else it has finished, or is not in this database)
+     */
+    public boolean await(long id) {
+        return !this.jdbc.queryForList(this.await, new MapSqlParameterSource("id", id), Long.class).isEmpty();
+    }
+
+    /** @return the NOTIFY channel on which the ends of awaited jobs arrive, their ids comma-separated */
+    public String endedChannel() {
+        return this.config.schema() + "/ended";
     }
 
     /**

@@ -14,12 +14,13 @@ final class QueueTestStatements {
             SELECT id, task, state, priority, CAST(payload AS text) AS payload, CAST(headers AS text) AS headers,
                    schedule_time, delay_tolerance_deadline, attempt, max_attempts, lease_owner,
                    expected_status_change_time, dedup_key, rerun_requested, cancel_requested, last_error,
-                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at, progress, partition
+                   created_at, started_at, CAST(NULL AS timestamptz) AS finished_at, progress, partition,
+                   CAST(NULL AS text) AS result
             FROM ${schema}.job WHERE task = :task
             UNION ALL
             SELECT id, task, 'WAITING', priority, CAST(payload AS text), CAST(headers AS text),
                    NULL, NULL, 0, max_attempts, NULL, NULL, NULL, false, false, NULL, created_at, NULL, NULL, NULL,
-                   partition
+                   partition, NULL
             FROM ${schema}.job_waiting WHERE task = :task
             ORDER BY id
             """;
@@ -60,7 +61,7 @@ final class QueueTestStatements {
     static final String EMPTY = """
             TRUNCATE ${schema}.job, ${schema}.job_finished, ${schema}.job_waiting, ${schema}.job_dependency,
                      ${schema}.job_result, ${schema}.workflow, ${schema}.schedule, ${schema}.task_control,
-                     ${schema}.task_rate, ${schema}.task_group_cursor
+                     ${schema}.task_rate, ${schema}.task_group_cursor, ${schema}.job_awaiter
             """;
 
     static final String DATABASE = "SELECT current_database()";

@@ -21,7 +21,7 @@ public final class SchemaStore {
     public static final String MIGRATION_LOCATION = "classpath:io/pgqueue/db/migration";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "21";
+    static final String LATEST_VERSION = "22";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -51,11 +51,11 @@ public final class SchemaStore {
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
             "pgqueue finished_job revision 2: keeps the partition",
             "${schema}.end_jobs(bigint[], bigint[])",
-            "pgqueue end_jobs revision 2: results are read once their job completed");
+            "pgqueue end_jobs revision 3: awaiting callers are notified");
 
     /**
      * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the
-     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules, V18: workflows), which
+     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules, V18: workflows, V22: awaited jobs), which
      * {@link #requireMigrated} looks for too.
      */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
@@ -64,7 +64,7 @@ public final class SchemaStore {
             "${schema}.balancer_decision", "${schema}.message_queue", "${schema}.message", "${schema}.message_group",
             "${schema}.message_dedup", "${schema}.task_rate", "${schema}.task_group_cursor",
             "${schema}.schedule", "${schema}.workflow", "${schema}.job_waiting", "${schema}.job_dependency",
-            "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending");
+            "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending", "${schema}.job_awaiter");
 
     /**
      * The columns added to existing tables that this release reads or writes (V20: a result's claim

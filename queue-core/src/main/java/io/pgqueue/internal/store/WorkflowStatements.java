@@ -95,12 +95,16 @@ public final class WorkflowStatements {
              FROM ${schema}.workflow WHERE state <> 'RUNNING' ORDER BY finished_at DESC LIMIT :limit)
             """;
 
-    /** A workflow's jobs by step, each with its state wherever it is: waiting, active or finished. */
+    /**
+     * A workflow's jobs by step, each with its state wherever it is (waiting, active or finished) and
+     * its result once it completed.
+     */
     static final String WORKFLOW_JOBS = """
             SELECT s.key AS step, s.id, coalesce(j.task, w.task, f.task) AS task,
                    coalesce(j.state, CASE WHEN w.id IS NOT NULL THEN 'WAITING' END, f.state) AS state,
                    coalesce(j.attempt, f.attempt, 0) AS attempt, coalesce(j.last_error, f.last_error) AS last_error,
-                   ARRAY(SELECT d.depends_on FROM ${schema}.job_dependency AS d WHERE d.job_id = s.id ORDER BY 1) AS waits_for
+                   ARRAY(SELECT d.depends_on FROM ${schema}.job_dependency AS d WHERE d.job_id = s.id ORDER BY 1) AS waits_for,
+                   (SELECT CAST(r.result AS text) FROM ${schema}.job_result AS r WHERE r.id = s.id AND r.completed) AS result
             FROM ${schema}.workflow AS wf
             CROSS JOIN LATERAL (SELECT e.key, CAST(e.value AS bigint) AS id FROM jsonb_each_text(wf.steps) AS e) AS s
             LEFT JOIN ${schema}.job AS j ON j.id = s.id

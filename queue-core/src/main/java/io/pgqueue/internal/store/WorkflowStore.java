@@ -278,7 +278,7 @@ public final class WorkflowStore {
         List<WorkflowInfo.Step> steps = this.jdbc.query(this.workflowJobs, params, (rs, row) -> new WorkflowInfo.Step(
                 rs.getString("step"), rs.getLong("id"), rs.getString("task"),
                 rs.getString("state") == null ? null : JobState.valueOf(rs.getString("state")), rs.getInt("attempt"),
-                rs.getString("last_error"), longs(rs.getArray("waits_for"))));
+                rs.getString("last_error"), longs(rs.getArray("waits_for")), rs.getString("result")));
         return this.jdbc.query(this.workflow, params, (rs, row) -> workflow(rs, steps)).stream().findFirst();
     }
 

@@ -44,6 +44,7 @@ DECLARE
     v_edge_states text[];
     v_ended_workflows text[] := '{}';
     v_notified integer;
+    v_awaited text;
 BEGIN
     WHILE cardinality(v_ids) > 0 LOOP
         SELECT array_agg(coalesce(f.state, 'CANCELLED') ORDER BY i.id), array_agg(f.lease_epoch ORDER BY i.id),
@@ -51,6 +52,15 @@ BEGIN
                               THEN CAST(f.headers ->> 'pgqueue.workflow' AS bigint) END ORDER BY i.id)
         INTO v_states, v_epochs, v_job_workflows
         FROM unnest(v_ids) AS i(id) LEFT JOIN ${flyway:defaultSchema}.job_finished AS f ON f.id = i.id;
+
+        -- Callers awaiting these jobs (V22) learn of their end at this transaction's commit.
+        WITH gone AS (
+            DELETE FROM ${flyway:defaultSchema}.job_awaiter AS a WHERE a.job_id = ANY(v_ids) RETURNING a.job_id
+        )
+        SELECT string_agg(CAST(job_id AS text), ',') INTO v_awaited FROM gone;
+        IF v_awaited IS NOT NULL THEN
+            PERFORM pg_notify('${flyway:defaultSchema}/ended', v_awaited);
+        END IF;
 
         -- The result of a job that completed becomes readable by its dependents, if the claim that
         -- completed it recorded it (lease_epoch; null: recorded before version 20). Any other result
@@ -174,7 +184,7 @@ $end$;
 
 -- The revision of end_jobs this release's code relies on: QueueSchema.requireMigrated compares it.
 COMMENT ON FUNCTION ${flyway:defaultSchema}.end_jobs(bigint[], bigint[])
-    IS 'pgqueue end_jobs revision 2: results are read once their job completed';
+    IS 'pgqueue end_jobs revision 3: awaiting callers are notified';
 
 -- Notes the end of a tracked job for apply_job_ends, in a setting local to the transaction; the
 -- transaction's first end also inserts its row in job_end_pending, whose deferred trigger applies

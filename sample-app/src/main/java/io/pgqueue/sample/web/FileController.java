@@ -6,6 +6,7 @@ import java.util.Map;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.EnqueuedWorkflow;
+import io.pgqueue.JobNotFinishedException;
 import io.pgqueue.QueueClient;
 import io.pgqueue.Workflow;
 import io.pgqueue.sample.tasks.CopyFolderTask;
@@ -16,6 +17,7 @@ import io.pgqueue.sample.tasks.ScanFileTask;
 import io.pgqueue.sample.tasks.SendPushTask;
 import io.pgqueue.sample.tasks.SyncDevicesTask;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -65,6 +67,24 @@ public class FileController {
             .add("publish", "publish-file", new PublishFileTask.Publish(fileId), Workflow.after("thumbnail", "scan"))
             .enqueue();
         return Map.of("fileId", fileId, "jobs", Map.of("push", push, "sync", sync), "workflow", publication);
+    }
+
+    /**
+     * Scans a file again and answers with the verdict: the scan runs as a job on whichever instance
+     * claims it, and this request awaits its result ("put the task and take its result"). A scan not
+     * done within {@code wait} is answered 202 with its job id, to be read later at {@code /jobs/{id}}.
+     */
+    @PostMapping("/files/{fileId}/scan")
+    public ResponseEntity<Map<String, Object>> scan(@PathVariable long fileId,
+            @RequestParam(defaultValue = "PT10S") Duration wait) {
+        long jobId = this.queue.enqueue("scan-file", new ScanFileTask.Scan(fileId)).jobId();
+        try {
+            ScanFileTask.Verdict verdict = this.queue.await(jobId, ScanFileTask.Verdict.class, wait);
+            return ResponseEntity.ok(Map.of("jobId", jobId, "clean", verdict.clean()));
+        }
+        catch (JobNotFinishedException ex) {
+            return ResponseEntity.accepted().body(Map.of("jobId", jobId, "state", "running"));
+        }
     }
 
     /** Creates many files in a folder at once, to give the copy task something to do. */

@@ -1,0 +1,29 @@
+package io.pgqueue;
+
+import java.time.Duration;
+
+/**
+ * Thrown by {@link QueueClient#await} when the awaited job has not finished within the timeout. The
+ * job goes on; await it again, or read it with {@link QueueClient#find}.
+ */
+public class JobNotFinishedException extends QueueException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final long jobId;
+
+    /**
+     * Creates an exception.
+     * @param jobId the job
+     * @param timeout how long the caller waited
+     */
+    public JobNotFinishedException(long jobId, Duration timeout) {
+        super("Job " + jobId + " has not finished within " + timeout.toMillis() + " ms; it goes on");
+        this.jobId = jobId;
+    }
+
+    /** @return the job awaited */
+    public long jobId() {
+        return this.jobId;
+    }
+}
