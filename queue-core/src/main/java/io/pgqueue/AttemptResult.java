@@ -16,6 +16,11 @@ public enum AttemptResult {
     /** Cut short by a shutdown; does not count as an attempt. */
     RELEASED,
     /**
+     * The handler asked to run later ({@link TaskSnoozedException}): READY again after its delay;
+     * does not count as an attempt, and the retry policy's backoff does not see it.
+     */
+    SNOOZED,
+    /**
      * The lease expired while a node held the job (the node crashed or stalled): back to READY
      * with its place in the queue kept; the attempt counts. Written by the rescuer, never by a
      * handler's run.

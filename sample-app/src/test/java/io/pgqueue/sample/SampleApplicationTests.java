@@ -106,6 +106,23 @@ class SampleApplicationTests {
     }
 
     @Test
+    void aPushToAUserInQuietHoursSnoozesUntilTheyEndWithoutSpendingAnAttempt() {
+        post("/users/quinn/quiet?duration=PT2S", null);
+        long push = jobOf(map(post("/files", Map.of("owner", "quinn", "folder", "inbox", "name", "a.txt",
+                "sizeBytes", 1)).get("jobs")), "push");
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> "READY".equals(jobState(push))
+                && this.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job WHERE id = ? AND schedule_time > now()",
+                        Long.class, push) == 1);
+        assertThat(this.jdbc.queryForObject("SELECT count(*) FROM notification WHERE owner = 'quinn'", Long.class))
+            .isZero();
+        await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(push)));
+        assertThat(job(push).get("attempt")).as("the snoozes spent no attempt").isEqualTo(1);
+        assertThat(this.jdbc.queryForObject("SELECT count(*) FROM notification WHERE owner = 'quinn'", Long.class))
+            .isEqualTo(1);
+    }
+
+    @Test
     void anUploadNotifiesRendersAThumbnailAfterRetriesAndSyncs() {
         Map<String, Object> created = post("/files", Map.of("owner", "ann", "folder", "inbox", "name", "cat.jpg",
                 "sizeBytes", 2048));

@@ -10,7 +10,8 @@ import io.pgqueue.AttemptResult;
  *
  * @param lease the lease of the attempt
  * @param kind what happened
- * @param retryDelay the delay before the next attempt, for {@link AttemptResult#RETRY}; zero otherwise
+ * @param retryDelay the delay before the next attempt, for {@link AttemptResult#RETRY} and
+ * {@link AttemptResult#SNOOZED}; zero otherwise
  * @param error the failure description, or {@code null}
  * @param progress the progress the handler reported last, stored with the outcome, or {@code null}
  */
@@ -49,6 +50,16 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      */
     public static Outcome completed(Lease lease) {
         return new Outcome(lease, AttemptResult.COMPLETED, Duration.ZERO, null, null);
+    }
+
+    /**
+     * The handler asked to run later: the job is READY again after the delay, the attempt given back.
+     * @param lease the lease
+     * @param delay how long until it is due again
+     * @return the outcome
+     */
+    public static Outcome snoozed(Lease lease, Duration delay) {
+        return new Outcome(lease, AttemptResult.SNOOZED, delay, null, null);
     }
 
     /**

@@ -47,7 +47,7 @@ public final class SchemaStore {
      */
     private static final Map<String, String> FUNCTION_REVISIONS = Map.of(
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
-            "pgqueue record_outcomes revision 3: tracked jobs are always archived",
+            "pgqueue record_outcomes revision 4: snoozed attempts are given back",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
             "pgqueue finished_job revision 2: keeps the partition",
             "${schema}.end_jobs(bigint[], bigint[])",

@@ -326,7 +326,8 @@ public final class Completer extends BackgroundService implements JobExecutor.Re
             long id = outcome.lease().jobId();
             if (result.applied().get(id) == JobState.READY) {
                 this.listener.requeued(result.tasks().get(id),
-                        outcome.kind() == AttemptResult.RETRY ? outcome.retryDelay() : Duration.ZERO);
+                        outcome.kind() == AttemptResult.RETRY || outcome.kind() == AttemptResult.SNOOZED
+                                ? outcome.retryDelay() : Duration.ZERO);
             }
         }
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.AttemptResult;
+import io.pgqueue.TaskSnoozedException;
 import io.pgqueue.TaskTimeoutException;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.Lease;
@@ -156,6 +157,11 @@ public final class JobExecutor {
             observation.lowCardinalityKeyValue(QueueMeterNames.TAG_OUTCOME, "completed");
             return this.outcomes.succeeded(job.job);
         }
+        catch (TaskSnoozedException snooze) {
+            observation.lowCardinalityKeyValue(QueueMeterNames.TAG_OUTCOME, "snoozed");
+            return job.isInterruptedByShutdown() ? Outcome.released(job.lease(), "Interrupted by the shutdown of node "
+                    + this.nodeId) : Outcome.snoozed(job.lease(), snooze.delay());
+        }
         catch (Throwable failure) {
             observation.error(failure);
             observation.lowCardinalityKeyValue(QueueMeterNames.TAG_OUTCOME, "failed");
@@ -192,6 +198,9 @@ public final class JobExecutor {
         }
         if (written.kind() == AttemptResult.FAILED) {
             log.warn("{} failed for good: {}", job, firstLine(written.error()));
+        }
+        else if (written.kind() == AttemptResult.SNOOZED) {
+            log.debug("{} snoozed for {} ms", job, written.retryDelay().toMillis());
         }
         else if (written.kind() == AttemptResult.RETRY) {
             log.info("{} failed, next attempt in {} ms: {}", job, written.retryDelay().toMillis(),

@@ -206,7 +206,8 @@ $held$;
 -- position. The transitions: retry -> READY after the delay; released (shutdown) -> READY at once,
 -- the attempt given back and its place in the queue kept (its schedule unchanged); rescued (lease
 -- expired) -> READY at once, the attempt counted and its place kept, so it starts before the jobs
--- enqueued after it; completed or
+-- enqueued after it; snoozed (the handler asked to run later) -> READY after the delay, the attempt
+-- given back (nor does the retry policy's backoff see it); completed or
 -- failed with a re-run requested -> READY at once with a fresh attempt budget; anything but a
 -- completion of a job whose cancellation was requested -> CANCELLED; anything else leaves the hot
 -- table for job_finished (completed rows only when p_keep_completed). Returns the state each job
@@ -235,7 +236,7 @@ BEGIN
     -- held_leases returns the leases still held in input order, so v_ids ascends too.
     SELECT array_agg(h.id), array_agg(h.ord),
            array_agg(CASE WHEN h.cancel_requested AND p_kinds[h.ord] <> 'COMPLETED' THEN 'CANCELLED'
-                          WHEN p_kinds[h.ord] IN ('RETRY', 'RELEASED', 'RESCUED') THEN 'READY'
+                          WHEN p_kinds[h.ord] IN ('RETRY', 'RELEASED', 'RESCUED', 'SNOOZED') THEN 'READY'
                           WHEN h.rerun_requested AND p_kinds[h.ord] IN ('COMPLETED', 'FAILED') THEN 'RERUN'
                           ELSE p_kinds[h.ord] END)
     INTO v_ids, v_ords, v_next
@@ -249,7 +250,7 @@ BEGIN
             SET (state, lease_owner, expected_status_change_time, rerun_requested, attempt, schedule_time,
                  delay_tolerance_deadline, last_error, progress) = (
                 SELECT 'READY', CAST(NULL AS text), CAST(NULL AS timestamptz), false,
-                       CASE WHEN d.next = 'RERUN' THEN 0 WHEN d.kind = 'RELEASED' THEN job.attempt - 1
+                       CASE WHEN d.next = 'RERUN' THEN 0 WHEN d.kind IN ('RELEASED', 'SNOOZED') THEN job.attempt - 1
                             ELSE job.attempt END,
                        CASE WHEN d.kind IN ('RELEASED', 'RESCUED') THEN job.schedule_time ELSE d.due END,
                        CASE WHEN d.kind IN ('RELEASED', 'RESCUED') THEN job.delay_tolerance_deadline
@@ -275,8 +276,8 @@ BEGIN
                                  p_progress[v_ords[p.pos]] AS progress
                           FROM (SELECT ${flyway:defaultSchema}.lease_position(f.id, v_ids) AS pos OFFSET 0) AS p) AS d,
                  LATERAL ${flyway:defaultSchema}.finished_job(f, d.next,
-                         -- A released job cancelled on its way back did not use up its attempt.
-                         CASE WHEN d.kind = 'RELEASED' THEN f.attempt - 1 ELSE f.attempt END,
+                         -- A released or snoozed job cancelled on its way back did not use up its attempt.
+                         CASE WHEN d.kind IN ('RELEASED', 'SNOOZED') THEN f.attempt - 1 ELSE f.attempt END,
                          coalesce(d.error, f.last_error), coalesce(d.progress, f.progress)) AS a
             WHERE d.next <> 'COMPLETED' OR p_keep_completed OR f.tracked
         )
@@ -291,4 +292,4 @@ $record$;
 -- QueueSchema.requireMigrated compares it, so that a node refuses to start on functions left over
 -- from an older release by tooling that did not apply this file again.
 COMMENT ON FUNCTION ${flyway:defaultSchema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)
-    IS 'pgqueue record_outcomes revision 3: tracked jobs are always archived';
+    IS 'pgqueue record_outcomes revision 4: snoozed attempts are given back';

@@ -124,6 +124,17 @@ public class FileController {
         return this.queue.enqueue(SyncDevicesTask.class, new SyncDevicesTask.Sync(owner, change));
     }
 
+    /** Puts a user in quiet hours for a while: their pushes wait (snooze) until it ends. */
+    @PostMapping("/users/{owner}/quiet")
+    public Map<String, Object> quiet(@PathVariable String owner, @RequestParam Duration duration) {
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException("Quiet hours last zero or more, not " + duration);
+        }
+        this.jdbc.update("INSERT INTO quiet_hours (owner, until) VALUES (?, now() + ? * interval '1 millisecond') "
+                + "ON CONFLICT (owner) DO UPDATE SET until = excluded.until", owner, duration.toMillis());
+        return Map.of("owner", owner, "quietFor", duration.toString());
+    }
+
     /**
      * An upload.
      * @param owner the owner
