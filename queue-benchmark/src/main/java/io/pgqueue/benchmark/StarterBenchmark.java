@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -46,6 +47,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * <li>{@code workload=starter-latency}: single enqueues at {@code rate} jobs/s (default 200),
  * {@code count} of them (default 4,000), each timed from the return of the enqueue call to its
  * handler's start: p50, p95, p99, max;</li>
+ * <li>{@code workload=starter-await}: one caller enqueues a job and awaits its result, {@code count}
+ * times in a row (default 1,000), each timed from the enqueue call to the await's return: p50, p95,
+ * p99, max; with {@code results=true} the other workloads' handler records a result too;</li>
  * <li>{@code workload=starter-enqueue}: single enqueue calls from {@code producers} threads
  * (default 8) at {@code rate} jobs/s together (default 10,000) for {@code seconds} (default 20) while
  * the workers run: the rate achieved, the backlog at the end, the enqueue call's p50 and p99;</li>
@@ -98,9 +102,15 @@ final class StarterBenchmark {
 
         static volatile boolean recordEach;
 
+        /** Whether each job records its payload as its result ({@code results=true}). */
+        static volatile boolean recordResults;
+
         @Override
         public void handle(Long payload, TaskContext context) {
             long now = System.nanoTime();
+            if (recordResults) {
+                context.recordResult(payload);
+            }
             if (payload == NOT_COUNTED) {
                 return;
             }
@@ -130,11 +140,14 @@ final class StarterBenchmark {
             PgQueue workers = context.getBean(PgQueue.class);
             QueueClient queue = context.getBean(QueueClient.class);
             JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+            NoopTask.recordResults = Boolean.parseBoolean(args.getOrDefault("results", "false"))
+                    || workload.equals("starter-await");
             for (int run = 1 - warmup; run <= repeat; run++) {
                 String line = switch (workload) {
                     case "starter-drain" -> drain(workers, queue, jdbc, Integer.parseInt(args.getOrDefault("n", "100000")));
                     case "starter-latency" -> latency(queue, jdbc, Integer.parseInt(args.getOrDefault("rate", "200")),
                             Integer.parseInt(args.getOrDefault("count", "4000")));
+                    case "starter-await" -> awaitEach(queue, jdbc, Integer.parseInt(args.getOrDefault("count", "1000")));
                     case "starter-enqueue" -> enqueue(queue, jdbc, Integer.parseInt(args.getOrDefault("producers", "8")),
                             Integer.parseInt(args.getOrDefault("rate", "10000")),
                             Integer.parseInt(args.getOrDefault("seconds", "20")));
@@ -226,6 +239,27 @@ final class StarterBenchmark {
             .mapToDouble(entry -> (NoopTask.STARTED_NANOS.get(entry.getKey()) - entry.getValue()) / 1e6)
             .toArray();
         return percentiles("starter-latency", rate, millis);
+    }
+
+    /**
+     * One caller that enqueues a job and awaits its result, {@code count} times in a row: the time
+     * from the enqueue call to the await's return, through the claim, the handler recording its
+     * result, the completion and the end's notification.
+     */
+    private static String awaitEach(QueueClient queue, JdbcTemplate jdbc, int count) {
+        clear(jdbc);
+        NoopTask.reset(false);
+        double[] millis = new double[count];
+        for (int i = 0; i < count; i++) {
+            long start = System.nanoTime();
+            long id = queue.enqueue("noop", (long) i).jobId();
+            Long result = queue.await(id, Long.class, Duration.ofSeconds(30));
+            millis[i] = (System.nanoTime() - start) / 1e6;
+            if (result == null || result != i) {
+                throw new IllegalStateException("Job " + id + " returned " + result + ", not " + i);
+            }
+        }
+        return percentiles("starter-await", 0, millis);
     }
 
     /**

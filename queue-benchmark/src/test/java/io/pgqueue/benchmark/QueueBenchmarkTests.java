@@ -62,6 +62,13 @@ class QueueBenchmarkTests {
             assertThat(Double.parseDouble(field(line, "enqueue_call_p50_ms"))).isPositive()
                 .isLessThanOrEqualTo(Double.parseDouble(field(line, "enqueue_call_p99_ms")));
         });
+        List<String> awaited = StarterBenchmark.run(Map.of("workload", "starter-await", "count", "30", "repeat", "1",
+                "warmup_runs", "0"), url());
+        assertThat(awaited).singleElement().satisfies(line -> {
+            assertThat(line).startsWith("workload=starter-await rate=0 n=30");
+            assertThat(Double.parseDouble(field(line, "p50_ms"))).isPositive()
+                .isLessThanOrEqualTo(Double.parseDouble(field(line, "p99_ms")));
+        });
         for (String workload : List.of("starter-latency", "starter-latency-external")) {
             List<String> latency = StarterBenchmark.run(Map.of("workload", workload, "rate", "200", "count", "100",
                     "repeat", "1", "producer_warmup", "50"), url());

@@ -87,11 +87,17 @@ public final class JobAwaiter {
             return added;
         });
         boolean present = false;
-        for (JobStore store : this.storesOf.apply(jobId)) {
-            present |= store.await(jobId);
+        try {
+            for (JobStore store : this.storesOf.apply(jobId)) {
+                present |= store.await(jobId);
+            }
+            // Read after the mark: a job that ended before it is found here, one that ends after it notifies.
+            check(List.of(jobId));
         }
-        // Read after the mark: a job that ended before it is found here, one that ends after it notifies.
-        check(List.of(jobId));
+        catch (RuntimeException ex) {
+            forget(jobId, future);
+            throw ex;
+        }
         if (!present && !future.isDone()) {
             forget(jobId, future);
             future.completeExceptionally(new IllegalArgumentException("No job has id " + jobId
