@@ -340,6 +340,14 @@ cases["list-queues"] = async () => {
   return `${urls.length} queues`;
 };
 
+cases["standard-message-group"] = async () => {
+  const url = await mkq("tenants");
+  await send(new SendMessageCommand({ QueueUrl: url, MessageBody: "of tenant a", MessageGroupId: "tenant-a" }));
+  const got = await receive(url, { AttributeNames: ["MessageGroupId"], MessageSystemAttributeNames: ["MessageGroupId"], WaitTimeSeconds: 1 });
+  const groups = got.map((m) => (m.Attributes || {}).MessageGroupId);
+  check(JSON.stringify(groups) === '["tenant-a"]', `MessageGroupId of a standard queue's message: ${JSON.stringify(groups)}`);
+};
+
 cases["tags"] = async () => {
   const url = await mkq("tags");
   await send(new TagQueueCommand({ QueueUrl: url, Tags: { env: "test", team: "core" } }));

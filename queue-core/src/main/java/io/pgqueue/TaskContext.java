@@ -82,13 +82,13 @@ public interface TaskContext {
     }
 
     /**
-     * Records this job's result for the jobs that run after it ({@link #dependencyResult}): a small
-     * value stored as JSON under this attempt's lease, replacing one recorded before. It is written
-     * only while the attempt holds its lease (an attempt whose lease was lost records nothing), and
-     * read by the dependents only if this job completed, and completed in the attempt that recorded
-     * it: the value of an attempt that then failed (retried or for good), lost its lease or was
-     * cancelled is never read. It is kept while the workflow is kept; outside a workflow, while a job
-     * that depends on it waits or runs, and at least for the retention of completed jobs.
+     * Records this job's result, for the jobs that run after it ({@link #dependencyResult}) and for
+     * its callers ({@link QueueClient#await}, {@link QueueClient#find}): a small value kept as JSON,
+     * replacing one recorded before in this attempt. It is written with the attempt's completion, in
+     * the same transaction and under the attempt's lease: an attempt that fails (retried or for good),
+     * loses its lease or is cancelled writes none, and a call after the handler returned is not
+     * written. It is kept while the workflow is kept; outside a workflow, while a job that depends on
+     * it waits or runs, and at least for the retention of completed jobs.
      * @param result the value, serialized as the payloads are
      * @throws IllegalArgumentException if its JSON is larger than {@value QueueDefaults#MAX_RESULT_BYTES} bytes
      * or holds the character U+0000, which PostgreSQL cannot store

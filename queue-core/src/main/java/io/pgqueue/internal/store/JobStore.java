@@ -94,6 +94,8 @@ public final class JobStore {
 
     private final String findFinished;
 
+    private final String recordResults;
+
     private final String await;
     private final String rerunFailed;
     private final String recentFailures;
@@ -141,6 +143,7 @@ public final class JobStore {
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
         this.find = sql(JobStatements.FIND);
         this.findFinished = sql(JobStatements.FIND_FINISHED);
+        this.recordResults = sql(WorkflowStatements.RECORD_RESULTS);
         this.await = sql(JobStatements.AWAIT);
         this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
@@ -527,13 +530,26 @@ public final class JobStore {
                 .addValue("errors", SqlArrays.texts(outcomes.stream().map(Outcome::error).toList()))
                 .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()));
         }
-        Map<Long, JobState> applied = new HashMap<>();
-        Map<Long, String> tasks = new HashMap<>();
-        this.jdbc.query(statement, params, rs -> {
-            applied.put(rs.getLong("id"), JobState.valueOf(rs.getString("state")));
-            tasks.put(rs.getLong("id"), rs.getString("task"));
-        });
-        return new FencedResult(applied, tasks, lost(leases, applied), List.of());
+        List<Outcome> withResults = outcomes.stream().filter(outcome -> outcome.result() != null).toList();
+        String chosen = statement;
+        Supplier<FencedResult> write = () -> {
+            if (!withResults.isEmpty()) {
+                // Before the outcomes: the rows they fence by are gone once the jobs completed.
+                this.jdbc.update(this.recordResults, new MapSqlParameterSource()
+                    .addValue("ids", SqlArrays.bigints(withResults.stream().map(o -> o.lease().jobId()).toList()))
+                    .addValue("epochs", SqlArrays.ints(withResults.stream().map(o -> o.lease().epoch()).toList()))
+                    .addValue("results", SqlArrays.texts(withResults.stream().map(Outcome::result).toList())));
+            }
+            Map<Long, JobState> applied = new HashMap<>();
+            Map<Long, String> tasks = new HashMap<>();
+            this.jdbc.query(chosen, params, rs -> {
+                applied.put(rs.getLong("id"), JobState.valueOf(rs.getString("state")));
+                tasks.put(rs.getLong("id"), rs.getString("task"));
+            });
+            return new FencedResult(applied, tasks, lost(leases, applied), List.of());
+        };
+        // Results and outcomes commit together (asynchronously, as the outcome functions set it).
+        return withResults.isEmpty() ? write.get() : inTransaction(write);
     }
 
     /**

@@ -14,8 +14,11 @@ import io.pgqueue.AttemptResult;
  * {@link AttemptResult#SNOOZED}; zero otherwise
  * @param error the failure description, or {@code null}
  * @param progress the progress the handler reported last, stored with the outcome, or {@code null}
+ * @param result the result the handler recorded last, as JSON, written with a completion (an attempt
+ * that did not complete has no result anyone reads), or {@code null}
  */
-public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, String error, String progress) {
+public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, String error, String progress,
+        String result) {
 
     /** Longest error text stored with a job. */
     public static final int MAX_ERROR_LENGTH = 4000;
@@ -49,7 +52,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome completed(Lease lease) {
-        return new Outcome(lease, AttemptResult.COMPLETED, Duration.ZERO, null, null);
+        return new Outcome(lease, AttemptResult.COMPLETED, Duration.ZERO, null, null, null);
     }
 
     /**
@@ -59,7 +62,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome snoozed(Lease lease, Duration delay) {
-        return new Outcome(lease, AttemptResult.SNOOZED, delay, null, null);
+        return new Outcome(lease, AttemptResult.SNOOZED, delay, null, null, null);
     }
 
     /**
@@ -70,7 +73,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome retry(Lease lease, Duration delay, String error) {
-        return new Outcome(lease, AttemptResult.RETRY, delay, error, null);
+        return new Outcome(lease, AttemptResult.RETRY, delay, error, null, null);
     }
 
     /**
@@ -80,7 +83,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome failed(Lease lease, String error) {
-        return new Outcome(lease, AttemptResult.FAILED, Duration.ZERO, error, null);
+        return new Outcome(lease, AttemptResult.FAILED, Duration.ZERO, error, null, null);
     }
 
     /**
@@ -91,7 +94,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome released(Lease lease, String reason) {
-        return new Outcome(lease, AttemptResult.RELEASED, Duration.ZERO, reason, null);
+        return new Outcome(lease, AttemptResult.RELEASED, Duration.ZERO, reason, null, null);
     }
 
     /**
@@ -102,7 +105,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome rescued(Lease lease, String reason) {
-        return new Outcome(lease, AttemptResult.RESCUED, Duration.ZERO, reason, null);
+        return new Outcome(lease, AttemptResult.RESCUED, Duration.ZERO, reason, null, null);
     }
 
     /**
@@ -111,7 +114,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome cancelled(Lease lease) {
-        return new Outcome(lease, AttemptResult.CANCELLED, Duration.ZERO, null, null);
+        return new Outcome(lease, AttemptResult.CANCELLED, Duration.ZERO, null, null, null);
     }
 
     /**
@@ -120,7 +123,17 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome with the progress
      */
     public Outcome withProgress(String progress) {
-        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, progress);
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, progress, this.result);
+    }
+
+    /**
+     * Returns this outcome with the handler's last recorded result, kept only for a completion.
+     * @param result the result as JSON, or {@code null}
+     * @return the outcome with the result
+     */
+    public Outcome withResult(String result) {
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, this.progress,
+                this.kind == AttemptResult.COMPLETED ? result : null);
     }
 
     /**

@@ -69,6 +69,26 @@ public final class WorkflowStatements {
             """;
 
     /**
+     * {@link #RECORD_RESULT} for a batch of completions, in the transaction that then completes them:
+     * each result under its attempt's lease (the job claimed under that epoch), its workflow and step
+     * read from the job's headers.
+     */
+    static final String RECORD_RESULTS = """
+            INSERT INTO ${schema}.job_result (id, workflow, step, result, lease_epoch)
+            SELECT job.id, CASE WHEN job.headers ->> 'pgqueue.workflow' ~ '^[0-9]{1,18}$'
+                                THEN CAST(job.headers ->> 'pgqueue.workflow' AS bigint) END,
+                   job.headers ->> 'pgqueue.workflow.step', CAST(r.result AS jsonb), job.lease_epoch
+            FROM unnest(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:results AS text[])) AS r(id, epoch, result)
+            JOIN ${schema}.job AS job ON job.id = r.id
+            WHERE job.state <> 'READY' AND job.lease_epoch = r.epoch
+            ORDER BY job.id
+            ON CONFLICT (id) DO UPDATE
+            SET result = EXCLUDED.result, lease_epoch = EXCLUDED.lease_epoch, completed = false, recorded_at = now()
+            WHERE job_result.lease_epoch IS NULL OR job_result.lease_epoch < EXCLUDED.lease_epoch
+               OR (job_result.lease_epoch = EXCLUDED.lease_epoch AND NOT job_result.completed)
+            """;
+
+    /**
      * The results of a job's dependencies: each with its step (in a workflow) and its result when the
      * dependency completed (null when it recorded none, or ended otherwise).
      */

@@ -206,6 +206,22 @@ public final class WorkflowStore {
      */
     public boolean recordResult(Lease lease, Map<String, String> headers, String json) {
         long jobId = lease.jobId();
+        requireStorableResult(jobId, json);
+        String workflow = headers.get(QueueDefaults.WORKFLOW_HEADER);
+        return this.jdbc.update(this.recordResult, new MapSqlParameterSource("id", jobId)
+            .addValue("epoch", lease.epoch())
+            .addValue("workflow", workflow == null ? null : Long.valueOf(workflow), Types.BIGINT)
+            .addValue("step", headers.get(QueueDefaults.STEP_HEADER), Types.VARCHAR).addValue("result", json)) == 1;
+    }
+
+    /**
+     * Checks that a result can be stored: at most {@link QueueDefaults#MAX_RESULT_BYTES} of JSON,
+     * without U+0000.
+     * @param jobId the job recording it
+     * @param json the result as JSON text
+     * @throws IllegalArgumentException if it is larger or holds U+0000
+     */
+    public static void requireStorableResult(long jobId, String json) {
         int bytes = json.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > QueueDefaults.MAX_RESULT_BYTES) {
             throw new IllegalArgumentException("The result of job " + jobId + " is " + bytes + " bytes of JSON; at most "
@@ -215,11 +231,6 @@ public final class WorkflowStore {
             throw new IllegalArgumentException("The result of job " + jobId + " holds the character U+0000, which "
                     + "PostgreSQL cannot store");
         }
-        String workflow = headers.get(QueueDefaults.WORKFLOW_HEADER);
-        return this.jdbc.update(this.recordResult, new MapSqlParameterSource("id", jobId)
-            .addValue("epoch", lease.epoch())
-            .addValue("workflow", workflow == null ? null : Long.valueOf(workflow), Types.BIGINT)
-            .addValue("step", headers.get(QueueDefaults.STEP_HEADER), Types.VARCHAR).addValue("result", json)) == 1;
     }
 
     /**

@@ -8,6 +8,7 @@ import io.pgqueue.TaskContext;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.Lease;
+import io.pgqueue.internal.store.WorkflowStore;
 import io.pgqueue.worker.WorkerTask;
 import tools.jackson.databind.ObjectMapper;
 
@@ -66,6 +67,9 @@ public final class RunningJob implements TaskContext {
     private volatile boolean interruptedByShutdown;
 
     private volatile String progress;
+
+    /** The result the handler recorded last, as JSON: written with the job's completion. */
+    private volatile String result;
 
     /**
      * Until when (local clock) this node knows it holds the lease: when the last claim or renewal
@@ -225,6 +229,10 @@ public final class RunningJob implements TaskContext {
         return this.progress;
     }
 
+    String result() {
+        return this.result;
+    }
+
     private synchronized void interrupt() {
         Thread running = this.thread;
         if (running != null) {
@@ -287,9 +295,16 @@ public final class RunningJob implements TaskContext {
         return this.store != null ? this.store : this.shard.store();
     }
 
+    /**
+     * Keeps the result for the completion, which writes it under this attempt's lease in the same
+     * transaction (one statement for the batch of completions it is written with); an attempt that
+     * does not complete writes none, as no one would read it.
+     */
     @Override
     public void recordResult(Object result) {
-        store().workflows().recordResult(lease(), this.headers, this.mapper.writeValueAsString(result));
+        String json = this.mapper.writeValueAsString(result);
+        WorkflowStore.requireStorableResult(jobId(), json);
+        this.result = json;
     }
 
     @Override
