@@ -452,13 +452,17 @@ public final class JobStatements {
     /**
      * Marks an active job tracked, so that its end runs end_jobs (R__workflows.sql), which notifies
      * the callers awaiting it; a waiting job is tracked already. Returns a row when the job is active
-     * or waiting, and the caller's awaiter is then noted.
+     * or waiting, and the caller's awaiter is then noted. The mark holds a READY job's row for an
+     * instant, and a claim that meets it then skips the job (SKIP LOCKED): the task's workers are
+     * woken again at this statement's commit.
      */
     static final String AWAIT = """
             WITH marked AS (
-                UPDATE ${schema}.job SET tracked = true WHERE id = :id AND NOT tracked RETURNING id
+                UPDATE ${schema}.job SET tracked = true WHERE id = :id AND NOT tracked RETURNING id, task, state
+            ), woken AS (
+                SELECT count(pg_notify(:channelPrefix || task, '')) AS n FROM marked WHERE state = 'READY'
             ), present AS (
-                SELECT :id AS id WHERE EXISTS (SELECT 1 FROM marked)
+                SELECT :id AS id FROM woken WHERE EXISTS (SELECT 1 FROM marked)
                     OR EXISTS (SELECT 1 FROM ${schema}.job WHERE id = :id)
                     OR EXISTS (SELECT 1 FROM ${schema}.job_waiting WHERE id = :id)
             )

@@ -733,7 +733,8 @@ public final class JobStore {
      * @return whether the job is active or waiting (else it has finished, or is not in this database)
      */
     public boolean await(long id) {
-        return !this.jdbc.queryForList(this.await, new MapSqlParameterSource("id", id), Long.class).isEmpty();
+        return !this.jdbc.queryForList(this.await, new MapSqlParameterSource("id", id)
+            .addValue("channelPrefix", channel("")), Long.class).isEmpty();
     }
 
     /** @return the NOTIFY channel on which the ends of awaited jobs arrive, their ids comma-separated */

@@ -172,4 +172,15 @@ public final class WorkflowStatements {
             WHERE r.workflow IS NULL AND r.recorded_at < now() - :ageMillis * interval '1 millisecond'
               AND NOT EXISTS (SELECT 1 FROM ${schema}.job_dependency AS d WHERE d.depends_on = r.id)
             """;
+
+    /**
+     * Deletes the awaiters of jobs that left the queue without an end (deleted by hand, say): noted
+     * longer ago than an age, their job neither active nor waiting. An ended job's end deletes them.
+     */
+    static final String DELETE_STALE_AWAITERS = """
+            DELETE FROM ${schema}.job_awaiter AS a
+            WHERE a.since < now() - :ageMillis * interval '1 millisecond'
+              AND NOT EXISTS (SELECT 1 FROM ${schema}.job AS j WHERE j.id = a.job_id)
+              AND NOT EXISTS (SELECT 1 FROM ${schema}.job_waiting AS w WHERE w.id = a.job_id)
+            """;
 }

@@ -5,6 +5,7 @@ import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -40,6 +41,9 @@ import tools.jackson.databind.node.ObjectNode;
  */
 public final class WorkflowStore {
 
+    /** How long an awaiter of a job that left the queue without an end is kept before retention deletes it. */
+    static final Duration STALE_AWAITER = Duration.ofHours(1);
+
     private static final Logger log = LoggerFactory.getLogger(WorkflowStore.class);
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
@@ -65,6 +69,8 @@ public final class WorkflowStore {
     private final String deleteFinishedBefore;
     private final String deleteLooseResults;
 
+    private final String deleteStaleAwaiters;
+
     WorkflowStore(NamedParameterJdbcTemplate jdbc, QueueConfig config, DataSource dataSource) {
         this.jdbc = jdbc;
         this.ownTransactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
@@ -84,6 +90,7 @@ public final class WorkflowStore {
         this.waitingByTask = StoreSupport.sql(WorkflowStatements.WAITING_BY_TASK, config);
         this.deleteFinishedBefore = StoreSupport.sql(WorkflowStatements.DELETE_FINISHED_BEFORE, config);
         this.deleteLooseResults = StoreSupport.sql(WorkflowStatements.DELETE_LOOSE_RESULTS, config);
+        this.deleteStaleAwaiters = StoreSupport.sql(WorkflowStatements.DELETE_STALE_AWAITERS, config);
     }
 
     /**
@@ -323,7 +330,8 @@ public final class WorkflowStore {
 
     /**
      * Deletes workflows that finished longer ago than their state's retention, with their results,
-     * batch after batch; and results of jobs outside workflows past the retention of completed jobs.
+     * batch after batch; results of jobs outside workflows past the retention of completed jobs; and
+     * awaiters of jobs that left the queue without an end, after {@link #STALE_AWAITER}.
      * @param retention the retention per final state
      * @param batchSize rows per statement
      * @return the number of workflows deleted
@@ -342,6 +350,7 @@ public final class WorkflowStore {
         }
         this.jdbc.update(this.deleteLooseResults,
                 new MapSqlParameterSource("ageMillis", retention.completed().toMillis()));
+        this.jdbc.update(this.deleteStaleAwaiters, new MapSqlParameterSource("ageMillis", STALE_AWAITER.toMillis()));
         return total;
     }
 

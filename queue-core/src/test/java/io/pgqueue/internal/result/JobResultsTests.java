@@ -14,6 +14,7 @@ import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.Retention;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.internal.store.ListenConnection;
@@ -132,6 +133,25 @@ class JobResultsTests {
         assertThat(payloads).containsExactly(String.valueOf(awaited));
         assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM " + queue.config().schema() + ".job_awaiter",
                 Long.class)).as("the awaiter's row goes with the notification").isZero();
+    }
+
+    @Test
+    void retentionDeletesTheAwaitersOfJobsThatLeftWithoutAnEnd() {
+        WorkerTask noop = task("noop", (payload, context) -> {
+        });
+        QueueClient client = this.nodes.client(noop);
+        long gone = client.enqueue("noop", "deleted by hand").jobId();
+        long waiting = client.enqueue("noop", "still queued").jobId();
+        String schema = queue.config().schema();
+        assertThat(queue.store().await(gone)).isTrue();
+        assertThat(queue.store().await(waiting)).isTrue();
+        queue.jdbc().update("DELETE FROM " + schema + ".job WHERE id = ?", gone);
+        queue.jdbc().update("UPDATE " + schema + ".job_awaiter SET since = now() - interval '2 hours'");
+
+        queue.store().workflows().purgeFinished(Retention.defaults(), 100);
+
+        assertThat(queue.jdbc().queryForList("SELECT job_id FROM " + schema + ".job_awaiter", Long.class))
+            .containsExactly(waiting);
     }
 
     @Test
