@@ -189,8 +189,10 @@ public final class JobExecutor {
 
     private void recordFinished(RunningJob job, Outcome outcome, long nanos) {
         Outcome written = (outcome != null ? outcome : Outcome.failed(job.lease(), "Handler did not finish"))
-            .withProgress(job.progress())
-            .withResult(job.result());
+            .withProgress(job.progress());
+        if (job.result() != null) {
+            written = written.withResult(job.result());
+        }
         try {
             this.events.executed(job.task(), written.kind(), Duration.ofNanos(nanos));
         }
