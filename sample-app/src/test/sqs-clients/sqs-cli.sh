@@ -186,6 +186,15 @@ case_purge() {
   [ "$n" = 0 ] || fail "receive after purge got $n"
 }
 
+case_standard_message_group() {
+  local url g
+  url="$(mkq tenants)"
+  sqs send-message --queue-url "$url" --message-body "of tenant a" --message-group-id tenant-a >/dev/null
+  g="$(sqs receive-message --queue-url "$url" --attribute-names MessageGroupId --wait-time-seconds 1 \
+    --query 'Messages[0].Attributes.MessageGroupId' --output text)"
+  [ "$g" = tenant-a ] || fail "MessageGroupId of a standard queue's message: $g"
+}
+
 case_nonexistent_queue() {
   local c
   c="$(expect_err "QueueDoesNotExist|AWS.SimpleQueueService.NonExistentQueue" get-queue-url --queue-name "$PREFIX-does-not-exist")"
@@ -213,7 +222,7 @@ case_delete_queue() {
   echo "$n queues deleted; get-queue-url afterwards: $c"
 }
 
-CASES=(create-queue send-receive-attributes change-visibility-delete batches fifo-order redrive purge nonexistent-queue bad-signature)
+CASES=(create-queue send-receive-attributes change-visibility-delete batches fifo-order redrive purge standard-message-group nonexistent-queue bad-signature)
 FAILS=0
 report() { # report NAME RC OUTFILE
   local last; last="$(grep -v '^$' "$3" | tail -1)"
