@@ -8,7 +8,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
@@ -19,6 +23,7 @@ import javax.sql.DataSource;
 import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobRequest;
+import io.pgqueue.JobSnapshot;
 import io.pgqueue.PgQueue;
 import io.pgqueue.RateLimit;
 import io.pgqueue.TaskContext;
@@ -208,6 +213,47 @@ class ShardedWorkersTests {
             Thread.sleep(20);
         }
         assertThat(active(this.main) + active(this.b) + active(this.c)).isZero();
+    }
+
+    @Test
+    void aCallerAwaitsJobsOnOtherShardsWokenByEachShardsNotification() {
+        CountDownLatch release = new CountDownLatch(1);
+        WorkerTask square = WorkerTask.of(TaskDefinition.builder("square").build(), (Integer n, TaskContext context) -> {
+            release.await(30, TimeUnit.SECONDS);
+            context.recordResult(n * n);
+        }, Integer.class, CONCURRENCY, Duration.ofSeconds(60), "default");
+        // Polls every minute: a job's end seen within seconds was notified by its shard.
+        PgQueue node = PgQueue.builder(this.main.dataSource()).shard("b", this.b.dataSource())
+            .shard("c", this.c.dataSource()).migrateSchema(true)
+            .workers(TestWorkers.settings("awaited").pollInterval(Duration.ofMinutes(1)).build(), List.of(square))
+            .build();
+        this.nodes.add(node);
+        node.start();
+        Map<String, Long> jobByShard = new TreeMap<>();
+        for (int i = 0; jobByShard.size() < 3 && i < 200; i++) {
+            long id = node.client().enqueue("square", i, EnqueueOptions.defaults().withPartitionKey("k" + i)).jobId();
+            for (Map.Entry<String, TestDatabase> shard : Map.of("main", this.main, "b", this.b, "c", this.c).entrySet()) {
+                if (new JdbcTemplate(shard.getValue().dataSource()).queryForObject("SELECT (SELECT count(*) FROM "
+                        + "pgqueue.job WHERE id = ?) + (SELECT count(*) FROM pgqueue.job_finished WHERE id = ?)", Long.class,
+                        id, id) > 0) {
+                    jobByShard.putIfAbsent(shard.getKey(), id);
+                }
+            }
+        }
+        assertThat(jobByShard).containsOnlyKeys("b", "c", "main");
+        // The other shards' jobs only: a notification on main would have the awaiter read every shard.
+        Map<String, CompletableFuture<JobSnapshot>> ends = new TreeMap<>();
+        ends.put("b", node.client().whenFinished(jobByShard.get("b")));
+        ends.put("c", node.client().whenFinished(jobByShard.get("c")));
+        assertThat(ends.values()).noneMatch(CompletableFuture::isDone);
+
+        release.countDown();
+
+        ends.forEach((shard, end) -> {
+            JobSnapshot job = end.orTimeout(30, TimeUnit.SECONDS).join();
+            int payload = Integer.parseInt(job.payload());
+            assertThat(job.result()).as("the job on %s", shard).isEqualTo(String.valueOf(payload * payload));
+        });
     }
 
     @Test

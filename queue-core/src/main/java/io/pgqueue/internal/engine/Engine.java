@@ -106,9 +106,8 @@ public final class Engine {
                 workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
         this.rescuer = new Rescuer(main.jobs(), workerSettings != null ? workerSettings.batchSizes().maintenance()
                 : QueueDefaults.MAINTENANCE_BATCH_SIZE, settings.telemetry().events());
-        this.awaiter = new JobAwaiter(settings.dataSource(), main.jobs(), this.enqueuer::storesOf,
-                () -> this.shards.all().stream().map(shard -> shard.stores().jobs()).toList(),
-                workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
+        this.awaiter = new JobAwaiter(() -> this.shards.all().stream().map(Shards.Shard::stores).toList(),
+                this.enqueuer::storesOf, workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
         this.services = List.of(
                 new Service("shards", () -> {
                     this.shards.openUnsharded(settings.partitions());

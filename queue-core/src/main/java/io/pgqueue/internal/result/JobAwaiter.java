@@ -10,22 +10,22 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import javax.sql.DataSource;
-
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.QueueStores;
 import io.pgqueue.internal.worker.NotificationListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Completes the futures of callers awaiting jobs' ends. A caller's await marks the job (its end
- * then notifies {@link JobStore#endedChannel()} at the ending transaction's commit, whichever node
- * ends it) and reads it once, in case it ended before; a notification, a reconnect of the listener
- * and a poll every poll interval (the fallback when a notification is lost) read the awaited jobs
- * that finished, in one statement per database. Listening and polling start with the first await
- * and stop with the queue. An internal type of the queue.
+ * then notifies {@link JobStore#endedChannel()} in its database at the ending transaction's commit,
+ * whichever node ends it) and reads it once, in case it ended before; a notification, a reconnect
+ * of a listener and a poll every poll interval (the fallback when a notification is lost) read the
+ * awaited jobs that finished, in one statement per database. Listening (one connection per
+ * database: the main one and each shard) and polling start with the first await and stop with the
+ * queue. An internal type of the queue.
  */
 public final class JobAwaiter {
 
@@ -33,38 +33,30 @@ public final class JobAwaiter {
 
     private static final String CHECK = "check awaited jobs";
 
-    private final DataSource dataSource;
-
-    private final JobStore main;
+    private final Supplier<List<QueueStores>> databases;
 
     private final Function<Long, List<JobStore>> storesOf;
-
-    private final Supplier<List<JobStore>> allStores;
 
     private final Duration pollInterval;
 
     /** Per awaited job, the futures of its callers. */
     private final Map<Long, Set<CompletableFuture<JobSnapshot>>> waiting = new ConcurrentHashMap<>();
 
-    private NotificationListener listener;
+    private List<NotificationListener> listeners;
 
     private PeriodicTasks poller;
 
     private boolean stopped;
 
     /**
-     * @param dataSource the main database, whose notifications it listens to
-     * @param main the main database's job store
+     * @param databases the stores of every database jobs live in, the main one first (one per shard)
      * @param storesOf the stores that may hold a job, the likeliest first
-     * @param allStores every store (one per shard)
      * @param pollInterval how often it reads the awaited jobs without a notification
      */
-    public JobAwaiter(DataSource dataSource, JobStore main, Function<Long, List<JobStore>> storesOf,
-            Supplier<List<JobStore>> allStores, Duration pollInterval) {
-        this.dataSource = dataSource;
-        this.main = main;
+    public JobAwaiter(Supplier<List<QueueStores>> databases, Function<Long, List<JobStore>> storesOf,
+            Duration pollInterval) {
+        this.databases = databases;
         this.storesOf = storesOf;
-        this.allStores = allStores;
         this.pollInterval = pollInterval;
     }
 
@@ -120,17 +112,17 @@ public final class JobAwaiter {
 
     /** Stops listening and polling; callers still waiting are told the queue stopped. */
     public void stop() {
-        NotificationListener stoppedListener;
+        List<NotificationListener> stoppedListeners;
         PeriodicTasks stoppedPoller;
         synchronized (this) {
             this.stopped = true;
-            stoppedListener = this.listener;
+            stoppedListeners = this.listeners;
             stoppedPoller = this.poller;
-            this.listener = null;
+            this.listeners = null;
             this.poller = null;
         }
-        if (stoppedListener != null) {
-            stoppedListener.stop();
+        if (stoppedListeners != null) {
+            stoppedListeners.forEach(NotificationListener::stop);
         }
         if (stoppedPoller != null) {
             stoppedPoller.stop();
@@ -146,21 +138,28 @@ public final class JobAwaiter {
 
     /** @return whether it listens (an await has started it and the queue has not stopped since) */
     public synchronized boolean isListening() {
-        return this.listener != null;
+        return this.listeners != null;
     }
 
     private synchronized boolean startIfStopped() {
         if (this.stopped) {
             return false;
         }
-        if (this.listener == null) {
+        if (this.listeners == null) {
             PeriodicTasks poll = new PeriodicTasks("pgqueue-awaiter", Duration.ofSeconds(5), List.of(
                     new PeriodicTasks.Task(CHECK, this.pollInterval, this.pollInterval, this::checkAll)));
             poll.start();
             this.poller = poll;
-            this.listener = new NotificationListener(this.dataSource, List.of(this.main.endedChannel()),
-                    (channel, payload) -> poll.runSoon(CHECK), () -> poll.runSoon(CHECK), "-awaiter");
-            this.listener.start();
+            List<NotificationListener> started = new ArrayList<>();
+            List<QueueStores> all = this.databases.get();
+            for (int i = 0; i < all.size(); i++) {
+                NotificationListener listener = new NotificationListener(all.get(i).dataSource(),
+                        List.of(all.get(i).jobs().endedChannel()), (channel, payload) -> poll.runSoon(CHECK),
+                        () -> poll.runSoon(CHECK), i == 0 ? "-awaiter" : "-awaiter-" + i);
+                listener.start();
+                started.add(listener);
+            }
+            this.listeners = List.copyOf(started);
         }
         return true;
     }
@@ -186,8 +185,8 @@ public final class JobAwaiter {
 
     /** Completes the futures of the jobs among some that have finished. */
     private void check(List<Long> jobIds) {
-        for (JobStore store : this.allStores.get()) {
-            for (JobSnapshot job : store.findFinished(jobIds)) {
+        for (QueueStores database : this.databases.get()) {
+            for (JobSnapshot job : database.jobs().findFinished(jobIds)) {
                 Set<CompletableFuture<JobSnapshot>> futures = this.waiting.remove(job.id());
                 if (futures != null) {
                     futures.forEach(future -> future.complete(job));
