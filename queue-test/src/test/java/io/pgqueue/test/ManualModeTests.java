@@ -54,6 +54,7 @@ class ManualModeTests {
     void clearJournal() {
         this.journal.entries.clear();
         this.journal.flakyCalls.set(0);
+        this.journal.snoozyCalls.set(0);
     }
 
     @Test
@@ -111,6 +112,20 @@ class ManualModeTests {
         // Only the flaky task is drained: the minute may pass the nightly schedule's 03:00.
         assertThat(this.queue.drain("flaky").completed()).isEqualTo(1);
         assertThat(this.journal.entries).containsExactly("flaky x on attempt 2");
+    }
+
+    @Test
+    void aSnoozedJobWaitsForItsDelayUntilTheQueuesTimeMovesWithoutSpendingItsAttempt() {
+        this.client.enqueue("snoozy", new Entry("x"));
+
+        assertThat(this.queue.drain("snoozy").retried()).as("READY again, as a retry is").isEqualTo(1);
+        assertThat(this.queue.assertEnqueued("snoozy").attempt()).as("the snooze gave its attempt back").isZero();
+        assertThat(this.queue.drain("snoozy").ran()).as("not due for ten minutes").isZero();
+
+        this.queue.advance(Duration.ofMinutes(10));
+
+        assertThat(this.queue.drain("snoozy").completed()).isEqualTo(1);
+        assertThat(this.journal.entries).containsExactly("snoozy x on attempt 1");
     }
 
     @Test

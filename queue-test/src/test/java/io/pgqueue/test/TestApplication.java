@@ -1,5 +1,6 @@
 package io.pgqueue.test;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -8,6 +9,7 @@ import io.pgqueue.QueueClient;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.TaskSnoozedException;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.stereotype.Component;
 
@@ -22,6 +24,8 @@ public class TestApplication {
         final List<String> entries = new CopyOnWriteArrayList<>();
 
         final AtomicInteger flakyCalls = new AtomicInteger();
+
+        final AtomicInteger snoozyCalls = new AtomicInteger();
     }
 
     record Mail(String to) {
@@ -86,6 +90,26 @@ public class TestApplication {
                 throw new IllegalStateException("first attempt fails");
             }
             this.journal.entries.add("flaky " + entry.text() + " on attempt " + context.attempt());
+        }
+    }
+
+    /** Snoozes its first run for ten minutes; one attempt only, which the snooze does not spend. */
+    @Component
+    @QueueTask(name = "snoozy", maxAttempts = 1)
+    static class Snoozy implements TaskHandler<Entry> {
+
+        private final Journal journal;
+
+        Snoozy(Journal journal) {
+            this.journal = journal;
+        }
+
+        @Override
+        public void handle(Entry entry, TaskContext context) {
+            if (this.journal.snoozyCalls.incrementAndGet() == 1) {
+                throw new TaskSnoozedException(Duration.ofMinutes(10));
+            }
+            this.journal.entries.add("snoozy " + entry.text() + " on attempt " + context.attempt());
         }
     }
 
