@@ -18,11 +18,21 @@ public class JobNotFinishedException extends QueueException {
      * @param timeout how long the caller waited
      */
     public JobNotFinishedException(long jobId, Duration timeout) {
-        super("Job " + jobId + " has not finished within " + timeout.toMillis() + " ms; it goes on");
-        this.jobId = jobId;
+        this("Job", jobId, timeout);
     }
 
-    /** @return the job awaited */
+    /**
+     * Creates an exception for what was awaited.
+     * @param what {@code Job}, or {@code Workflow} ({@link QueueClient#awaitWorkflow})
+     * @param id its id
+     * @param timeout how long the caller waited
+     */
+    public JobNotFinishedException(String what, long id, Duration timeout) {
+        super(what + " " + id + " has not finished within " + timeout.toMillis() + " ms; it goes on");
+        this.jobId = id;
+    }
+
+    /** @return the job (or workflow) awaited */
     public long jobId() {
         return this.jobId;
     }

@@ -242,6 +242,41 @@ public final class QueueClient implements AutoCloseable {
         return this.awaiter.whenFinished(jobId);
     }
 
+    /**
+     * Waits until a workflow (or batch) has finished — every one of its jobs ended — and returns it
+     * with each step's state and result ({@link WorkflowInfo.Step#result()}): what the workflow
+     * returned is its last steps' results. Woken as {@link #await} is.
+     * @param workflowId the workflow ({@link EnqueuedWorkflow#id()})
+     * @param timeout how long to wait at most
+     * @return the workflow as it ended: COMPLETED, FAILED or CANCELLED
+     * @throws JobNotFinishedException if it has not finished within the timeout (its id is the workflow's)
+     * @throws IllegalArgumentException if no workflow has the id (or retention removed it)
+     * @throws IllegalStateException if called inside a transaction, or the queue stops first
+     */
+    public WorkflowInfo awaitWorkflow(long workflowId, Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("The timeout of an await must be zero or positive, not " + timeout);
+        }
+        requireNoTransaction(workflowId);
+        WorkflowInfo workflow = this.enqueuer.findWorkflow(workflowId).orElseThrow(() -> new IllegalArgumentException(
+                "No workflow has id " + workflowId + " (or retention removed it)"));
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (WorkflowInfo.Step step : workflow.steps()) {
+            if (!"RUNNING".equals(workflow.state())) {
+                break;
+            }
+            long left = Math.max(0, deadline - System.nanoTime());
+            try {
+                awaitJob(step.jobId(), Duration.ofNanos(left));
+            }
+            catch (JobNotFinishedException ex) {
+                throw new JobNotFinishedException("Workflow", workflowId, timeout);
+            }
+        }
+        return this.enqueuer.findWorkflow(workflowId).orElseThrow(() -> new IllegalArgumentException(
+                "Workflow " + workflowId + " was removed by retention while it was awaited"));
+    }
+
     private JobSnapshot awaitJob(long jobId, Duration timeout) {
         CompletableFuture<JobSnapshot> future = whenFinished(jobId);
         try {

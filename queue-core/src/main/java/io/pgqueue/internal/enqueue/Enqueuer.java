@@ -25,6 +25,7 @@ import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.WorkflowInfo;
 import io.pgqueue.internal.balance.PartitionLoad;
 import io.pgqueue.internal.shard.PartitionHash;
 import io.pgqueue.internal.shard.Shards;
@@ -255,6 +256,21 @@ public final class Enqueuer implements AutoCloseable {
     public Optional<JobSnapshot> find(long jobId) {
         for (JobStore candidate : this.router.storesOf(jobId)) {
             Optional<JobSnapshot> found = candidate.find(jobId);
+            if (found.isPresent()) {
+                return found;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Finds a workflow (or batch) with its jobs, on whichever shard holds it.
+     * @param workflowId the workflow id
+     * @return the workflow, or empty
+     */
+    public Optional<WorkflowInfo> findWorkflow(long workflowId) {
+        for (JobStore candidate : this.router.storesOf(workflowId)) {
+            Optional<WorkflowInfo> found = candidate.workflows().find(workflowId);
             if (found.isPresent()) {
                 return found;
             }

@@ -23,6 +23,7 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.InvalidJobException;
 import io.pgqueue.JobRequest;
+import io.pgqueue.JobNotFinishedException;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueDefaults;
@@ -481,6 +482,34 @@ class WorkflowTests {
      * A step records a result and then fails for good; its dependent runs anyway and finds no result
      * of it, but the result of a sibling that completed.
      */
+    @Test
+    void aCallerAwaitsAWorkflowAndReadsWhatItsStepsReturned() {
+        WorkerTask task = task("step", 2, (payload, context) -> {
+            int before = context.dependencyResults(Integer.class).values().stream().mapToInt(Integer::intValue).sum();
+            context.recordResult(before + payload.value());
+        });
+        QueueClient client = nodes.client(task);
+        EnqueuedWorkflow workflow = client.workflow("sum")
+            .add("a", "step", new Step("a", 1))
+            .add("b", "step", new Step("b", 2), Workflow.after("a"))
+            .add("c", "step", new Step("c", 3), Workflow.after("b"))
+            .enqueue();
+        assertThatThrownBy(() -> client.awaitWorkflow(workflow.id(), Duration.ofMillis(200)))
+            .isInstanceOf(JobNotFinishedException.class).hasMessageContaining("Workflow " + workflow.id());
+        nodes.start(settings("node-a").build(), task);
+
+        WorkflowInfo ended = client.awaitWorkflow(workflow.id(), Duration.ofSeconds(20));
+
+        assertThat(ended.state()).isEqualTo("COMPLETED");
+        assertThat(ended.steps()).extracting(WorkflowInfo.Step::step, WorkflowInfo.Step::result)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple("a", "1"), org.assertj.core.groups.Tuple.tuple("b", "3"),
+                    org.assertj.core.groups.Tuple.tuple("c", "6"));
+        assertThat(client.awaitWorkflow(workflow.id(), Duration.ZERO).state()).as("an ended workflow at once")
+            .isEqualTo("COMPLETED");
+        assertThatThrownBy(() -> client.awaitWorkflow(987654321L, Duration.ofSeconds(1)))
+            .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("No workflow has id 987654321");
+    }
+
     @Test
     void aDependentThatRunsAnywayReadsNoResultOfAStepThatRecordedOneAndThenFailed() {
         Map<String, Object> seen = new ConcurrentHashMap<>();
