@@ -217,9 +217,7 @@ public final class QueueClient implements AutoCloseable {
      */
     public <T> T await(long jobId, Class<T> resultType, Duration timeout) {
         Objects.requireNonNull(resultType, "resultType");
-        if (timeout == null || timeout.isNegative()) {
-            throw new IllegalArgumentException("The timeout of an await must be zero or positive, not " + timeout);
-        }
+        requireTimeout(timeout);
         JobSnapshot job = awaitJob(jobId, timeout);
         if (job.state() != JobState.COMPLETED) {
             throw new JobFailedException(job);
@@ -254,9 +252,7 @@ public final class QueueClient implements AutoCloseable {
      * @throws IllegalStateException if called inside a transaction, or the queue stops first
      */
     public WorkflowInfo awaitWorkflow(long workflowId, Duration timeout) {
-        if (timeout == null || timeout.isNegative()) {
-            throw new IllegalArgumentException("The timeout of an await must be zero or positive, not " + timeout);
-        }
+        requireTimeout(timeout);
         requireNoTransaction(workflowId);
         WorkflowInfo workflow = this.enqueuer.findWorkflow(workflowId).orElseThrow(() -> new IllegalArgumentException(
                 "No workflow has id " + workflowId + " (or retention removed it)"));
@@ -296,6 +292,12 @@ public final class QueueClient implements AutoCloseable {
                 throw failure;
             }
             throw new QueueException("Awaiting job " + jobId + " failed: " + ex.getCause(), ex.getCause());
+        }
+    }
+
+    private static void requireTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("The timeout of an await must be zero or positive, not " + timeout);
         }
     }
 

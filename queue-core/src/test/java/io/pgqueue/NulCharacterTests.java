@@ -52,9 +52,9 @@ class NulCharacterTests {
         queue.client().enqueue("t", 1);
         ClaimedJob job = queue.claim("t", 1).get(0);
 
-        assertThatThrownBy(() -> queue.store().workflows().recordResult(job.lease(), Map.of(), "{\"a\": \"x\\u0000\"}"))
+        assertThatThrownBy(() -> queue.store().workflows().recordResult(job.lease(), "{\"a\": \"x\\u0000\"}"))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("U+0000");
-        assertThat(queue.store().workflows().recordResult(job.lease(), Map.of(), "{\"a\": \"\\\\u0000\"}"))
+        assertThat(queue.store().workflows().recordResult(job.lease(), "{\"a\": \"\\\\u0000\"}"))
             .as("an escaped backslash before u0000 is text").isTrue();
     }
 

@@ -136,11 +136,6 @@ public final class JobAwaiter {
         this.stopped = false;
     }
 
-    /** @return whether it listens (an await has started it and the queue has not stopped since) */
-    public synchronized boolean isListening() {
-        return this.listeners != null;
-    }
-
     private synchronized boolean startIfStopped() {
         if (this.stopped) {
             return false;

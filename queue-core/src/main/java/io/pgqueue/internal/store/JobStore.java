@@ -94,8 +94,6 @@ public final class JobStore {
 
     private final String findFinished;
 
-    private final String recordResults;
-
     private final String await;
     private final String rerunFailed;
     private final String recentFailures;
@@ -143,7 +141,6 @@ public final class JobStore {
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
         this.find = sql(JobStatements.FIND);
         this.findFinished = sql(JobStatements.FIND_FINISHED);
-        this.recordResults = sql(WorkflowStatements.RECORD_RESULTS);
         this.await = sql(JobStatements.AWAIT);
         this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
@@ -535,10 +532,8 @@ public final class JobStore {
         Supplier<FencedResult> write = () -> {
             if (!withResults.isEmpty()) {
                 // Before the outcomes: the rows they fence by are gone once the jobs completed.
-                this.jdbc.update(this.recordResults, new MapSqlParameterSource()
-                    .addValue("ids", SqlArrays.bigints(withResults.stream().map(o -> o.lease().jobId()).toList()))
-                    .addValue("epochs", SqlArrays.ints(withResults.stream().map(o -> o.lease().epoch()).toList()))
-                    .addValue("results", SqlArrays.texts(withResults.stream().map(Outcome::result).toList())));
+                workflows().recordResults(withResults.stream().map(Outcome::lease).toList(),
+                        withResults.stream().map(Outcome::result).toList());
             }
             Map<Long, JobState> applied = new HashMap<>();
             Map<Long, String> tasks = new HashMap<>();

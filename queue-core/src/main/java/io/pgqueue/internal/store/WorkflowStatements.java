@@ -46,32 +46,15 @@ public final class WorkflowStatements {
             """;
 
     /**
-     * Records (or replaces) a job's result under the lease of the attempt recording it, fenced as the
-     * workers' writes are (R__fenced_writes.sql): only while the job is claimed (STARTING or RUNNING,
-     * written as state <> 'READY') under that lease's epoch. The epoch is stored with the result, so that the job's end reads it only
-     * when the same claim completed the job (end_jobs, R__workflows.sql), and a write never replaces a
-     * result of a later claim. Until then the result is not completed and no dependent reads it. Once
+     * Records (or replaces) the results of a batch of attempts, each under its lease, in the
+     * transaction that then completes them; fenced as the workers' writes are (R__fenced_writes.sql):
+     * only while the job is claimed (STARTING or RUNNING, written as state <> 'READY') under that
+     * lease's epoch. The epoch is stored with the result, so that the job's end reads it only when the
+     * same claim completed the job (end_jobs, R__workflows.sql), and a write never replaces a result
+     * of a later claim. Until then the result is not completed and no dependent reads it. Once
      * completed, it is replaced only by a later claim (a re-run): a write of the same claim that
-     * began before the completion committed and reaches the row after it leaves the published value.
-     * One primary-key probe of each table; no row lock is taken, so a write inside a long
-     * transaction of the handler holds up neither the lease renewals nor the outcome of the job.
-     */
-    static final String RECORD_RESULT = """
-            INSERT INTO ${schema}.job_result (id, workflow, step, result, lease_epoch)
-            SELECT job.id, :workflow, :step, CAST(:result AS jsonb), job.lease_epoch
-            FROM ${schema}.job AS job
-            WHERE job.id = :id AND job.state <> 'READY'
-              AND job.lease_epoch = :epoch
-            ON CONFLICT (id) DO UPDATE
-            SET result = EXCLUDED.result, lease_epoch = EXCLUDED.lease_epoch, completed = false, recorded_at = now()
-            WHERE job_result.lease_epoch IS NULL OR job_result.lease_epoch < EXCLUDED.lease_epoch
-               OR (job_result.lease_epoch = EXCLUDED.lease_epoch AND NOT job_result.completed)
-            """;
-
-    /**
-     * {@link #RECORD_RESULT} for a batch of completions, in the transaction that then completes them:
-     * each result under its attempt's lease (the job claimed under that epoch), its workflow and step
-     * read from the job's headers.
+     * reaches the row after the completion leaves the published value. The workflow and step come
+     * from the job's headers. One primary-key probe of each table per result; no row lock on the job.
      */
     static final String RECORD_RESULTS = """
             INSERT INTO ${schema}.job_result (id, workflow, step, result, lease_epoch)

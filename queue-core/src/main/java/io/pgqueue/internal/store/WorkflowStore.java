@@ -4,7 +4,6 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -59,7 +58,7 @@ public final class WorkflowStore {
     private final String track;
     private final String addWaiting;
     private final String cancelWaiting;
-    private final String recordResult;
+    private final String recordResults;
     private final String dependencyResults;
     private final String workflow;
     private final String workflows;
@@ -81,7 +80,7 @@ public final class WorkflowStore {
         this.track = StoreSupport.sql(WorkflowStatements.TRACK, config);
         this.addWaiting = StoreSupport.sql(WorkflowStatements.ADD_WAITING, config);
         this.cancelWaiting = StoreSupport.sql(WorkflowStatements.CANCEL_WAITING, config);
-        this.recordResult = StoreSupport.sql(WorkflowStatements.RECORD_RESULT, config);
+        this.recordResults = StoreSupport.sql(WorkflowStatements.RECORD_RESULTS, config);
         this.dependencyResults = StoreSupport.sql(WorkflowStatements.DEPENDENCY_RESULTS, config);
         this.workflow = StoreSupport.sql(WorkflowStatements.WORKFLOW, config);
         this.workflows = StoreSupport.sql(WorkflowStatements.WORKFLOWS, config);
@@ -200,25 +199,33 @@ public final class WorkflowStore {
 
     /**
      * Records (or replaces) a job's result for the attempt holding the given lease, under the job's
-     * workflow and step when its headers name them. Written only while the lease holds (the job
-     * STARTING or RUNNING under that epoch): an attempt that lost its lease records nothing, and a
-     * result of a later claim is never replaced. Dependents read the result only once the job
-     * completed under this lease.
+     * workflow and step when its headers name them: {@link #recordResults} for one.
      * @param lease the recording attempt's lease
-     * @param headers the job's headers
      * @param json the result as JSON text
      * @return whether it was recorded ({@code false}: the lease no longer holds)
      * @throws IllegalArgumentException if the JSON is larger than {@link QueueDefaults#MAX_RESULT_BYTES} or
      * holds U+0000
      */
-    public boolean recordResult(Lease lease, Map<String, String> headers, String json) {
-        long jobId = lease.jobId();
-        requireStorableResult(jobId, json);
-        String workflow = headers.get(QueueDefaults.WORKFLOW_HEADER);
-        return this.jdbc.update(this.recordResult, new MapSqlParameterSource("id", jobId)
-            .addValue("epoch", lease.epoch())
-            .addValue("workflow", workflow == null ? null : Long.valueOf(workflow), Types.BIGINT)
-            .addValue("step", headers.get(QueueDefaults.STEP_HEADER), Types.VARCHAR).addValue("result", json)) == 1;
+    public boolean recordResult(Lease lease, String json) {
+        requireStorableResult(lease.jobId(), json);
+        return recordResults(List.of(lease), List.of(json)) == 1;
+    }
+
+    /**
+     * Records (or replaces) the results of attempts, each for the attempt holding its lease: written
+     * only while the lease holds (the job STARTING or RUNNING under that epoch), so an attempt that
+     * lost its lease records nothing and a result of a later claim is never replaced. Dependents and
+     * callers read a result only once the job completed under its lease. The completion of a batch
+     * calls it in its own transaction, before the outcomes.
+     * @param leases the recording attempts' leases
+     * @param results their results as JSON text, checked ({@link #requireStorableResult}), in the same order
+     * @return how many were recorded
+     */
+    public int recordResults(List<Lease> leases, List<String> results) {
+        return this.jdbc.update(this.recordResults, new MapSqlParameterSource()
+            .addValue("ids", SqlArrays.bigints(leases.stream().map(Lease::jobId).toList()))
+            .addValue("epochs", SqlArrays.ints(leases.stream().map(Lease::epoch).toList()))
+            .addValue("results", SqlArrays.texts(results)));
     }
 
     /**

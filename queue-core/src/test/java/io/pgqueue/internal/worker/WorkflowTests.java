@@ -584,26 +584,24 @@ class WorkflowTests {
             .add("b", "step", new Step("b", 2), Workflow.after("a"))
             .enqueue();
         io.pgqueue.internal.store.WorkflowStore results = queue.store().workflows();
-        Map<String, String> headers = Map.of(QueueDefaults.WORKFLOW_HEADER, Long.toString(workflow.id()),
-                QueueDefaults.STEP_HEADER, "a");
         io.pgqueue.internal.store.Lease first = queue.claim("stalled-node", "step", 1).get(0).lease();
-        assertThat(results.recordResult(first, headers, "1")).isTrue();
+        assertThat(results.recordResult(first, "1")).isTrue();
 
         // The first claim's lease expires; the job is rescued and claimed again.
         queue.expireLease(first.jobId());
         assertThat(queue.store().rescueExpiredLeases(10).applied()).containsEntry(first.jobId(), JobState.READY);
-        assertThat(results.recordResult(first, headers, "10")).as("rescued, not claimed").isFalse();
+        assertThat(results.recordResult(first, "10")).as("rescued, not claimed").isFalse();
         io.pgqueue.internal.store.Lease second = queue.claim("live-node", "step", 1).get(0).lease();
         assertThat(second.epoch()).isGreaterThan(first.epoch());
-        assertThat(results.recordResult(first, headers, "11")).as("claimed again by another").isFalse();
-        assertThat(results.recordResult(second, headers, "2")).isTrue();
-        assertThat(results.recordResult(first, headers, "12")).isFalse();
+        assertThat(results.recordResult(first, "11")).as("claimed again by another").isFalse();
+        assertThat(results.recordResult(second, "2")).isTrue();
+        assertThat(results.recordResult(first, "12")).isFalse();
         assertThat(results.dependencyResults(workflow.jobId("b"))).as("not read before the job completed")
             .containsOnlyKeys("a").containsEntry("a", null);
 
         queue.store().record(List.of(Outcome.completed(second)));
-        assertThat(results.recordResult(first, headers, "13")).as("completed").isFalse();
-        assertThat(results.recordResult(second, headers, "3")).as("completed").isFalse();
+        assertThat(results.recordResult(first, "13")).as("completed").isFalse();
+        assertThat(results.recordResult(second, "3")).as("completed").isFalse();
         assertThat(results.dependencyResults(workflow.jobId("b"))).containsExactly(Map.entry("a", "2"));
 
         // A claim that records and then loses its lease; the next claim completes without recording:
@@ -614,8 +612,7 @@ class WorkflowTests {
             .add("b", "step", new Step("b", 2), Workflow.after("a"))
             .enqueue();
         io.pgqueue.internal.store.Lease lost = queue.claim("stalled-node", "leg", 1).get(0).lease();
-        assertThat(results.recordResult(lost, Map.of(QueueDefaults.WORKFLOW_HEADER, Long.toString(rescued.id()),
-                QueueDefaults.STEP_HEADER, "a"), "1")).isTrue();
+        assertThat(results.recordResult(lost, "1")).isTrue();
         queue.expireLease(lost.jobId());
         queue.store().rescueExpiredLeases(10);
         queue.store().record(List.of(Outcome.completed(queue.claim("live-node", "leg", 1).get(0).lease())));
@@ -631,10 +628,8 @@ class WorkflowTests {
             .add("b", "step", new Step("b", 2), Workflow.after("a"))
             .enqueue();
         io.pgqueue.internal.store.WorkflowStore results = queue.store().workflows();
-        Map<String, String> headers = Map.of(QueueDefaults.WORKFLOW_HEADER, Long.toString(workflow.id()),
-                QueueDefaults.STEP_HEADER, "a");
         io.pgqueue.internal.store.Lease lease = queue.claim("node-a", "step", 1).get(0).lease();
-        assertThat(results.recordResult(lease, headers, "1")).isTrue();
+        assertThat(results.recordResult(lease, "1")).isTrue();
 
         // The completion applies the job's end (the deferred trigger, fired at once here) and holds
         // its transaction open; a write of the same claim that saw the job before the completion
@@ -656,7 +651,7 @@ class WorkflowTests {
                 }
             }));
             ended.await();
-            Future<Boolean> late = threads.submit(() -> results.recordResult(lease, headers, "2"));
+            Future<Boolean> late = threads.submit(() -> results.recordResult(lease, "2"));
             await().atMost(Duration.ofSeconds(10)).until(() -> queue.jdbc().queryForObject(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                     + "AND wait_event_type = 'Lock' AND query LIKE '%job_result%'", Integer.class) == 1);
