@@ -141,8 +141,10 @@ public final class Scheduler extends BackgroundService implements Schedules {
         if (names.isEmpty()) {
             return all;
         }
+        // One instant for the whole look: slots that fall due while it fires wait for the next look,
+        // so a look fires each schedule at most once under RUN_ONCE and SKIP.
+        Instant now = this.clock.instant();
         while (true) {
-            Instant now = this.clock.instant();
             AtomicReference<ScheduleStore.Due> locked = new AtomicReference<>();
             List<EnqueueResult> fired;
             try {
