@@ -41,4 +41,15 @@ public record JobRequest(String task, Object payload, EnqueueOptions options) {
         }
         return new JobRequest(task, payload, options);
     }
+
+    /**
+     * Returns this job with a header added, e.g. by a {@link JobInterceptor}.
+     * @param name the header name, not {@code null}
+     * @param value the header value, not {@code null}
+     * @return a copy with the header, replacing one of that name
+     * @throws InvalidJobException if the name or the value is {@code null}
+     */
+    public JobRequest withHeader(String name, String value) {
+        return new JobRequest(this.task, this.payload, this.options.withHeader(name, value));
+    }
 }

@@ -249,6 +249,8 @@ public final class PgQueue {
 
         private Clock clock = Clock.systemUTC();
 
+        private final List<JobInterceptor> interceptors = new ArrayList<>();
+
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         }
@@ -425,6 +427,17 @@ public final class PgQueue {
             return this;
         }
 
+        /**
+         * Adds interceptors that see every enqueue and every attempt of this queue, in the order
+         * given: the first sees an enqueue first and wraps an attempt outermost.
+         * @param interceptors the interceptors
+         * @return this builder
+         */
+        public Builder interceptors(Collection<? extends JobInterceptor> interceptors) {
+            interceptors.forEach(interceptor -> this.interceptors.add(Objects.requireNonNull(interceptor, "interceptor")));
+            return this;
+        }
+
         /** @return the queue; nothing runs until {@link PgQueue#start()} */
         public PgQueue build() {
             if (this.mapper == null) {
@@ -437,7 +450,7 @@ public final class PgQueue {
             return new PgQueue(new Engine(new EngineSettings(this.dataSource, this.config, this.shards, this.partitions,
                     registry(), this.mapper, this.telemetry, this.statsInterval, this.workerSettings, this.workerTasks,
                     this.executors, this.balancerEnabled, this.balancerSettings, this.balancerLoadWindow,
-                    this.messageEvents, this.schedules, this.clock)));
+                    this.messageEvents, this.schedules, this.clock, this.interceptors)));
         }
 
         private TaskRegistry registry() {

@@ -29,7 +29,8 @@ public final class QueueTestSupport implements AutoCloseable {
 
     QueueTestSupport(Engine engine, Collection<WorkerTask> tasks) {
         QueueStores stores = engine.stores();
-        this.drainer = new Drainer(stores.jobs(), tasks, engine.settings().mapper(), engine.settings().telemetry());
+        this.drainer = new Drainer(stores.jobs(), tasks, engine.settings().mapper(), engine.settings().telemetry(),
+                engine.settings().interceptors());
         this.store = new QueueTestStore(stores.dataSource(), stores.config());
         this.scheduler = engine.scheduler();
     }

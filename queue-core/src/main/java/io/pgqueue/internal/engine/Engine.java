@@ -91,7 +91,8 @@ public final class Engine {
             this.shards = Shards.open(main, others, settings.partitions());
         }
         settings.tasks().all().forEach(task -> LimitShare.requireShareable(task, this.shards.all().size()));
-        this.enqueuer = new Enqueuer(this.shards, settings.tasks(), settings.mapper(), settings.telemetry());
+        this.enqueuer = new Enqueuer(this.shards, settings.tasks(), settings.mapper(), settings.telemetry(),
+                settings.interceptors());
         Map<String, StatsStore> statsStores = new LinkedHashMap<>();
         this.shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
         this.stats = new QueueStatsPoller(statsStores, settings.statsInterval());
@@ -203,7 +204,7 @@ public final class Engine {
         List<WorkerTask> tasks = List.copyOf(this.settings.workerTasks().get());
         this.workerTaskNames = tasks.stream().map(WorkerTask::name).toList();
         this.workers = new QueueWorkers(this.shards, workerSettings, tasks, this.settings.mapper(), this.settings.executors(),
-                this.settings.telemetry());
+                this.settings.telemetry(), this.settings.interceptors());
         this.workers.start();
     }
 

@@ -11,6 +11,7 @@ import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
+import io.pgqueue.JobInterceptor;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.balance.BalancerSettings;
@@ -47,7 +48,7 @@ public record EngineSettings(DataSource dataSource, QueueConfig config, Map<Stri
         TaskRegistry tasks, ObjectMapper mapper, QueueTelemetry telemetry, Duration statsInterval,
         WorkerSettings workerSettings, Supplier<? extends Collection<WorkerTask>> workerTasks, WorkerExecutors executors,
         boolean balancerEnabled, BalancerSettings balancerSettings, Duration balancerLoadWindow,
-        MessageQueueEvents messageEvents, List<Schedule> schedules, Clock clock) {
+        MessageQueueEvents messageEvents, List<Schedule> schedules, Clock clock, List<JobInterceptor> interceptors) {
 
     /**
      * Copies the collections.
@@ -56,5 +57,6 @@ public record EngineSettings(DataSource dataSource, QueueConfig config, Map<Stri
         // In the order given: shards are numbered in the order they are first registered.
         shards = Collections.unmodifiableMap(new LinkedHashMap<>(shards));
         schedules = List.copyOf(schedules);
+        interceptors = List.copyOf(interceptors);
     }
 }

@@ -19,6 +19,7 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.InvalidJobException;
+import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.QueueConfig;
@@ -58,19 +59,24 @@ public final class Enqueuer implements AutoCloseable {
 
     private final GraphWriter graphs;
 
+    private final List<JobInterceptor> interceptors;
+
     /**
      * @param shards the installation's shards (unsharded: the one database)
      * @param tasks the declared task types
      * @param mapper the JSON mapper for payloads
      * @param telemetry where to report enqueues (metrics) and their observations (tracing)
+     * @param interceptors what sees each job before it is checked, in order
      * @throws IllegalArgumentException if a task's NOTIFY channel would be longer than PostgreSQL allows
      */
-    public Enqueuer(Shards shards, TaskRegistry tasks, ObjectMapper mapper, QueueTelemetry telemetry) {
+    public Enqueuer(Shards shards, TaskRegistry tasks, ObjectMapper mapper, QueueTelemetry telemetry,
+            List<JobInterceptor> interceptors) {
         JobStore store = shards.main().stores().jobs();
         QueueConfig config = shards.main().stores().config();
         this.tasks = tasks;
         this.events = telemetry.events();
         this.observations = telemetry.observations();
+        this.interceptors = List.copyOf(interceptors);
         PayloadWriter payloads = new PayloadWriter(mapper, config.maxPayloadBytes());
         this.preparer = new JobPreparer(payloads);
         this.router = new JobRouter(store, shards, new Duplicates(tasks, payloads));
@@ -91,15 +97,19 @@ public final class Enqueuer implements AutoCloseable {
      * @return per job, in order, its id and what happened
      * @throws InvalidJobException if any job is invalid; nothing was written
      */
-    public List<EnqueueResult> enqueueAll(List<JobRequest> requests) {
-        if (requests.isEmpty()) {
+    public List<EnqueueResult> enqueueAll(List<JobRequest> asked) {
+        if (asked.isEmpty()) {
             return List.of();
         }
-        List<TaskDefinition> definitions = new ArrayList<>(requests.size());
-        for (JobRequest request : requests) {
+        List<JobRequest> requests = new ArrayList<>(asked.size());
+        for (JobRequest request : asked) {
             if (request == null) {
                 throw new InvalidJobException("A job request of an enqueue must not be null");
             }
+            requests.add(intercepted(request));
+        }
+        List<TaskDefinition> definitions = new ArrayList<>(requests.size());
+        for (JobRequest request : requests) {
             definitions.add(this.tasks.require(request.task()));
             JobPreparer.requireNoWorkflowHeaders(request);
         }
@@ -110,6 +120,20 @@ public final class Enqueuer implements AutoCloseable {
             countOnCommit(definitions, results);
             return results;
         });
+    }
+
+    /** The job as the interceptors pass it on, each seeing what the one before returned. */
+    private JobRequest intercepted(JobRequest request) {
+        JobRequest passed = request;
+        for (JobInterceptor interceptor : this.interceptors) {
+            JobRequest next = interceptor.beforeEnqueue(passed);
+            if (next == null) {
+                throw new InvalidJobException("Interceptor " + interceptor + " returned no job for a '" + passed.task()
+                        + "' job; it returns the job to enqueue (the one it was given, to change nothing)");
+            }
+            passed = next;
+        }
+        return passed;
     }
 
     private List<EnqueueResult> enqueue(List<JobRequest> requests, List<TaskDefinition> definitions,
@@ -148,7 +172,9 @@ public final class Enqueuer implements AutoCloseable {
     }
 
     private EnqueuedWorkflow enqueueWorkflow(WorkflowRequest workflow, Map<String, String> propagated) {
-        List<WorkflowStep> steps = workflow.steps();
+        List<WorkflowStep> steps = workflow.steps().stream()
+            .map(step -> new WorkflowStep(step.name(), intercepted(step.request()), step.after()))
+            .toList();
         List<TaskDefinition> definitions = steps.stream().map(step -> this.tasks.require(step.request().task())).toList();
         steps.forEach(step -> JobPreparer.requireNoWorkflowHeaders(step.request()));
         int partition = workflow.partitionKey() != null

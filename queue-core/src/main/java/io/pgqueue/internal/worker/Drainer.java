@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
+import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobState;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.store.ClaimLimit;
@@ -55,8 +56,10 @@ public final class Drainer implements AutoCloseable {
      * @param tasks the tasks whose jobs it runs
      * @param mapper reads payloads and writes results
      * @param telemetry where the executor reports attempts
+     * @param interceptors what wraps each attempt, outermost first
      */
-    public Drainer(JobStore store, Collection<WorkerTask> tasks, ObjectMapper mapper, QueueTelemetry telemetry) {
+    public Drainer(JobStore store, Collection<WorkerTask> tasks, ObjectMapper mapper, QueueTelemetry telemetry,
+            List<JobInterceptor> interceptors) {
         this.store = Objects.requireNonNull(store, "store");
         tasks.forEach(task -> this.tasks.put(task.name(), task));
         this.mapper = mapper;
@@ -66,7 +69,8 @@ public final class Drainer implements AutoCloseable {
             return thread;
         });
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
-        this.executor = new JobExecutor(tasks, mapper, outcomes, new Recorder(), this.timers, telemetry, OWNER);
+        this.executor = new JobExecutor(tasks, mapper, outcomes, new Recorder(), this.timers, telemetry, OWNER,
+                interceptors);
     }
 
     /** @return the names of the tasks it runs */

@@ -4,14 +4,17 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.AttemptResult;
+import io.pgqueue.JobInterceptor;
 import io.pgqueue.TaskSnoozedException;
 import io.pgqueue.TaskTimeoutException;
 import io.pgqueue.internal.store.ClaimedJob;
@@ -74,8 +77,11 @@ public final class JobExecutor {
 
     private final String nodeId;
 
+    /** What wraps each attempt, outermost first. */
+    private final List<JobInterceptor> interceptors;
+
     JobExecutor(Collection<WorkerTask> tasks, ObjectMapper mapper, AttemptOutcomes outcomes, Recorder recorder,
-            ScheduledExecutorService timers, QueueTelemetry telemetry, String nodeId) {
+            ScheduledExecutorService timers, QueueTelemetry telemetry, String nodeId, List<JobInterceptor> interceptors) {
         this.mapper = mapper;
         tasks.forEach(task -> this.payloadTypes.put(task.name(), mapper.constructType(task.payloadType())));
         this.outcomes = outcomes;
@@ -84,6 +90,7 @@ public final class JobExecutor {
         this.events = telemetry.events();
         this.observations = telemetry.observations();
         this.nodeId = nodeId;
+        this.interceptors = List.copyOf(interceptors);
     }
 
     /**
@@ -153,7 +160,7 @@ public final class JobExecutor {
         }
         Observation observation = QueueObservations.execute(this.observations, job.task(), job.headers()).start();
         try (Observation.Scope scope = observation.openScope()) {
-            job.task.handler().handle(payload, job);
+            run(job, payload, 0);
             observation.lowCardinalityKeyValue(QueueMeterNames.TAG_OUTCOME, "completed");
             return this.outcomes.succeeded(job.job);
         }
@@ -170,6 +177,23 @@ public final class JobExecutor {
         finally {
             observation.stop();
         }
+    }
+
+    /** Runs the interceptors from the given one on, then the handler. */
+    private void run(RunningJob job, Object payload, int interceptor) throws Exception {
+        if (interceptor == this.interceptors.size()) {
+            job.task.handler().handle(payload, job);
+            return;
+        }
+        JobInterceptor current = this.interceptors.get(interceptor);
+        AtomicBoolean proceeded = new AtomicBoolean();
+        current.aroundAttempt(job, payload, () -> {
+            if (!proceeded.compareAndSet(false, true)) {
+                throw new IllegalStateException("Interceptor " + current + " proceeded twice with " + job
+                        + "; an attempt runs its handler once");
+            }
+            run(job, payload, interceptor + 1);
+        });
     }
 
     /** The outcome of a handler that threw: why it ended decides whether the attempt counts. */

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
+import io.pgqueue.JobInterceptor;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.shard.Shards;
@@ -123,7 +124,7 @@ public final class QueueWorkers {
      */
     public QueueWorkers(QueueStores stores, WorkerSettings settings, Collection<WorkerTask> tasks, ObjectMapper mapper,
             WorkerExecutors executors, QueueTelemetry telemetry) {
-        this(Shards.unsharded(stores), settings, tasks, mapper, executors, telemetry);
+        this(Shards.unsharded(stores), settings, tasks, mapper, executors, telemetry, List.of());
     }
 
     /**
@@ -136,9 +137,10 @@ public final class QueueWorkers {
      * @param mapper the JSON mapper for payloads
      * @param executors creates the executor of each pool
      * @param telemetry where to report events (metrics) and execution observations (tracing)
+     * @param interceptors what wraps each attempt, outermost first
      */
     public QueueWorkers(Shards shards, WorkerSettings settings, Collection<WorkerTask> tasks, ObjectMapper mapper,
-            WorkerExecutors executors, QueueTelemetry telemetry) {
+            WorkerExecutors executors, QueueTelemetry telemetry, List<JobInterceptor> interceptors) {
         QueueStores main = shards.main().stores();
         this.settings = settings;
         this.shards = shards;
@@ -149,7 +151,7 @@ public final class QueueWorkers {
         this.held = new HeldJobs(this.events);
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         JobExecutor jobExecutor = new JobExecutor(tasks, mapper, outcomes, new Recorders(), this.timers, telemetry,
-                settings.nodeId());
+                settings.nodeId(), interceptors);
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));
         for (Map.Entry<String, List<WorkerTask>> entry : byPool.entrySet()) {

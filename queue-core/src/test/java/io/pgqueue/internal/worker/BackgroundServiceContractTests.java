@@ -83,7 +83,7 @@ class BackgroundServiceContractTests {
         });
         JobExecutor executor = new JobExecutor(List.of(task), JsonMapper.builder().build(),
                 new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), completer.get(), timers,
-                QueueTelemetry.NONE, "contract");
+                QueueTelemetry.NONE, "contract", List.of());
         return Stream.of(
                 Arguments.of("producer", (Supplier<BackgroundService>) () -> {
                     Map<String, PoolSlots> pools = Map.of("default", new PoolSlots("default", List.of(task),

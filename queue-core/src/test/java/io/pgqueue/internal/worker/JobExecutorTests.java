@@ -10,9 +10,13 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import io.pgqueue.AttemptResult;
+import io.pgqueue.JobInterceptor;
+import io.pgqueue.JobInterceptors;
+import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.TaskSnoozedException;
 import io.pgqueue.TerminalTaskException;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.Lease;
@@ -22,6 +26,7 @@ import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.worker.WorkerTask;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -155,6 +160,114 @@ class JobExecutorTests {
         });
     }
 
+    @Test
+    void interceptorsWrapTheHandlerInTheirOrderAndSeeItsPayload() {
+        List<String> calls = new CopyOnWriteArrayList<>();
+        this.interceptors = List.of(recording("outer", calls), recording("inner", calls));
+        RunningJob job = job(task((push, context) -> calls.add("handler " + push.owner()), Duration.ofSeconds(5)),
+                "{\"owner\":\"ann\"}", "{}");
+
+        assertThat(outcome(job).kind()).isEqualTo(AttemptResult.COMPLETED);
+        assertThat(calls).containsExactly("outer before job 7 ann", "inner before job 7 ann", "handler ann", "inner after",
+                "outer after");
+    }
+
+    @Test
+    void whatAnInterceptorThrowsEndsTheAttemptAsTheHandlersFailureWould() {
+        List<Push> received = new CopyOnWriteArrayList<>();
+        WorkerTask task = task((push, context) -> received.add(push), Duration.ofSeconds(5));
+
+        this.interceptors = List.of(throwing(new IllegalStateException("tenant unknown")));
+        Outcome retried = outcome(job(task, "{}", "{}"));
+        assertThat(retried.kind()).isEqualTo(AttemptResult.RETRY);
+        assertThat(retried.error()).contains("tenant unknown");
+
+        this.finished.clear();
+        this.interceptors = List.of(throwing(new TerminalTaskException("tenant deleted")));
+        assertThat(outcome(job(task, "{}", "{}")).kind()).isEqualTo(AttemptResult.FAILED);
+
+        this.finished.clear();
+        this.interceptors = List.of(throwing(new TaskSnoozedException(Duration.ofMinutes(5))));
+        Outcome snoozed = outcome(job(task, "{}", "{}"));
+        assertThat(snoozed.kind()).isEqualTo(AttemptResult.SNOOZED);
+        assertThat(snoozed.retryDelay()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(received).as("the handler never ran").isEmpty();
+    }
+
+    @Test
+    void anInterceptorThatDoesNotProceedCompletesTheAttemptWithoutTheHandler() {
+        List<Push> received = new CopyOnWriteArrayList<>();
+        this.interceptors = List.of(new JobInterceptor() {
+            @Override
+            public void aroundAttempt(TaskContext context, Object payload, Attempt attempt) {
+                // Skips the handler.
+            }
+        });
+
+        assertThat(outcome(job(task((push, context) -> received.add(push), Duration.ofSeconds(5)), "{}", "{}")).kind())
+            .isEqualTo(AttemptResult.COMPLETED);
+        assertThat(received).isEmpty();
+    }
+
+    @Test
+    void anInterceptorThatProceedsTwiceRunsTheHandlerOnceAndFailsTheAttempt() {
+        List<Push> received = new CopyOnWriteArrayList<>();
+        this.interceptors = List.of(new JobInterceptor() {
+            @Override
+            public void aroundAttempt(TaskContext context, Object payload, Attempt attempt) throws Exception {
+                attempt.proceed();
+                attempt.proceed();
+            }
+        });
+
+        Outcome outcome = outcome(job(task((push, context) -> received.add(push), Duration.ofSeconds(5)), "{}", "{}"));
+
+        assertThat(received).hasSize(1);
+        assertThat(outcome.kind()).isEqualTo(AttemptResult.RETRY);
+        assertThat(outcome.error()).contains("proceeded twice");
+    }
+
+    @Test
+    void theLogContextAndCarriedMdcEntriesAreSetWhileTheHandlerRunsAndPutBackAfter() {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        this.interceptors = List.of(JobInterceptors.logContext(), JobInterceptors.carryMdc(List.of("requestId")));
+        MDC.put(JobInterceptors.MDC_TASK, "the caller's");
+        try {
+            RunningJob job = job(task((push, context) -> seen.add(MDC.get(JobInterceptors.MDC_JOB_ID) + " "
+                    + MDC.get(JobInterceptors.MDC_TASK) + " " + MDC.get(JobInterceptors.MDC_ATTEMPT) + " "
+                    + MDC.get("requestId")), Duration.ofSeconds(5)), "{}", "{\"mdc.requestId\":\"r-42\"}");
+
+            assertThat(outcome(job).kind()).isEqualTo(AttemptResult.COMPLETED);
+            assertThat(seen).containsExactly("7 push 1 r-42");
+            assertThat(MDC.get(JobInterceptors.MDC_TASK)).isEqualTo("the caller's");
+            assertThat(MDC.get(JobInterceptors.MDC_JOB_ID)).isNull();
+            assertThat(MDC.get("requestId")).isNull();
+        }
+        finally {
+            MDC.clear();
+        }
+    }
+
+    private static JobInterceptor recording(String name, List<String> calls) {
+        return new JobInterceptor() {
+            @Override
+            public void aroundAttempt(TaskContext context, Object payload, Attempt attempt) throws Exception {
+                calls.add(name + " before job " + context.jobId() + " " + ((Push) payload).owner());
+                attempt.proceed();
+                calls.add(name + " after");
+            }
+        };
+    }
+
+    private static JobInterceptor throwing(RuntimeException failure) {
+        return new JobInterceptor() {
+            @Override
+            public void aroundAttempt(TaskContext context, Object payload, Attempt attempt) {
+                throw failure;
+            }
+        };
+    }
+
     private Outcome outcome(RunningJob job) {
         long nanos = executor().execute(job);
         assertThat(nanos).isPositive();
@@ -177,9 +290,11 @@ class JobExecutorTests {
 
     private WorkerTask task;
 
+    private List<JobInterceptor> interceptors = List.of();
+
     private JobExecutor executor() {
         return new JobExecutor(List.of(this.task), JsonMapper.builder().build(),
                 new AttemptOutcomes(TaskRegistry.of(List.of(this.task.definition()))), this.recorder, this.timers,
-                QueueTelemetry.NONE, "node-1");
+                QueueTelemetry.NONE, "node-1", this.interceptors);
     }
 }

@@ -148,7 +148,7 @@ class PoolSlotsTests {
         };
         JobExecutor executor = new JobExecutor(List.of(task), JsonMapper.builder().build(),
                 new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), recorder, this.timers,
-                QueueTelemetry.NONE, "node-1");
+                QueueTelemetry.NONE, "node-1", List.of());
         return new PoolSlots("default", List.of(task), settings, this.held, executor, Runnable::run,
                 jobs -> {
                 });
