@@ -3,6 +3,7 @@ package io.pgqueue.autoconfigure;
 import javax.sql.DataSource;
 
 import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.JobInterceptor;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
@@ -109,7 +110,7 @@ public final class QueueAutoConfiguration {
             QueueTelemetry telemetry, ObjectProvider<MessageQueueEvents> messageEvents,
             ObjectProvider<WorkerSettings> workerSettings,
             ObjectProvider<WorkerExecutors> executors, ObjectProvider<PgQueueCustomizer> customizers,
-            ObjectProvider<QueueSchemaInitializer> schema) {
+            ObjectProvider<QueueSchemaInitializer> schema, ObjectProvider<JobInterceptor> interceptors) {
         // A sharded queue reads its schema as it is built: the migrations come first, whichever bean
         // (metrics, say) asks for the queue.
         schema.getIfAvailable();
@@ -121,6 +122,8 @@ public final class QueueAutoConfiguration {
         messageEvents.ifAvailable(builder::messageEvents);
         shards.dataSources().forEach(builder::shard);
         QueueSettingsMapper.configure(builder, properties);
+        // After the built-in ones the properties ask for.
+        builder.interceptors(interceptors.orderedStream().toList());
         workerSettings.ifAvailable(settings -> builder.workers(settings, bindings::workerTasks));
         builder.schedules(bindings.schedules());
         executors.ifAvailable(builder::executors);

@@ -2,6 +2,7 @@ package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
 import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -79,6 +80,8 @@ public class QueueProperties {
     private final Endpoint endpoint = new Endpoint();
 
     private final Balancer balancer = new Balancer();
+
+    private final Interceptors interceptors = new Interceptors();
 
     /**
      * Worker pools by name. Tasks run in the pool named by their annotation or by
@@ -229,6 +232,10 @@ public class QueueProperties {
 
     public Balancer getBalancer() {
         return this.balancer;
+    }
+
+    public Interceptors getInterceptors() {
+        return this.interceptors;
     }
 
     public Integer getPartitions() {
@@ -702,6 +709,41 @@ public class QueueProperties {
 
         public void setAllowUnauthenticatedJobData(boolean allowUnauthenticatedJobData) {
             this.allowUnauthenticatedJobData = allowUnauthenticatedJobData;
+        }
+    }
+
+    /**
+     * The built-in interceptors of every enqueue and every attempt. They come first, in this order;
+     * JobInterceptor beans follow in their @Order.
+     */
+    public static class Interceptors {
+
+        /**
+         * Whether the job id, the task and the attempt number are in the SLF4J MDC while an attempt
+         * runs, under pgqueue.jobId, pgqueue.task and pgqueue.attempt.
+         */
+        private boolean logContext = true;
+
+        /**
+         * MDC keys whose values are carried from the thread that enqueues a job to the threads that
+         * run its attempts, in the job's headers mdc.<key>, e.g. requestId, tenantId.
+         */
+        private List<String> carriedMdcKeys = new ArrayList<>();
+
+        public boolean isLogContext() {
+            return this.logContext;
+        }
+
+        public void setLogContext(boolean logContext) {
+            this.logContext = logContext;
+        }
+
+        public List<String> getCarriedMdcKeys() {
+            return this.carriedMdcKeys;
+        }
+
+        public void setCarriedMdcKeys(List<String> carriedMdcKeys) {
+            this.carriedMdcKeys = carriedMdcKeys;
         }
     }
 

@@ -1,6 +1,7 @@
 package io.pgqueue.autoconfigure;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,6 +12,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import io.pgqueue.InvalidSettingException;
+import io.pgqueue.JobInterceptor;
+import io.pgqueue.JobInterceptors;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.Retention;
@@ -100,6 +103,22 @@ final class QueueSettingsMapper {
                 balancer.getOverloadLag(), balancer.getOverloadWindow(), balancer.getGiniUpper(), balancer.getGiniLower(),
                 balancer.getFrictionMoves(), balancer.getFrictionWindow(), affinity(balancer.getAffinity())));
         mapped(() -> builder.balancer(balancer.isEnabled(), settings, balancer.getLoadWindow()));
+        builder.interceptors(interceptors(properties.getInterceptors()));
+    }
+
+    /** The built-in interceptors the properties ask for, in the order the properties list them. */
+    static List<JobInterceptor> interceptors(QueueProperties.Interceptors properties) {
+        List<JobInterceptor> interceptors = new ArrayList<>();
+        if (properties.isLogContext()) {
+            interceptors.add(JobInterceptors.logContext());
+        }
+        List<String> keys = properties.getCarriedMdcKeys();
+        if (!keys.isEmpty()) {
+            require(keys.stream().allMatch(key -> key != null && !key.isBlank()), PREFIX + "interceptors.carried-mdc-keys",
+                    keys, "an MDC key must not be blank");
+            interceptors.add(JobInterceptors.carryMdc(keys));
+        }
+        return interceptors;
     }
 
     /** Partitions (a number or a range {@code from-to}) mapped to the shards they may live on. */

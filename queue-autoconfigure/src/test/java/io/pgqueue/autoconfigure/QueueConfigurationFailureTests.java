@@ -149,6 +149,14 @@ public class QueueConfigurationFailureTests {
     }
 
     @Test
+    void aBlankMdcKeyToCarry() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.interceptors.carried-mdc-keys[0]=requestId",
+                "pgqueue.interceptors.carried-mdc-keys[1]= "),
+                "for 'pgqueue.interceptors.carried-mdc-keys': an MDC key must not be blank",
+                "Update 'pgqueue.interceptors.carried-mdc-keys'");
+    }
+
+    @Test
     void nonPositiveBatchSize() {
         assertFailure(this.runner.withPropertyValues("pgqueue.batch.claim=0"),
                 "Invalid value '0' for 'pgqueue.batch.claim': must be positive", "Update 'pgqueue.batch.claim'");
