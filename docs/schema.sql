@@ -83,6 +83,7 @@ CREATE TABLE pgqueue.job (
     partition integer NOT NULL DEFAULT 0,
     limited boolean NOT NULL DEFAULT false,
     tracked boolean NOT NULL DEFAULT false,
+    history jsonb,
     CONSTRAINT job_pkey PRIMARY KEY (id),
     CONSTRAINT job_attempts CHECK (((attempt >= 0) AND (max_attempts >= 1) AND (attempt <= max_attempts))),
     CONSTRAINT job_claimed_started CHECK (((state = 'READY'::text) OR (started_at IS NOT NULL))),
@@ -140,6 +141,7 @@ CREATE TABLE pgqueue.job_finished (
     progress text,
     lease_epoch integer NOT NULL DEFAULT 0,
     partition integer NOT NULL DEFAULT 0,
+    history jsonb,
     CONSTRAINT job_finished_pkey PRIMARY KEY (id),
     CONSTRAINT job_finished_ran CHECK (((state = 'CANCELLED'::text) OR (started_at IS NOT NULL))),
     CONSTRAINT job_finished_state CHECK ((state = ANY (ARRAY['COMPLETED'::text, 'FAILED'::text, 'CANCELLED'::text])))

@@ -894,10 +894,36 @@
           field('Cancel requested', 'cancelRequested', yesNo(job.cancelRequested)),
           field('Delay tolerance deadline', 'delayToleranceDeadline', time(job.delayToleranceDeadline, true)))),
       job.lastError ? block('Last error', 'lastError', job.lastError, 'code-error') : null,
+      job.attempts && job.attempts.length ? renderAttempts(job.attempts) : null,
       job.result != null ? block('Result', 'result', prettyJson(job.result)) : null,
       block('Payload', 'payload', prettyJson(job.payload)),
       job.headers != null ? block('Headers', 'headers', prettyJson(job.headers)) : null,
       job.progress != null ? block('Progress', 'progress', prettyJson(job.progress)) : null);
+  }
+
+  /** A job's attempt history, when its task keeps one: newest first, each with its error and log. */
+  function renderAttempts(attempts) {
+    const rows = attempts.map((a, i) => {
+      const lines = (a.log || []).map((line) => `${formatTime(line.at)} ${line.level} ${line.message}`);
+      if (a.droppedLogLines) lines.push(`… ${num(a.droppedLogLines)} more lines not kept`);
+      const millis = a.startedAt && a.endedAt ? Date.parse(a.endedAt) - Date.parse(a.startedAt) : null;
+      return h('tr', { 'data-attempt': String(i + 1), 'data-key': `attempt:${i}` },
+        h('td', { class: 'num' }, num(a.attempt)),
+        h('td', null, badge(a.outcome)),
+        h('td', null, a.node || '—'),
+        h('td', null, time(a.startedAt)),
+        h('td', { class: 'num' }, millis == null ? '—' : `${num(millis)} ms`),
+        h('td', null, a.error ? h('pre', { class: 'code code-error', title: a.error }, firstLine(a.error)) : '—'),
+        h('td', null, lines.length ? h('pre', { class: 'code', 'data-field': 'log' }, lines.join('\n')) : '—'));
+    }).reverse();
+    return h('section', { class: 'card', 'data-key': 'block:attempts' },
+      h('h2', null, 'Attempts'),
+      h('div', { class: 'table-wrap' },
+        h('table', { class: 'grid', 'data-test': 'attempt-table' },
+          h('thead', null, h('tr', null,
+            h('th', { class: 'num' }, 'Attempt'), h('th', null, 'Outcome'), h('th', null, 'Node'), h('th', null, 'Started'),
+            h('th', { class: 'num' }, 'Took'), h('th', null, 'Error'), h('th', null, 'Log'))),
+          h('tbody', null, rows))));
   }
 
   // ---------------------------------------------------------------- wiring

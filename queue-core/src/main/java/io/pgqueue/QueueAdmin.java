@@ -154,6 +154,21 @@ public final class QueueAdmin {
     }
 
     /**
+     * Reads a job's attempts on any shard, when its task keeps them (see {@link JobAttempt}).
+     * @param jobId the job
+     * @return its attempts, oldest first (none when its task keeps none), or empty when no job has the id
+     */
+    public Optional<List<JobAttempt>> attempts(long jobId) {
+        for (JobStore store : jobStores()) {
+            Optional<List<JobAttempt>> found = store.attempts(jobId);
+            if (found.isPresent()) {
+                return found;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
      * Lists one page of jobs of every shard, in keyset order (see {@link JobQuery}): as fast on
      * the thousandth page as on the first.
      * @param query the group, the filters and where the previous page stopped

@@ -200,6 +200,18 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /**
+     * Reads a job's attempts, oldest first, when its task keeps them ({@code @QueueTask(history = true)}):
+     * when each ran, where, how it ended, its error and the lines its handler logged. The newest
+     * {@value QueueDefaults#MAX_HISTORY_ATTEMPTS} are kept, as long as the job is.
+     * @param jobId the job id
+     * @return the attempts (none for a job of a task that keeps none, or that has not run), or empty
+     * when there is no such job
+     */
+    public Optional<List<JobAttempt>> attempts(long jobId) {
+        return this.enqueuer.attempts(jobId);
+    }
+
+    /**
      * Waits until a job has finished and returns the result its handler recorded
      * ({@link TaskContext#recordResult}), read as the given type. Any node may run the job: its end
      * wakes the caller through a PostgreSQL notification, and the caller also reads the job every

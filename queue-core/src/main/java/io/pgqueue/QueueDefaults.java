@@ -143,6 +143,15 @@ public final class QueueDefaults {
     /** Maximum size of a job's recorded result in bytes of JSON ({@link TaskContext#recordResult(Object)}). */
     public static final int MAX_RESULT_BYTES = 16_384;
 
+    /** Attempts a job's history keeps ({@link JobAttempt}); older ones make room for newer ones. */
+    public static final int MAX_HISTORY_ATTEMPTS = 25;
+
+    /** Lines an attempt's log keeps ({@link TaskContext#log(String)}); further lines are counted, not kept. */
+    public static final int MAX_LOG_LINES = 100;
+
+    /** Characters of one line of an attempt's log; a longer line is cut. */
+    public static final int MAX_LOG_LINE_LENGTH = 1_000;
+
     /** The header that holds the id of a job's workflow. */
     public static final String WORKFLOW_HEADER = "pgqueue.workflow";
 

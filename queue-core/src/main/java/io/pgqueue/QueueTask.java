@@ -151,6 +151,14 @@ public @interface QueueTask {
     TaskGroups.OnFailure sequenceOnFailure() default TaskGroups.OnFailure.SKIP;
 
     /**
+     * Whether each attempt of the task's jobs is kept with the job, with the lines its handler logs
+     * through {@link TaskContext#log} or {@link TaskContext#logger()}: see {@link JobAttempt} and
+     * {@link QueueClient#attempts}. Costs one more write per attempt.
+     * @return whether to keep the attempts
+     */
+    boolean history() default false;
+
+    /**
      * A cron expression that enqueues a job of this task at every slot (six fields: second minute
      * hour day-of-month month day-of-week, e.g. {@code "0 0 3 * * *"}, or a macro such as
      * {@code "@daily"}); empty for none. Each slot fires once across all nodes; the job's payload is

@@ -4,6 +4,9 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * What a handler knows about the job it executes, and how it talks back to the queue.
  */
@@ -60,6 +63,28 @@ public interface TaskContext {
      * @param progress a short description, e.g. "1200 of 5000 files copied"
      */
     void progress(String progress);
+
+    /**
+     * Adds a line at INFO to this attempt's log, which the job's history keeps with the attempt when
+     * the task keeps one ({@code @QueueTask(history = true)}; see {@link JobAttempt}): at most
+     * {@value QueueDefaults#MAX_LOG_LINES} lines of {@value QueueDefaults#MAX_LOG_LINE_LENGTH}
+     * characters per attempt, further lines counted. The line is not written to the application's
+     * log; {@link #logger()} writes to both. Without a history, and by default, it does nothing.
+     * @param message the line
+     */
+    default void log(String message) {
+    }
+
+    /**
+     * Returns a logger named after the handler's class that writes to the application's log as any
+     * SLF4J logger does and, when the task keeps a history, adds each line it writes (at the levels the
+     * logger has enabled) to this attempt's log, as {@link #log(String)} does. Use it on the handler's
+     * thread or threads of its own while the attempt runs.
+     * @return the logger; by default the handler's logger alone
+     */
+    default Logger logger() {
+        return LoggerFactory.getLogger("io.pgqueue.task." + task());
+    }
 
     /**
      * Returns the id of the job's workflow (or batch).

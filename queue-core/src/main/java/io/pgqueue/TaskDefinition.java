@@ -26,11 +26,13 @@ import io.pgqueue.retry.RetryPolicy;
  * @param rateLimit the most jobs of the task starting per period across all nodes, or {@code null} for no such limit
  * @param groups how claims treat the groups of the task's jobs (fair rounds, limits per group,
  * sequences), or {@code null}: the task's claims ignore groups
+ * @param history whether each attempt of the task's jobs is kept with the job (start, end, node,
+ * outcome, error, the lines its handler logged through {@link TaskContext#log}), see {@link JobAttempt}
  */
 public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPolicy, int priority,
         Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions,
         Function<Object, String> dedupKey, Class<?> handlerType, int globalConcurrency, RateLimit rateLimit,
-        TaskGroups groups) {
+        TaskGroups groups, boolean history) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
 
@@ -149,6 +151,8 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         private RateLimit rateLimit;
 
         private TaskGroups groups;
+
+        private boolean history;
 
         private Builder(String name) {
             this.name = name;
@@ -279,13 +283,24 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
 
         /**
+         * Keeps each attempt of the task's jobs with the job, as {@link JobAttempt}s: one more write
+         * per attempt, in the transaction of its outcome. Off by default.
+         * @param history whether to keep the attempts
+         * @return this builder
+         */
+        public Builder history(boolean history) {
+            this.history = history;
+            return this;
+        }
+
+        /**
          * Builds the definition.
          * @return the definition
          */
         public TaskDefinition build() {
             return new TaskDefinition(this.name, this.maxAttempts, this.retryPolicy, this.priority,
                     this.delayTolerance, this.dedupPolicy, this.terminalExceptions, this.dedupKey, this.handlerType,
-                    this.globalConcurrency, this.rateLimit, this.groups);
+                    this.globalConcurrency, this.rateLimit, this.groups, this.history);
         }
     }
 }

@@ -4,11 +4,13 @@ import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
 
 import io.pgqueue.InvalidSettingException;
+import io.pgqueue.JobAttempt;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.NodeInfo;
 import io.pgqueue.QueueAdmin;
@@ -339,6 +341,26 @@ public class QueueEndpoint {
         body.put("payload", jobData(job.payload()));
         body.put("lastError", jobData(job.lastError()));
         body.put("result", jobData(job.result()));
+        List<JobAttempt> attempts = this.admin.attempts(job.id()).orElse(List.of());
+        if (!attempts.isEmpty()) {
+            body.put("attempts", attempts.stream().map(this::attempt).toList());
+        }
+        return body;
+    }
+
+    /** One attempt of a job's history; its error and log lines are job data. */
+    private Map<String, Object> attempt(JobAttempt attempt) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("attempt", attempt.attempt());
+        body.put("outcome", attempt.outcome());
+        body.put("node", attempt.node());
+        body.put("startedAt", attempt.startedAt());
+        body.put("endedAt", attempt.endedAt());
+        body.put("durationMs", attempt.duration().toMillis());
+        body.put("error", jobData(attempt.error()));
+        body.put("log", this.showJobData ? attempt.log().stream().map(line -> Map.of("at", line.at(), "level", line.level(),
+                "message", line.message())).toList() : HIDDEN);
+        body.put("droppedLogLines", attempt.droppedLogLines());
         return body;
     }
 

@@ -1010,6 +1010,12 @@ public class QueueProperties {
         private TaskGroups.OnFailure sequenceOnFailure;
 
         /**
+         * Whether each attempt of the task's jobs is kept with the job (start, end, node, outcome,
+         * error, the lines its handler logs through TaskContext), at one more write per attempt.
+         */
+        private Boolean history;
+
+        /**
          * Cron expression that enqueues a job of the task at every slot (six fields, e.g. 0 0 3 * * *,
          * or a macro such as @daily); each slot fires once across all nodes.
          */
@@ -1071,6 +1077,14 @@ public class QueueProperties {
 
         public void setGroupConcurrency(Integer groupConcurrency) {
             this.groupConcurrency = groupConcurrency;
+        }
+
+        public Boolean getHistory() {
+            return this.history;
+        }
+
+        public void setHistory(Boolean history) {
+            this.history = history;
         }
 
         public TaskGroups.OnFailure getSequenceOnFailure() {

@@ -216,6 +216,7 @@ public final class QueueTaskBindings {
                 .dedupKey(key)
                 .terminalExceptions(annotation.terminal())
                 .handlerType(type)
+                .history(overrides.getHistory() != null ? overrides.getHistory() : annotation.history())
                 .build();
             return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName),
                     payload.getType(), concurrency, timeout, pool), schedule(annotation.name(), cron, zone, catchUp));
@@ -324,6 +325,8 @@ public final class QueueTaskBindings {
             .retryPolicy(QueueDefaults.RETRY_POLICY)
             .dedupPolicy(dedup)
             .dedupKey(key)
+            // Known here for the rescues this node makes of the task's jobs.
+            .history(Boolean.TRUE.equals(task.getHistory()))
             .build(), null));
     }
 

@@ -179,7 +179,7 @@ class QueueAutoConfigurationTests {
                     "pgqueue.tasks.send-push.dedup-key=user", "pgqueue.tasks.send-push.global-concurrency=4",
                     "pgqueue.tasks.send-push.rate=50/s", "pgqueue.tasks.send-push.rate-burst=5",
                     "pgqueue.tasks.send-push.groups=sequence", "pgqueue.tasks.send-push.group-key=user",
-                    "pgqueue.tasks.send-push.sequence-on-failure=block")
+                    "pgqueue.tasks.send-push.sequence-on-failure=block", "pgqueue.tasks.send-push.history=true")
             .run(context -> {
                 QueueTaskBindings.Binding push = context.getBean(QueueTaskBindings.class).all().get("send-push");
                 assertThat(push.task().concurrency()).isEqualTo(9);
@@ -196,6 +196,7 @@ class QueueAutoConfigurationTests {
                 assertThat(push.definition().groups().mode()).isEqualTo(TaskGroups.Mode.SEQUENCE);
                 assertThat(push.definition().groups().onFailure()).isEqualTo(TaskGroups.OnFailure.BLOCK);
                 assertThat(push.definition().groups().key().apply(new TestHandlers.Push("u-1", "f"))).isEqualTo("u-1");
+                assertThat(push.definition().history()).isTrue();
             });
     }
 

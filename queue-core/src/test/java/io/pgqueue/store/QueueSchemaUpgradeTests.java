@@ -58,7 +58,8 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.message_group, table upgraded.message_dedup, table upgraded.task_rate, "
                     + "table upgraded.task_group_cursor, table upgraded.schedule, table upgraded.workflow, "
                     + "table upgraded.job_waiting, table upgraded.job_dependency, table upgraded.job_result, "
-                    + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter)");
+                    + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter, "
+                    + "column upgraded.job.history, column upgraded.job_finished.history)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -67,7 +68,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V22 and the repeatable migrations").isEqualTo(18);
+        assertThat(result.migrationsExecuted).as("V10 to V23 and the repeatable migrations").isEqualTo(19);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -208,8 +209,8 @@ class QueueSchemaUpgradeTests {
 
     /** Every row of the job tables as stored, but for the partition that version 10 adds. */
     private static List<String> rows(String schema) {
-        return jdbc().queryForList("SELECT CAST(to_jsonb(j) - 'partition' - 'limited' - 'tracked' AS text) FROM " + schema + ".job AS j UNION ALL "
-                + "SELECT CAST(to_jsonb(f) - 'partition' AS text) FROM " + schema + ".job_finished AS f ORDER BY 1",
+        return jdbc().queryForList("SELECT CAST(to_jsonb(j) - 'partition' - 'limited' - 'tracked' - 'history' AS text) FROM " + schema + ".job AS j UNION ALL "
+                + "SELECT CAST(to_jsonb(f) - 'partition' - 'history' AS text) FROM " + schema + ".job_finished AS f ORDER BY 1",
                 String.class);
     }
 

@@ -126,6 +126,10 @@ class ConsoleBrowserTests {
         assertThat(detail.findElement(By.cssSelector("pre[data-field='lastError']")).getText())
             .contains("java.lang.IllegalStateException: image service timed out").contains("at io.pgqueue.sample");
         assertThat(detail.findElement(By.cssSelector("pre[data-field='payload']")).getText()).contains("\"fileId\"");
+        // The thumbnail task keeps a history: its one attempt, with the line its handler logged.
+        WebElement attempt = detail.findElement(By.cssSelector("[data-test='attempt-table'] tr[data-attempt='1']"));
+        assertThat(attempt.getText()).contains("FAILED").contains("image service timed out");
+        assertThat(attempt.findElement(By.cssSelector("pre[data-field='log']")).getText()).contains("INFO Rendering ");
         screenshot("job-failed");
 
         detail.findElement(By.cssSelector("button[data-action='rerun']")).click();
@@ -136,6 +140,8 @@ class ConsoleBrowserTests {
 
         wait(Duration.ofSeconds(30)).until(driver -> driver.findElement(
                 By.cssSelector("[data-test='job-detail'] [data-field='state']")).getText().equals("COMPLETED"));
+        wait(Duration.ofSeconds(5)).until(driver -> driver.findElements(
+                By.cssSelector("[data-test='attempt-table'] tbody tr")).size() == 2);
         assertThat(browser.findElement(By.cssSelector("[data-test='message']")).getText())
             .contains("Job " + id + " is queued again");
         screenshot("job-completed");

@@ -123,6 +123,22 @@ class SampleApplicationTests {
     }
 
     @Test
+    void theRequestIdOfAnUploadTravelsWithItsJobs() {
+        Map<String, Object> created = this.http.post().uri("/files").contentType(MediaType.APPLICATION_JSON)
+            .header("X-Request-Id", "req-upload-1")
+            .body(Map.of("owner", "rita", "folder", "inbox", "name", "r.txt", "sizeBytes", 1)).exchange()
+            .expectStatus().isCreated().expectHeader().valueEquals("X-Request-Id", "req-upload-1")
+            .expectBody(JSON).returnResult().getResponseBody();
+        long push = jobOf(map(created.get("jobs")), "push");
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(push)));
+        assertThat(this.jdbc.queryForObject("SELECT headers->>'mdc.requestId' FROM pgqueue.job_finished WHERE id = ?",
+                String.class, push)).isEqualTo("req-upload-1");
+        this.http.get().uri("/jobs/" + push).header("X-Request-Id", "bad id with spaces").exchange()
+            .expectHeader().value("X-Request-Id", id -> assertThat(id).isNotEqualTo("bad id with spaces").hasSize(36));
+    }
+
+    @Test
     void anUploadNotifiesRendersAThumbnailAfterRetriesAndSyncs() {
         Map<String, Object> created = post("/files", Map.of("owner", "ann", "folder", "inbox", "name", "cat.jpg",
                 "sizeBytes", 2048));
@@ -133,6 +149,13 @@ class SampleApplicationTests {
         await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(jobOf(jobs, "push"))));
         await().atMost(Duration.ofSeconds(30)).until(() -> "COMPLETED".equals(workflowState(workflow)));
         assertThat(job(thumbnail).get("attempt")).isEqualTo(3);
+        Map<String, Object> shownThumbnail = get("/actuator/queues/generate-thumbnail/" + thumbnail);
+        assertThat((List<?>) shownThumbnail.get("attempts")).extracting(each -> map(each).get("outcome"))
+            .containsExactly("RETRY", "RETRY", "COMPLETED");
+        assertThat(map(((List<?>) shownThumbnail.get("attempts")).get(0)).get("log").toString())
+            .contains("Rendering cat.jpg (file ");
+        this.http.get().uri("/pgqueue/api/jobs/" + thumbnail).exchange().expectStatus().isOk().expectBody(JSON)
+            .value(body -> assertThat((List<?>) body.get("attempts")).hasSize(3));
         long fileId = ((Number) created.get("fileId")).longValue();
         assertThat(this.jdbc.queryForObject("SELECT thumbnail FROM file WHERE id = ?", String.class, fileId))
             .isEqualTo("thumb-cat.jpg.webp");

@@ -122,7 +122,7 @@ final class ConsoleApi {
         return json(body);
     }
 
-    /** {@code GET api/jobs/{id}}: one job with its payload, headers, last error, progress and result. */
+    /** {@code GET api/jobs/{id}}: one job with its payload, headers, last error, progress, result and attempts. */
     ServerResponse job(ServerRequest request) {
         long id = jobId(request);
         Optional<JobSnapshot> found = this.admin.job(id);
@@ -152,6 +152,7 @@ final class ConsoleApi {
         body.put("finishedAt", job.finishedAt());
         body.put("progress", job.progress());
         body.put("result", job.result());
+        body.put("attempts", this.admin.attempts(id).orElse(List.of()));
         body.put("partition", job.partition());
         body.put("workflow", workflowOf(job.headers()));
         return json(body);

@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.UUID;
 
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.internal.balance.BalancerService;
 import io.pgqueue.internal.enqueue.Enqueuer;
 import io.pgqueue.internal.message.MessageEngine;
@@ -106,7 +107,8 @@ public final class Engine {
         this.scheduler = new Scheduler(main.schedules(), this.enqueuer, settings.tasks(), settings.mapper(), settings.clock(),
                 workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
         this.rescuer = new Rescuer(main.jobs(), workerSettings != null ? workerSettings.batchSizes().maintenance()
-                : QueueDefaults.MAINTENANCE_BATCH_SIZE, settings.telemetry().events());
+                : QueueDefaults.MAINTENANCE_BATCH_SIZE, settings.telemetry().events(),
+                settings.tasks().all().stream().filter(TaskDefinition::history).map(TaskDefinition::name).toList());
         this.awaiter = new JobAwaiter(() -> this.shards.all().stream().map(Shards.Shard::stores).toList(),
                 this.enqueuer::storesOf, workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
         this.services = List.of(

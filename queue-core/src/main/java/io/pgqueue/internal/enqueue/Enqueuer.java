@@ -19,6 +19,7 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.InvalidJobException;
+import io.pgqueue.JobAttempt;
 import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobSnapshot;
@@ -282,6 +283,21 @@ public final class Enqueuer implements AutoCloseable {
     public Optional<JobSnapshot> find(long jobId) {
         for (JobStore candidate : this.router.storesOf(jobId)) {
             Optional<JobSnapshot> found = candidate.find(jobId);
+            if (found.isPresent()) {
+                return found;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Reads a job's attempt history on whichever shard holds the job.
+     * @param jobId the job id
+     * @return its attempts, oldest first, or empty when there is no such job
+     */
+    public Optional<List<JobAttempt>> attempts(long jobId) {
+        for (JobStore candidate : this.router.storesOf(jobId)) {
+            Optional<List<JobAttempt>> found = candidate.attempts(jobId);
             if (found.isPresent()) {
                 return found;
             }

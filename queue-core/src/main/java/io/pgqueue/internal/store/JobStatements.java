@@ -289,12 +289,41 @@ public final class JobStatements {
      * worker is writing right now; job_lease_idx serves it.
      */
     static final String LOCK_EXPIRED_LEASES = """
-            SELECT id, task, lease_epoch, attempt, max_attempts, lease_owner
+            SELECT id, task, lease_epoch, attempt, max_attempts, lease_owner, started_at, now() AS now,
+                   history IS NOT NULL OR task = ANY(CAST(:historyTasks AS text[])) AS keeps_history
             FROM ${schema}.job
             WHERE state IN ('STARTING', 'RUNNING') AND expected_status_change_time < now()
             ORDER BY expected_status_change_time
             LIMIT :limit
             FOR UPDATE SKIP LOCKED
+            """;
+
+    /**
+     * Adds each attempt to its job's history, under the attempt's lease, keeping the newest
+     * :keep attempts. Written in the transaction of the outcomes, before them: the row lock it takes
+     * keeps the lease for them, and the outcome that archives or moves the row carries the history
+     * along. Reaches its rows as the fenced writes do (R__fenced_writes.sql): one primary-key scan
+     * with the ids, strictly ascending, and each row's epoch and entry found by position.
+     */
+    static final String APPEND_HISTORY = """
+            UPDATE ${schema}.job AS job
+            SET history = (
+                SELECT jsonb_agg(kept.value ORDER BY kept.n)
+                FROM (SELECT e.value, e.n
+                      FROM jsonb_array_elements(coalesce(job.history, '[]'::jsonb) || jsonb_build_array(CAST(
+                               (CAST(:entries AS text[]))[${schema}.lease_position(job.id, CAST(:ids AS bigint[]))]
+                               AS jsonb))) WITH ORDINALITY AS e(value, n)
+                      ORDER BY e.n DESC
+                      LIMIT :keep) AS kept)
+            WHERE job.id = ANY(CAST(:ids AS bigint[])) AND job.state <> 'READY'
+              AND job.lease_epoch = (CAST(:epochs AS integer[]))[${schema}.lease_position(job.id, CAST(:ids AS bigint[]))]
+            """;
+
+    /** A job's attempt history, active or finished. */
+    static final String HISTORY = """
+            SELECT CAST(history AS text) AS history FROM ${schema}.job WHERE id = :id
+            UNION ALL
+            SELECT CAST(history AS text) FROM ${schema}.job_finished WHERE id = :id
             """;
 
     /**
@@ -374,10 +403,10 @@ public final class JobStatements {
                 )
                 INSERT INTO ${schema}.job (id, task, state, priority, payload, headers, schedule_time,
                         delay_tolerance_deadline, attempt, max_attempts, lease_epoch, dedup_key, last_error, created_at,
-                        partition)
+                        partition, history)
                 SELECT id, task, 'READY', priority, payload, headers, now(),
                        now() + (delay_tolerance_deadline - schedule_time), 0, max_attempts, lease_epoch, dedup_key,
-                       last_error, created_at, partition
+                       last_error, created_at, partition, history
                 FROM revived
                 RETURNING id, task
                 """.formatted(held, inHeld);

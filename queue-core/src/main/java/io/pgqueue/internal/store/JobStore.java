@@ -22,13 +22,16 @@ import java.util.stream.IntStream;
 
 import javax.sql.DataSource;
 
+import io.pgqueue.AttemptResult;
 import io.pgqueue.CancelResult;
+import io.pgqueue.JobAttempt;
 import io.pgqueue.JobFailure;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskGroups;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowCallbackHandler;
@@ -88,6 +91,10 @@ public final class JobStore {
     private final String recordOutcomes;
     private final String completeJobs;
     private final String lockExpiredLeases;
+
+    private final String appendHistory;
+
+    private final String history;
     private final String cancel;
     private final String deleteFinishedBefore;
     private final String find;
@@ -137,6 +144,8 @@ public final class JobStore {
         this.recordOutcomes = sql(JobStatements.RECORD_OUTCOMES);
         this.completeJobs = sql(JobStatements.COMPLETE_JOBS);
         this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
+        this.appendHistory = sql(JobStatements.APPEND_HISTORY);
+        this.history = sql(JobStatements.HISTORY);
         this.cancel = sql(JobStatements.CANCEL);
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
         this.find = sql(JobStatements.FIND);
@@ -528,8 +537,12 @@ public final class JobStore {
                 .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()));
         }
         List<Outcome> withResults = outcomes.stream().filter(outcome -> outcome.result() != null).toList();
+        List<Outcome> withHistory = outcomes.stream().filter(outcome -> outcome.history() != null).toList();
         String chosen = statement;
         Supplier<FencedResult> write = () -> {
+            if (!withHistory.isEmpty()) {
+                appendHistory(withHistory);
+            }
             if (!withResults.isEmpty()) {
                 // Before the outcomes: the rows they fence by are gone once the jobs completed.
                 workflows().recordResults(withResults.stream().map(Outcome::lease).toList(),
@@ -543,8 +556,27 @@ public final class JobStore {
             });
             return new FencedResult(applied, tasks, lost(leases, applied), List.of());
         };
-        // Results and outcomes commit together (asynchronously, as the outcome functions set it).
-        return withResults.isEmpty() ? write.get() : inTransaction(write);
+        // Results, history and outcomes commit together (asynchronously, as the outcome functions set it).
+        return withResults.isEmpty() && withHistory.isEmpty() ? write.get() : inTransaction(write);
+    }
+
+    /** Adds the attempts of outcomes, in job id order, to their jobs' histories under their leases. */
+    private void appendHistory(List<Outcome> outcomes) {
+        List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
+        this.jdbc.update(this.appendHistory, leaseParams(leases)
+            .addValue("entries", SqlArrays.texts(outcomes.stream().map(Outcome::history).toList()))
+            .addValue("keep", QueueDefaults.MAX_HISTORY_ATTEMPTS));
+    }
+
+    /**
+     * Reads a job's attempt history.
+     * @param id the job id
+     * @return its attempts, oldest first (none for a job of a task that keeps none), or empty when no
+     * such job is here
+     */
+    public Optional<List<JobAttempt>> attempts(long id) {
+        List<String> rows = this.jdbc.queryForList(this.history, new MapSqlParameterSource("id", id), String.class);
+        return rows.isEmpty() ? Optional.empty() : Optional.of(AttemptHistory.read(rows.get(0)));
     }
 
     /**
@@ -555,13 +587,36 @@ public final class JobStore {
      * @return the state each rescued job moved to
      */
     public FencedResult rescueExpiredLeases(int limit) {
+        return rescueExpiredLeases(limit, List.of());
+    }
+
+    /**
+     * Takes back claimed jobs whose lease deadline passed, as {@link #rescueExpiredLeases(int)}, and
+     * adds the attempts they cut short to the histories of jobs that keep one: the jobs of the given
+     * tasks, and jobs with a history already (of tasks this node does not know).
+     * @param limit the maximum number of jobs to handle
+     * @param historyTasks the tasks that keep their jobs' attempts
+     * @return the state each rescued job moved to
+     */
+    public FencedResult rescueExpiredLeases(int limit, Collection<String> historyTasks) {
+        MapSqlParameterSource params = new MapSqlParameterSource("limit", limit)
+            .addValue("historyTasks", SqlArrays.texts(List.copyOf(historyTasks)));
         return inTransaction(() -> {
-            List<Outcome> outcomes = this.jdbc.query(this.lockExpiredLeases, new MapSqlParameterSource("limit", limit),
+            List<Outcome> outcomes = this.jdbc.query(this.lockExpiredLeases, params,
                     (rs, row) -> {
                         Lease lease = new Lease(rs.getLong("id"), rs.getInt("lease_epoch"));
-                        String error = "Lease of " + rs.getString("lease_owner") + " expired";
-                        return rs.getInt("attempt") < rs.getInt("max_attempts")
+                        String owner = rs.getString("lease_owner");
+                        String error = "Lease of " + owner + " expired";
+                        Outcome outcome = rs.getInt("attempt") < rs.getInt("max_attempts")
                                 ? Outcome.rescued(lease, error) : Outcome.failed(lease, error);
+                        if (!rs.getBoolean("keeps_history")) {
+                            return outcome;
+                        }
+                        Instant now = rs.getObject("now", OffsetDateTime.class).toInstant();
+                        OffsetDateTime started = rs.getObject("started_at", OffsetDateTime.class);
+                        return outcome.withHistory(AttemptHistory.entry(new JobAttempt(rs.getInt("attempt"),
+                                AttemptResult.RESCUED, owner, started == null ? null : started.toInstant(), now, error,
+                                List.of(), 0)));
                     });
             return record(outcomes);
         });

@@ -16,9 +16,11 @@ import io.pgqueue.AttemptResult;
  * @param progress the progress the handler reported last, stored with the outcome, or {@code null}
  * @param result the result the handler recorded last, as JSON, written with a completion (an attempt
  * that did not complete has no result anyone reads), or {@code null}
+ * @param history the attempt as its job's history keeps it ({@link AttemptHistory#entry}), or
+ * {@code null} when the task keeps none
  */
 public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, String error, String progress,
-        String result) {
+        String result, String history) {
 
     /** Longest error text stored with a job. */
     public static final int MAX_ERROR_LENGTH = 4000;
@@ -52,7 +54,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome completed(Lease lease) {
-        return new Outcome(lease, AttemptResult.COMPLETED, Duration.ZERO, null, null, null);
+        return new Outcome(lease, AttemptResult.COMPLETED, Duration.ZERO, null, null, null, null);
     }
 
     /**
@@ -62,7 +64,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome snoozed(Lease lease, Duration delay) {
-        return new Outcome(lease, AttemptResult.SNOOZED, delay, null, null, null);
+        return new Outcome(lease, AttemptResult.SNOOZED, delay, null, null, null, null);
     }
 
     /**
@@ -73,7 +75,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome retry(Lease lease, Duration delay, String error) {
-        return new Outcome(lease, AttemptResult.RETRY, delay, error, null, null);
+        return new Outcome(lease, AttemptResult.RETRY, delay, error, null, null, null);
     }
 
     /**
@@ -83,7 +85,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome failed(Lease lease, String error) {
-        return new Outcome(lease, AttemptResult.FAILED, Duration.ZERO, error, null, null);
+        return new Outcome(lease, AttemptResult.FAILED, Duration.ZERO, error, null, null, null);
     }
 
     /**
@@ -94,7 +96,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome released(Lease lease, String reason) {
-        return new Outcome(lease, AttemptResult.RELEASED, Duration.ZERO, reason, null, null);
+        return new Outcome(lease, AttemptResult.RELEASED, Duration.ZERO, reason, null, null, null);
     }
 
     /**
@@ -105,7 +107,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome rescued(Lease lease, String reason) {
-        return new Outcome(lease, AttemptResult.RESCUED, Duration.ZERO, reason, null, null);
+        return new Outcome(lease, AttemptResult.RESCUED, Duration.ZERO, reason, null, null, null);
     }
 
     /**
@@ -114,7 +116,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome cancelled(Lease lease) {
-        return new Outcome(lease, AttemptResult.CANCELLED, Duration.ZERO, null, null, null);
+        return new Outcome(lease, AttemptResult.CANCELLED, Duration.ZERO, null, null, null, null);
     }
 
     /**
@@ -123,7 +125,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome with the progress
      */
     public Outcome withProgress(String progress) {
-        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, progress, this.result);
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, progress, this.result, this.history);
     }
 
     /**
@@ -133,7 +135,16 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      */
     public Outcome withResult(String result) {
         return new Outcome(this.lease, this.kind, this.retryDelay, this.error, this.progress,
-                this.kind == AttemptResult.COMPLETED ? result : null);
+                this.kind == AttemptResult.COMPLETED ? result : null, this.history);
+    }
+
+    /**
+     * Returns this outcome with the attempt's entry for its job's history.
+     * @param history the entry as JSON ({@link AttemptHistory#entry}), or {@code null}
+     * @return the outcome with the entry
+     */
+    public Outcome withHistory(String history) {
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, this.progress, this.result, history);
     }
 
     /**

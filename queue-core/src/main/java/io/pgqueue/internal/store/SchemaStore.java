@@ -21,7 +21,7 @@ public final class SchemaStore {
     public static final String MIGRATION_LOCATION = "classpath:io/pgqueue/db/migration";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "22";
+    static final String LATEST_VERSION = "23";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -49,7 +49,7 @@ public final class SchemaStore {
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
             "pgqueue record_outcomes revision 4: snoozed attempts are given back",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
-            "pgqueue finished_job revision 2: keeps the partition",
+            "pgqueue finished_job revision 3: keeps the attempt history",
             "${schema}.end_jobs(bigint[], bigint[])",
             "pgqueue end_jobs revision 3: awaiting callers are notified");
 
@@ -68,11 +68,12 @@ public final class SchemaStore {
 
     /**
      * The columns added to existing tables that this release reads or writes (V20: a result's claim
-     * and completion, V21: a standard queue's message group), which {@link #requireMigrated} looks
+     * and completion, V21: a standard queue's message group, V23: a job's attempt history), which {@link #requireMigrated} looks
      * for too: {@code ${schema}.table.column}.
      */
     private static final List<String> NODE_COLUMNS = List.of("${schema}.job_result.lease_epoch",
-            "${schema}.job_result.completed", "${schema}.message.fair_group");
+            "${schema}.job_result.completed", "${schema}.message.fair_group", "${schema}.job.history",
+            "${schema}.job_finished.history");
 
     private final NamedParameterJdbcTemplate jdbc;
 

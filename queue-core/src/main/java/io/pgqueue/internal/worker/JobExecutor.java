@@ -14,9 +14,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.AttemptResult;
+import io.pgqueue.JobAttempt;
 import io.pgqueue.JobInterceptor;
 import io.pgqueue.TaskSnoozedException;
 import io.pgqueue.TaskTimeoutException;
+import io.pgqueue.internal.store.AttemptHistory;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.Lease;
 import io.pgqueue.internal.store.Outcome;
@@ -132,7 +134,7 @@ public final class JobExecutor {
         this.recorder.started(job.lease());
         // Database times (creation, schedule, claim) plus this node's time from claim to start.
         ClaimedJob claimed = job.job;
-        Instant startedAt = claimed.claimedAt().plusNanos(job.startedNanos() - job.claimedNanos);
+        Instant startedAt = job.startedAt();
         Duration queueWait = Duration.between(claimed.scheduleTime(), startedAt);
         boolean dueAtEnqueue = !claimed.scheduleTime().isAfter(claimed.createdAt().plusMillis(1));
         Duration startLatency = dueAtEnqueue ? Duration.between(claimed.createdAt(), startedAt) : null;
@@ -216,6 +218,12 @@ public final class JobExecutor {
             .withProgress(job.progress());
         if (job.result() != null) {
             written = written.withResult(job.result());
+        }
+        AttemptLog attemptLog = job.attemptLog();
+        if (attemptLog != null) {
+            Instant startedAt = job.startedAt();
+            written = written.withHistory(AttemptHistory.entry(new JobAttempt(job.attempt(), written.kind(), this.nodeId,
+                    startedAt, startedAt.plusNanos(nanos), written.error(), attemptLog.lines(), attemptLog.dropped())));
         }
         try {
             this.events.executed(job.task(), written.kind(), Duration.ofNanos(nanos));

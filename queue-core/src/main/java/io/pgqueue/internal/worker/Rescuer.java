@@ -1,6 +1,8 @@
 package io.pgqueue.internal.worker;
 
+import java.util.Collection;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -28,19 +30,33 @@ public final class Rescuer {
 
     private final QueueEvents events;
 
+    private final List<String> historyTasks;
+
     /**
-     * Creates a rescuer.
+     * Creates a rescuer that keeps no attempt history of the jobs it rescues, unless they have one.
      * @param jobs the job store
      * @param batchSize the most jobs one rescue transaction returns
      * @param events receives each rescued job
      */
     public Rescuer(JobStore jobs, int batchSize, QueueEvents events) {
+        this(jobs, batchSize, events, List.of());
+    }
+
+    /**
+     * Creates a rescuer.
+     * @param jobs the job store
+     * @param batchSize the most jobs one rescue transaction returns
+     * @param events receives each rescued job
+     * @param historyTasks the tasks whose jobs keep their attempts ({@link io.pgqueue.TaskDefinition#history()})
+     */
+    public Rescuer(JobStore jobs, int batchSize, QueueEvents events, Collection<String> historyTasks) {
         if (batchSize < 1) {
             throw new IllegalArgumentException("The rescue batch size must be positive, was " + batchSize);
         }
         this.jobs = jobs;
         this.batchSize = batchSize;
         this.events = events;
+        this.historyTasks = List.copyOf(historyTasks);
     }
 
     /**
@@ -49,7 +65,7 @@ public final class Rescuer {
      * @return the rescuer
      */
     public Rescuer on(JobStore other) {
-        return new Rescuer(other, this.batchSize, this.events);
+        return new Rescuer(other, this.batchSize, this.events, this.historyTasks);
     }
 
     /**
@@ -74,7 +90,7 @@ public final class Rescuer {
         Map<JobState, Long> counts = new EnumMap<>(JobState.class);
         FencedResult result;
         do {
-            result = this.jobs.rescueExpiredLeases(this.batchSize);
+            result = this.jobs.rescueExpiredLeases(this.batchSize, this.historyTasks);
             FencedResult rescued = result;
             rescued.applied().forEach((id, state) -> {
                 counts.merge(state, 1L, Long::sum);

@@ -10,6 +10,9 @@ import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.Lease;
 import io.pgqueue.internal.store.WorkflowStore;
 import io.pgqueue.worker.WorkerTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 import tools.jackson.databind.ObjectMapper;
 
 /**
@@ -71,6 +74,9 @@ public final class RunningJob implements TaskContext {
     /** The result the handler recorded last, as JSON: written with the job's completion. */
     private volatile String result;
 
+    /** The lines the handler logged, for the attempt's history; {@code null} when the task keeps none. */
+    private volatile AttemptLog log;
+
     /**
      * Until when (local clock) this node knows it holds the lease: when the last claim or renewal
      * that the database confirmed was sent, plus the lease.
@@ -113,6 +119,7 @@ public final class RunningJob implements TaskContext {
         this.mapper = mapper;
         this.startedNanos = System.nanoTime();
         this.deadline = Instant.now().plus(this.task.timeout());
+        this.log = this.task.definition().history() ? new AttemptLog() : null;
     }
 
     /** Detaches the handler thread, so a late interrupt cannot hit the thread's next job. */
@@ -127,6 +134,16 @@ public final class RunningJob implements TaskContext {
 
     long startedNanos() {
         return this.startedNanos;
+    }
+
+    /** @return when the handler started, on the database clock: the claim's time plus this node's time from claim to start */
+    Instant startedAt() {
+        return this.job.claimedAt().plusNanos(this.startedNanos - this.claimedNanos);
+    }
+
+    /** @return the lines the handler logged, or {@code null} when the task keeps no history */
+    AttemptLog attemptLog() {
+        return this.log;
     }
 
     /**
@@ -284,6 +301,22 @@ public final class RunningJob implements TaskContext {
     public void progress(String progress) {
         // PostgreSQL text cannot hold NUL characters.
         this.progress = progress == null ? null : progress.replace("\u0000", "");
+    }
+
+    @Override
+    public void log(String message) {
+        AttemptLog attemptLog = this.log;
+        if (attemptLog != null) {
+            attemptLog.add(Level.INFO, message);
+        }
+    }
+
+    @Override
+    public Logger logger() {
+        Class<?> handler = this.task.definition().handlerType();
+        Logger delegate = handler != null ? LoggerFactory.getLogger(handler) : TaskContext.super.logger();
+        AttemptLog attemptLog = this.log;
+        return attemptLog == null ? delegate : attemptLog.logger(delegate);
     }
 
     @Override

@@ -99,7 +99,9 @@ public final class ShardWorkers {
         this.completer = new Completer(this.store, settings.lease(), settings.batchSizes().write(), new Writes(),
                 shared.events(), suffix);
         this.maintenance = new Maintenance(this.store, shared.nodes(), config.retention(), settings,
-                new Rescuer(this.store, settings.batchSizes().maintenance(), shared.events()), suffix);
+                new Rescuer(this.store, settings.batchSizes().maintenance(), shared.events(), shared.pools().values().stream()
+                    .flatMap(pool -> pool.definitions().stream()).filter(TaskDefinition::history).map(TaskDefinition::name)
+                    .toList()), suffix);
         this.slotted = shared.pools().values().stream().flatMap(pool -> pool.definitions().stream())
             .anyMatch(ShardWorkers::holdsSlot);
         for (Map.Entry<String, PoolSlots> pool : shared.pools().entrySet()) {

@@ -22,11 +22,11 @@ AS $finished$
     SELECT (p_job).id, (p_job).task, p_state, (p_job).priority, (p_job).payload, (p_job).headers,
            (p_job).schedule_time, (p_job).delay_tolerance_deadline, p_attempt, (p_job).max_attempts,
            (p_job).lease_owner, (p_job).dedup_key, p_last_error, (p_job).created_at, (p_job).started_at, now(),
-           p_progress, (p_job).lease_epoch, (p_job).partition
+           p_progress, (p_job).lease_epoch, (p_job).partition, (p_job).history
 $finished$;
 
 COMMENT ON FUNCTION ${flyway:defaultSchema}.finished_job(${flyway:defaultSchema}.job, text, integer, text, text)
-    IS 'pgqueue finished_job revision 2: keeps the partition';
+    IS 'pgqueue finished_job revision 3: keeps the attempt history';
 
 -- The row a job that waited for its dependencies leaves in job_finished when it is cancelled before
 -- it ran (R__workflows.sql): CANCELLED, no attempt, the reason as its last error. Inlined like
@@ -38,5 +38,6 @@ LANGUAGE sql STABLE
 AS $cancelled$
     SELECT (p_job).id, (p_job).task, 'CANCELLED', (p_job).priority, (p_job).payload, (p_job).headers, now(),
            CAST(NULL AS timestamptz), 0, (p_job).max_attempts, CAST(NULL AS text), CAST(NULL AS text), p_reason,
-           (p_job).created_at, CAST(NULL AS timestamptz), now(), CAST(NULL AS text), 0, (p_job).partition
+           (p_job).created_at, CAST(NULL AS timestamptz), now(), CAST(NULL AS text), 0, (p_job).partition,
+           CAST(NULL AS jsonb)
 $cancelled$;

@@ -1,6 +1,7 @@
 package io.pgqueue.internal.shard;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -12,13 +13,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
+import io.pgqueue.AttemptResult;
 import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
+import io.pgqueue.JobAttempt;
 import io.pgqueue.JobRequest;
 import io.pgqueue.PgQueue;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.internal.store.AttemptHistory;
 import io.pgqueue.shard.PartitionMoveResult;
 import io.pgqueue.shard.ShardException;
 import io.pgqueue.testing.TestDatabase;
@@ -114,6 +118,11 @@ class PartitionMoverTests {
         PgQueue node = node("node-1", false);
         assertThat(Engines.of(node).shards().map().shardOf(0)).isEqualTo("main");
         List<Long> ids = enqueueInPartitionZero(node, 12_000);
+        // A job retried once, with its attempt in its history.
+        JobAttempt retried = new JobAttempt(1, AttemptResult.RETRY, "node-0", Instant.parse("2026-01-01T00:00:00Z"),
+                Instant.parse("2026-01-01T00:00:01Z"), "java.io.IOException: timeout", List.of(), 0);
+        new JdbcTemplate(this.main.dataSource()).update("UPDATE pgqueue.job SET history = jsonb_build_array(CAST(? AS jsonb)) "
+                + "WHERE id = ?", AttemptHistory.entry(retried), ids.get(7));
 
         PartitionMoveResult result = new PartitionMover(Engines.of(node).shards()).move(0, "b", Duration.ofSeconds(5));
 
@@ -131,6 +140,7 @@ class PartitionMoverTests {
         long next = node.client().enqueue("record", 1, EnqueueOptions.defaults().withPartitionKey(key(0))).jobId();
         assertThat(next >>> 48).isOne();
         assertThat(node.client().find(ids.get(0))).isPresent();
+        assertThat(node.client().attempts(ids.get(7))).as("the history moves with its job").hasValue(List.of(retried));
         assertThatThrownBy(() -> new PartitionMover(Engines.of(node).shards()).move(0, "b", Duration.ZERO))
             .isInstanceOf(ShardException.class).hasMessageContaining("is on shard 'b' already");
         assertThatThrownBy(() -> new PartitionMover(Engines.of(node).shards()).move(0, "x", Duration.ZERO))

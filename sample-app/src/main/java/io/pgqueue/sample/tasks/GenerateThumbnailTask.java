@@ -7,9 +7,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Renders a thumbnail through an image service that often times out: failed attempts are retried
- * with exponential backoff, a file that no longer exists fails at once (terminal exception).
+ * with exponential backoff, a file that no longer exists fails at once (terminal exception). Each
+ * attempt is kept with the job, with what the handler logged ({@code history}): the console's job
+ * page and {@code GET /actuator/queues/generate-thumbnail/{id}} show them.
  */
-@QueueTask(name = "generate-thumbnail", concurrency = 4, terminal = GenerateThumbnailTask.FileGoneException.class,
+@QueueTask(name = "generate-thumbnail", concurrency = 4, history = true, terminal = GenerateThumbnailTask.FileGoneException.class,
         retry = @QueueTask.Backoff(kind = QueueTask.Backoff.Kind.EXPONENTIAL, delay = "200ms", multiplier = 2,
                 maxDelay = "10s", jitter = 0.3))
 public class GenerateThumbnailTask implements TaskHandler<GenerateThumbnailTask.Thumbnail> {
@@ -47,6 +49,7 @@ public class GenerateThumbnailTask implements TaskHandler<GenerateThumbnailTask.
         if (name == null) {
             throw new FileGoneException(thumbnail.fileId());
         }
+        context.logger().info("Rendering {} (file {})", name, thumbnail.fileId());
         String rendered = this.images.render(name);
         this.jdbc.update("UPDATE file SET thumbnail = ? WHERE id = ?", rendered, thumbnail.fileId());
     }
