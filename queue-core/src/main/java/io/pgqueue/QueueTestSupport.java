@@ -46,14 +46,15 @@ public final class QueueTestSupport implements AutoCloseable {
      * after a backoff) stay.
      * @param tasks the tasks
      * @param maxJobs the most jobs to run
-     * @return the state each job run ended in, in order: COMPLETED, READY (retried or re-run), FAILED
-     * or CANCELLED
+     * @return each job run, in order, with how its attempt ended and the state it is in then
      * @throws IllegalArgumentException if it runs no handler for one of the tasks
      * @throws IllegalStateException if jobs are still due after {@code maxJobs} (jobs that keep enqueuing jobs)
      */
-    public List<JobState> drain(Collection<String> tasks, int maxJobs) {
+    public List<DrainedJob> drain(Collection<String> tasks, int maxJobs) {
         tasks.forEach(this.drainer::task);
-        return this.drainer.drain(tasks, maxJobs);
+        return this.drainer.drain(tasks, maxJobs).stream()
+            .map(ran -> new DrainedJob(ran.jobId(), ran.outcome(), ran.state()))
+            .toList();
     }
 
     /**
@@ -66,7 +67,7 @@ public final class QueueTestSupport implements AutoCloseable {
         String task = this.store.readyTask(jobId).orElseThrow(() -> notReady(jobId));
         this.drainer.task(task);
         this.store.promote(jobId).orElseThrow(() -> notReady(jobId));
-        return this.drainer.runNext(task, jobId);
+        return this.drainer.runNext(task, jobId).state();
     }
 
     private static IllegalArgumentException notReady(long jobId) {
@@ -130,5 +131,15 @@ public final class QueueTestSupport implements AutoCloseable {
     @Override
     public void close() {
         this.drainer.close();
+    }
+
+    /**
+     * A job a drain ran.
+     *
+     * @param jobId the job
+     * @param outcome how its attempt ended
+     * @param state the state it is in afterwards: COMPLETED, READY (retried, snoozed or re-run), FAILED or CANCELLED
+     */
+    public record DrainedJob(long jobId, AttemptResult outcome, JobState state) {
     }
 }

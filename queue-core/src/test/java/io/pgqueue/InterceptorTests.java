@@ -88,7 +88,7 @@ class InterceptorTests {
         await().atMost(Duration.ofSeconds(10)).until(() -> !scheduled.schedules().fireDue().isEmpty());
 
         try (QueueTestSupport kit = scheduled.testSupport(List.of(report()))) {
-            assertThat(kit.drain(List.of("report"), 10)).contains(JobState.COMPLETED);
+            assertThat(kit.drain(List.of("report"), 10)).extracting(QueueTestSupport.DrainedJob::state).contains(JobState.COMPLETED);
         }
 
         assertThat(this.seen).containsEntry("tick", "scheduled");

@@ -46,7 +46,10 @@ class QueueSchemaUpgradeTests {
             .isInstanceOf(QueueSchemaException.class)
             .hasMessageContaining("missing: function upgraded.claim_jobs(text[], integer[], text, text, bigint, jsonb), "
                     + "function upgraded.claim_group_ids(text, integer, boolean, integer), "
-                    + "function upgraded.finished_job(upgraded.job, text, integer, text, text), "
+                    + "function upgraded.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean, "
+                    + "text[]), function upgraded.finished_job(upgraded.job, text, integer, text, text), "
+                    + "function upgraded.finished_job(upgraded.job, text, integer, text, text, jsonb), "
+                    + "function upgraded.with_attempt(jsonb, text, integer), "
                     + "function upgraded.end_jobs(bigint[], bigint[]), function upgraded.add_waiting_jobs(jsonb), "
                     + "function upgraded.cancel_waiting_job(bigint), "
                     + "function upgraded.list_jobs(text, text, timestamptz, timestamptz, text, text, timestamptz, bigint, "
@@ -83,12 +86,14 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",
-                    "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.held_leases",
+                    "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.finished_job",
+                    "CREATE OR REPLACE FUNCTION S.held_leases",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.list_jobs",
                     "CREATE OR REPLACE FUNCTION S.mark_running",
                     "CREATE OR REPLACE FUNCTION S.note_job_end", "CREATE OR REPLACE FUNCTION S.partition_of",
-                    "CREATE OR REPLACE FUNCTION S.record_outcomes", "CREATE OR REPLACE FUNCTION S.renew_leases",
-                    "CREATE OR REPLACE FUNCTION S.require_ascending");
+                    "CREATE OR REPLACE FUNCTION S.record_outcomes", "CREATE OR REPLACE FUNCTION S.record_outcomes",
+                    "CREATE OR REPLACE FUNCTION S.renew_leases", "CREATE OR REPLACE FUNCTION S.require_ascending",
+                    "CREATE OR REPLACE FUNCTION S.with_attempt");
 
         // Every write the workers make, through the versioned functions and through the current ones.
         assertThat(finishEveryWay(upgraded, "upgraded", upgradedLeases))

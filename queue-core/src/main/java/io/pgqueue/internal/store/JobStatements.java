@@ -272,6 +272,14 @@ public final class JobStatements {
                                            :keepCompleted)
             """;
 
+    /** {@link #RECORD_OUTCOMES} for a batch in which some attempts join their jobs' histories. */
+    static final String RECORD_OUTCOMES_WITH_HISTORY = """
+            SELECT id, task, state
+            FROM ${schema}.record_outcomes(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), CAST(:kinds AS text[]),
+                                           CAST(:delays AS bigint[]), CAST(:errors AS text[]), CAST(:progress AS text[]),
+                                           :keepCompleted, CAST(:history AS text[]))
+            """;
+
     /**
      * Completes attempts that report nothing else (no progress, no message), fenced by their
      * leases: the schema's {@code complete_jobs} function (R__fenced_writes.sql). One DELETE takes the
@@ -296,27 +304,6 @@ public final class JobStatements {
             ORDER BY expected_status_change_time
             LIMIT :limit
             FOR UPDATE SKIP LOCKED
-            """;
-
-    /**
-     * Adds each attempt to its job's history, under the attempt's lease, keeping the newest
-     * :keep attempts. Written in the transaction of the outcomes, before them: the row lock it takes
-     * keeps the lease for them, and the outcome that archives or moves the row carries the history
-     * along. Reaches its rows as the fenced writes do (R__fenced_writes.sql): one primary-key scan
-     * with the ids, strictly ascending, and each row's epoch and entry found by position.
-     */
-    static final String APPEND_HISTORY = """
-            UPDATE ${schema}.job AS job
-            SET history = (
-                SELECT jsonb_agg(kept.value ORDER BY kept.n)
-                FROM (SELECT e.value, e.n
-                      FROM jsonb_array_elements(coalesce(job.history, '[]'::jsonb) || jsonb_build_array(CAST(
-                               (CAST(:entries AS text[]))[${schema}.lease_position(job.id, CAST(:ids AS bigint[]))]
-                               AS jsonb))) WITH ORDINALITY AS e(value, n)
-                      ORDER BY e.n DESC
-                      LIMIT :keep) AS kept)
-            WHERE job.id = ANY(CAST(:ids AS bigint[])) AND job.state <> 'READY'
-              AND job.lease_epoch = (CAST(:epochs AS integer[]))[${schema}.lease_position(job.id, CAST(:ids AS bigint[]))]
             """;
 
     /** A job's attempt history, active or finished. */

@@ -31,7 +31,6 @@ import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueConfig;
-import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskGroups;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.RowCallbackHandler;
@@ -89,10 +88,10 @@ public final class JobStore {
     private final String markRunning;
     private final String heartbeat;
     private final String recordOutcomes;
+
+    private final String recordOutcomesWithHistory;
     private final String completeJobs;
     private final String lockExpiredLeases;
-
-    private final String appendHistory;
 
     private final String history;
     private final String cancel;
@@ -142,9 +141,9 @@ public final class JobStore {
         this.markRunning = sql(JobStatements.MARK_RUNNING);
         this.heartbeat = sql(JobStatements.HEARTBEAT);
         this.recordOutcomes = sql(JobStatements.RECORD_OUTCOMES);
+        this.recordOutcomesWithHistory = sql(JobStatements.RECORD_OUTCOMES_WITH_HISTORY);
         this.completeJobs = sql(JobStatements.COMPLETE_JOBS);
         this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
-        this.appendHistory = sql(JobStatements.APPEND_HISTORY);
         this.history = sql(JobStatements.HISTORY);
         this.cancel = sql(JobStatements.CANCEL);
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
@@ -530,19 +529,18 @@ public final class JobStore {
         MapSqlParameterSource params = leaseParams(leases).addValue("keepCompleted", this.keepCompleted);
         String statement = this.completeJobs;
         if (!outcomes.stream().allMatch(Outcome::isPlainCompletion)) {
-            statement = this.recordOutcomes;
+            // Batches without history entries keep to the signature earlier releases know too.
+            statement = outcomes.stream().anyMatch(outcome -> outcome.history() != null) ? this.recordOutcomesWithHistory
+                    : this.recordOutcomes;
             params.addValue("kinds", SqlArrays.texts(outcomes.stream().map(o -> o.kind().name()).toList()))
                 .addValue("delays", SqlArrays.bigints(outcomes.stream().map(o -> o.retryDelay().toMillis()).toList()))
                 .addValue("errors", SqlArrays.texts(outcomes.stream().map(Outcome::error).toList()))
-                .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()));
+                .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()))
+                .addValue("history", SqlArrays.texts(outcomes.stream().map(Outcome::history).toList()));
         }
         List<Outcome> withResults = outcomes.stream().filter(outcome -> outcome.result() != null).toList();
-        List<Outcome> withHistory = outcomes.stream().filter(outcome -> outcome.history() != null).toList();
         String chosen = statement;
         Supplier<FencedResult> write = () -> {
-            if (!withHistory.isEmpty()) {
-                appendHistory(withHistory);
-            }
             if (!withResults.isEmpty()) {
                 // Before the outcomes: the rows they fence by are gone once the jobs completed.
                 workflows().recordResults(withResults.stream().map(Outcome::lease).toList(),
@@ -556,16 +554,8 @@ public final class JobStore {
             });
             return new FencedResult(applied, tasks, lost(leases, applied), List.of());
         };
-        // Results, history and outcomes commit together (asynchronously, as the outcome functions set it).
-        return withResults.isEmpty() && withHistory.isEmpty() ? write.get() : inTransaction(write);
-    }
-
-    /** Adds the attempts of outcomes, in job id order, to their jobs' histories under their leases. */
-    private void appendHistory(List<Outcome> outcomes) {
-        List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
-        this.jdbc.update(this.appendHistory, leaseParams(leases)
-            .addValue("entries", SqlArrays.texts(outcomes.stream().map(Outcome::history).toList()))
-            .addValue("keep", QueueDefaults.MAX_HISTORY_ATTEMPTS));
+        // Results and outcomes commit together (asynchronously, as the outcome functions set it).
+        return withResults.isEmpty() ? write.get() : inTransaction(write);
     }
 
     /**

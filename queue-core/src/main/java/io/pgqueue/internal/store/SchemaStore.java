@@ -35,8 +35,11 @@ public final class SchemaStore {
             "${schema}.mark_running(bigint[], integer[], bigint)",
             "${schema}.renew_leases(bigint[], integer[], text[], bigint)",
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
+            "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean, text[])",
             "${schema}.complete_jobs(bigint[], integer[], boolean)",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
+            "${schema}.finished_job(${schema}.job, text, integer, text, text, jsonb)",
+            "${schema}.with_attempt(jsonb, text, integer)",
             "${schema}.end_jobs(bigint[], bigint[])", "${schema}.add_waiting_jobs(jsonb)",
             "${schema}.cancel_waiting_job(bigint)",
             "${schema}.list_jobs(text, text, timestamptz, timestamptz, text, text, timestamptz, bigint, integer)");
@@ -48,6 +51,8 @@ public final class SchemaStore {
     private static final Map<String, String> FUNCTION_REVISIONS = Map.of(
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
             "pgqueue record_outcomes revision 4: snoozed attempts are given back",
+            "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean, text[])",
+            "pgqueue record_outcomes revision 5: attempts join their jobs' histories",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
             "pgqueue finished_job revision 3: keeps the attempt history",
             "${schema}.end_jobs(bigint[], bigint[])",

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
+import io.pgqueue.AttemptResult;
 import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobState;
 import io.pgqueue.TaskRegistry;
@@ -51,6 +52,9 @@ public final class Drainer implements AutoCloseable {
     /** What the last outcome's write did; the drain runs on one thread at a time. */
     private FencedResult written = FencedResult.EMPTY;
 
+    /** How the last attempt ended. */
+    private AttemptResult outcome;
+
     /**
      * @param store the job store of the queue's (one) database
      * @param tasks the tasks whose jobs it runs
@@ -84,13 +88,12 @@ public final class Drainer implements AutoCloseable {
      * next job runs. Jobs scheduled later (or retrying after a backoff) stay.
      * @param taskNames the tasks
      * @param maxJobs the most jobs to run
-     * @return the state each job run ended in, in order: COMPLETED, READY (retried or re-run), FAILED
-     * or CANCELLED
+     * @return each job run, in order, with how its attempt ended and the state it is in then
      * @throws IllegalStateException if jobs are still due after {@code maxJobs} (they go back as they were)
      */
-    public List<JobState> drain(Collection<String> taskNames, int maxJobs) {
+    public List<Ran> drain(Collection<String> taskNames, int maxJobs) {
         List<ClaimLimit> limits = taskNames.stream().map(name -> new ClaimLimit(name, 1)).toList();
-        List<JobState> states = new ArrayList<>();
+        List<Ran> states = new ArrayList<>();
         while (!limits.isEmpty()) {
             List<ClaimedJob> claimed = this.store.claim(limits, OWNER, JobState.RUNNING, LEASE);
             if (claimed.isEmpty()) {
@@ -121,10 +124,10 @@ public final class Drainer implements AutoCloseable {
      * others before); another job claimed goes back as it was.
      * @param task the task
      * @param jobId the job
-     * @return the state the job ended in
+     * @return how its attempt ended and the state it is in then
      * @throws IllegalStateException if another job was claimed ahead of it
      */
-    public JobState runNext(String task, long jobId) {
+    public Ran runNext(String task, long jobId) {
         List<ClaimedJob> claimed = this.store.claim(List.of(new ClaimLimit(task, 1)), OWNER, JobState.RUNNING, LEASE);
         if (claimed.size() != 1 || claimed.get(0).id() != jobId) {
             claimed.forEach(job -> this.store.record(List.of(Outcome.released(job.lease(), "not the job asked for"))));
@@ -171,10 +174,12 @@ public final class Drainer implements AutoCloseable {
         return task;
     }
 
-    private JobState run(ClaimedJob job) {
+    private Ran run(ClaimedJob job) {
         this.written = FencedResult.EMPTY;
+        this.outcome = null;
         this.executor.execute(new RunningJob(job, task(job.task()), this.store));
-        return this.written.applied().getOrDefault(job.id(), JobState.READY);
+        return new Ran(job.id(), this.outcome,
+                this.written.applied().getOrDefault(job.id(), JobState.READY));
     }
 
     /** Stops the timeout timer. */
@@ -193,7 +198,18 @@ public final class Drainer implements AutoCloseable {
 
         @Override
         public void finished(Outcome outcome) {
+            Drainer.this.outcome = outcome.kind();
             Drainer.this.written = Drainer.this.store.record(List.of(outcome));
         }
+    }
+
+    /**
+     * A job the drain ran.
+     *
+     * @param jobId the job
+     * @param outcome how its attempt ended
+     * @param state the state it is in afterwards
+     */
+    public record Ran(long jobId, AttemptResult outcome, JobState state) {
     }
 }

@@ -12,21 +12,46 @@
 --
 -- p_job: the job as deleted from the active table (the row DELETE ... RETURNING job.* returns: the
 -- job table's columns in their order, which PostgreSQL casts to the job row type); p_state: COMPLETED, FAILED or CANCELLED;
--- p_attempt, p_last_error, p_progress: the attempts it used, its last error and its progress as
--- they are archived, which its last attempt may have changed.
+-- p_attempt, p_last_error, p_progress, p_history: the attempts it used, its last error, its progress
+-- and its attempt history as they are archived, which its last attempt may have changed.
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.finished_job(p_job ${flyway:defaultSchema}.job, p_state text,
-                                                              p_attempt integer, p_last_error text, p_progress text)
+                                                              p_attempt integer, p_last_error text, p_progress text,
+                                                              p_history jsonb)
 RETURNS SETOF ${flyway:defaultSchema}.job_finished
 LANGUAGE sql STABLE
 AS $finished$
     SELECT (p_job).id, (p_job).task, p_state, (p_job).priority, (p_job).payload, (p_job).headers,
            (p_job).schedule_time, (p_job).delay_tolerance_deadline, p_attempt, (p_job).max_attempts,
            (p_job).lease_owner, (p_job).dedup_key, p_last_error, (p_job).created_at, (p_job).started_at, now(),
-           p_progress, (p_job).lease_epoch, (p_job).partition, (p_job).history
+           p_progress, (p_job).lease_epoch, (p_job).partition, p_history
+$finished$;
+
+-- The same with the job's history as it is: the cancellation statement and the outcome functions
+-- of earlier releases (JobStatements.CANCEL) call it. Inlined like the one it calls.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.finished_job(p_job ${flyway:defaultSchema}.job, p_state text,
+                                                              p_attempt integer, p_last_error text, p_progress text)
+RETURNS SETOF ${flyway:defaultSchema}.job_finished
+LANGUAGE sql STABLE
+AS $finished$
+    SELECT * FROM ${flyway:defaultSchema}.finished_job(p_job, p_state, p_attempt, p_last_error, p_progress,
+                                                      (p_job).history)
 $finished$;
 
 COMMENT ON FUNCTION ${flyway:defaultSchema}.finished_job(${flyway:defaultSchema}.job, text, integer, text, text)
     IS 'pgqueue finished_job revision 3: keeps the attempt history';
+
+-- A job's attempt history with one attempt more (its JSON text), keeping the newest p_keep.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.with_attempt(p_history jsonb, p_entry text, p_keep integer)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE
+AS $attempt$
+    SELECT jsonb_agg(kept.value ORDER BY kept.n)
+    FROM (SELECT e.value, e.n
+          FROM jsonb_array_elements(coalesce(p_history, '[]'::jsonb) || jsonb_build_array(CAST(p_entry AS jsonb)))
+               WITH ORDINALITY AS e(value, n)
+          ORDER BY e.n DESC
+          LIMIT p_keep) AS kept
+$attempt$;
 
 -- The row a job that waited for its dependencies leaves in job_finished when it is cancelled before
 -- it ran (R__workflows.sql): CANCELLED, no attempt, the reason as its last error. Inlined like

@@ -210,11 +210,13 @@ $held$;
 -- given back (nor does the retry policy's backoff see it); completed or
 -- failed with a re-run requested -> READY at once with a fresh attempt budget; anything but a
 -- completion of a job whose cancellation was requested -> CANCELLED; anything else leaves the hot
--- table for job_finished (completed rows only when p_keep_completed). Returns the state each job
--- moved to.
+-- table for job_finished (completed rows only when p_keep_completed). An attempt with an entry in
+-- p_history (its JSON text; null for the jobs of tasks that keep no history) adds it to the job's
+-- history in the same write, which keeps the newest 25 (QueueDefaults.MAX_HISTORY_ATTEMPTS).
+-- Returns the state each job moved to.
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.record_outcomes(p_ids bigint[], p_epochs integer[], p_kinds text[],
                                                                  p_delays bigint[], p_errors text[], p_progress text[],
-                                                                 p_keep_completed boolean)
+                                                                 p_keep_completed boolean, p_history text[])
 RETURNS TABLE (id bigint, task text, state text)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
@@ -248,16 +250,18 @@ BEGIN
         WITH requeued AS (
             UPDATE ${flyway:defaultSchema}.job AS job
             SET (state, lease_owner, expected_status_change_time, rerun_requested, attempt, schedule_time,
-                 delay_tolerance_deadline, last_error, progress) = (
+                 delay_tolerance_deadline, last_error, progress, history) = (
                 SELECT 'READY', CAST(NULL AS text), CAST(NULL AS timestamptz), false,
                        CASE WHEN d.next = 'RERUN' THEN 0 WHEN d.kind IN ('RELEASED', 'SNOOZED') THEN job.attempt - 1
                             ELSE job.attempt END,
                        CASE WHEN d.kind IN ('RELEASED', 'RESCUED') THEN job.schedule_time ELSE d.due END,
                        CASE WHEN d.kind IN ('RELEASED', 'RESCUED') THEN job.delay_tolerance_deadline
                             ELSE d.due + (job.delay_tolerance_deadline - job.schedule_time) END,
-                       coalesce(d.error, job.last_error), coalesce(d.progress, job.progress)
+                       coalesce(d.error, job.last_error), coalesce(d.progress, job.progress),
+                       CASE WHEN d.entry IS NULL THEN job.history
+                            ELSE ${flyway:defaultSchema}.with_attempt(job.history, d.entry, 25) END
                 FROM (SELECT v_next[p.pos] AS next, p_kinds[v_ords[p.pos]] AS kind, p_errors[v_ords[p.pos]] AS error,
-                             p_progress[v_ords[p.pos]] AS progress,
+                             p_progress[v_ords[p.pos]] AS progress, p_history[v_ords[p.pos]] AS entry,
                              now() + p_delays[v_ords[p.pos]] * interval '1 millisecond' AS due
                       -- OFFSET 0 keeps the position a column, searched for once per row.
                       FROM (SELECT ${flyway:defaultSchema}.lease_position(job.id, v_ids) AS pos OFFSET 0) AS p) AS d)
@@ -273,12 +277,14 @@ BEGIN
             SELECT a.*
             FROM finished AS f,
                  LATERAL (SELECT v_next[p.pos] AS next, p_kinds[v_ords[p.pos]] AS kind, p_errors[v_ords[p.pos]] AS error,
-                                 p_progress[v_ords[p.pos]] AS progress
+                                 p_progress[v_ords[p.pos]] AS progress, p_history[v_ords[p.pos]] AS entry
                           FROM (SELECT ${flyway:defaultSchema}.lease_position(f.id, v_ids) AS pos OFFSET 0) AS p) AS d,
                  LATERAL ${flyway:defaultSchema}.finished_job(f, d.next,
                          -- A released or snoozed job cancelled on its way back did not use up its attempt.
                          CASE WHEN d.kind IN ('RELEASED', 'SNOOZED') THEN f.attempt - 1 ELSE f.attempt END,
-                         coalesce(d.error, f.last_error), coalesce(d.progress, f.progress)) AS a
+                         coalesce(d.error, f.last_error), coalesce(d.progress, f.progress),
+                         CASE WHEN d.entry IS NULL THEN f.history
+                              ELSE ${flyway:defaultSchema}.with_attempt(f.history, d.entry, 25) END) AS a
             WHERE d.next <> 'COMPLETED' OR p_keep_completed OR f.tracked
         )
         SELECT r.id, r.task, r.state FROM requeued AS r
@@ -287,9 +293,25 @@ BEGIN
 END
 $record$;
 
--- The revision of the outcome writes this release's code relies on (it sends RESCUED outcomes, and
--- workflows need the rows of tracked jobs).
+-- The revision of the outcome writes this release's code relies on (it sends attempt histories).
 -- QueueSchema.requireMigrated compares it, so that a node refuses to start on functions left over
 -- from an older release by tooling that did not apply this file again.
+COMMENT ON FUNCTION ${flyway:defaultSchema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean,
+                                                          text[])
+    IS 'pgqueue record_outcomes revision 5: attempts join their jobs'' histories';
+
+-- The outcomes without history entries: the nodes of the release before, complete_jobs.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.record_outcomes(p_ids bigint[], p_epochs integer[], p_kinds text[],
+                                                                 p_delays bigint[], p_errors text[], p_progress text[],
+                                                                 p_keep_completed boolean)
+RETURNS TABLE (id bigint, task text, state text)
+LANGUAGE sql
+AS $record$
+    SELECT r.id, r.task, r.state
+    FROM ${flyway:defaultSchema}.record_outcomes(p_ids, p_epochs, p_kinds, p_delays, p_errors, p_progress,
+                                                 p_keep_completed, CAST(NULL AS text[])) AS r
+$record$;
+
+-- Its revision as the release before knew it, which nodes of that release check.
 COMMENT ON FUNCTION ${flyway:defaultSchema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)
     IS 'pgqueue record_outcomes revision 4: snoozed attempts are given back';
