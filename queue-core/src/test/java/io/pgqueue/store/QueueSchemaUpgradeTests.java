@@ -47,7 +47,7 @@ class QueueSchemaUpgradeTests {
             .hasMessageContaining("missing: function upgraded.claim_jobs(text[], integer[], text, text, bigint, jsonb), "
                     + "function upgraded.claim_group_ids(text, integer, boolean, integer), "
                     + "function upgraded.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean, "
-                    + "text[]), function upgraded.finished_job(upgraded.job, text, integer, text, text), "
+                    + "text[]), function upgraded.complete_jobs(bigint[], integer[], boolean, text[]), function upgraded.finished_job(upgraded.job, text, integer, text, text), "
                     + "function upgraded.finished_job(upgraded.job, text, integer, text, text, jsonb), "
                     + "function upgraded.with_attempt(jsonb, text, integer), "
                     + "function upgraded.end_jobs(bigint[], bigint[]), function upgraded.add_waiting_jobs(jsonb), "
@@ -85,7 +85,8 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.cancel_waiting_job", "CREATE OR REPLACE FUNCTION S.cancelled_waiting_job",
                     "CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
-                    "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",
+                    "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.complete_jobs",
+                    "CREATE OR REPLACE FUNCTION S.end_jobs",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.finished_job",
                     "CREATE OR REPLACE FUNCTION S.held_leases",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.list_jobs",

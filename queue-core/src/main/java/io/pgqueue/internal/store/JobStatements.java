@@ -292,6 +292,13 @@ public final class JobStatements {
             FROM ${schema}.complete_jobs(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), :keepCompleted)
             """;
 
+    /** {@link #COMPLETE_JOBS} for a batch in which some attempts join their jobs' histories. */
+    static final String COMPLETE_JOBS_WITH_HISTORY = """
+            SELECT id, task, state
+            FROM ${schema}.complete_jobs(CAST(:ids AS bigint[]), CAST(:epochs AS integer[]), :keepCompleted,
+                                         CAST(:history AS text[]))
+            """;
+
     /**
      * Locks claimed jobs whose lease deadline passed (database clock), oldest first, skipping rows a
      * worker is writing right now; job_lease_idx serves it.

@@ -91,6 +91,8 @@ public final class JobStore {
 
     private final String recordOutcomesWithHistory;
     private final String completeJobs;
+
+    private final String completeJobsWithHistory;
     private final String lockExpiredLeases;
 
     private final String history;
@@ -143,6 +145,7 @@ public final class JobStore {
         this.recordOutcomes = sql(JobStatements.RECORD_OUTCOMES);
         this.recordOutcomesWithHistory = sql(JobStatements.RECORD_OUTCOMES_WITH_HISTORY);
         this.completeJobs = sql(JobStatements.COMPLETE_JOBS);
+        this.completeJobsWithHistory = sql(JobStatements.COMPLETE_JOBS_WITH_HISTORY);
         this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
         this.history = sql(JobStatements.HISTORY);
         this.cancel = sql(JobStatements.CANCEL);
@@ -527,16 +530,18 @@ public final class JobStore {
         outcomes = outcomes.stream().sorted(Comparator.comparingLong(o -> o.lease().jobId())).toList();
         List<Lease> leases = outcomes.stream().map(Outcome::lease).toList();
         MapSqlParameterSource params = leaseParams(leases).addValue("keepCompleted", this.keepCompleted);
-        String statement = this.completeJobs;
+        // Batches without history entries keep to the signatures earlier releases know too.
+        boolean history = outcomes.stream().anyMatch(outcome -> outcome.history() != null);
+        if (history) {
+            params.addValue("history", SqlArrays.texts(outcomes.stream().map(Outcome::history).toList()));
+        }
+        String statement = history ? this.completeJobsWithHistory : this.completeJobs;
         if (!outcomes.stream().allMatch(Outcome::isPlainCompletion)) {
-            // Batches without history entries keep to the signature earlier releases know too.
-            statement = outcomes.stream().anyMatch(outcome -> outcome.history() != null) ? this.recordOutcomesWithHistory
-                    : this.recordOutcomes;
+            statement = history ? this.recordOutcomesWithHistory : this.recordOutcomes;
             params.addValue("kinds", SqlArrays.texts(outcomes.stream().map(o -> o.kind().name()).toList()))
                 .addValue("delays", SqlArrays.bigints(outcomes.stream().map(o -> o.retryDelay().toMillis()).toList()))
                 .addValue("errors", SqlArrays.texts(outcomes.stream().map(Outcome::error).toList()))
-                .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()))
-                .addValue("history", SqlArrays.texts(outcomes.stream().map(Outcome::history).toList()));
+                .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()));
         }
         List<Outcome> withResults = outcomes.stream().filter(outcome -> outcome.result() != null).toList();
         String chosen = statement;

@@ -148,12 +148,11 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
     }
 
     /**
-     * Whether this is a success with nothing else to store (no progress, no message, no history
-     * entry): such outcomes are written through the schema's {@code complete_jobs} function.
+     * Whether this is a success with nothing else to store but a history entry (no progress, no
+     * message): such outcomes are written through the schema's {@code complete_jobs} function.
      * @return {@code true} for a plain completion
      */
     public boolean isPlainCompletion() {
-        return this.kind == AttemptResult.COMPLETED && this.progress == null && this.error == null
-                && this.history == null;
+        return this.kind == AttemptResult.COMPLETED && this.progress == null && this.error == null;
     }
 }

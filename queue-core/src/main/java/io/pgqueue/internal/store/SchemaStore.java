@@ -37,6 +37,7 @@ public final class SchemaStore {
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean, text[])",
             "${schema}.complete_jobs(bigint[], integer[], boolean)",
+            "${schema}.complete_jobs(bigint[], integer[], boolean, text[])",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
             "${schema}.finished_job(${schema}.job, text, integer, text, text, jsonb)",
             "${schema}.with_attempt(jsonb, text, integer)",

@@ -109,9 +109,10 @@ $renew$;
 -- first (the DELETE locks them itself, and checks a row changed meanwhile in its newest version),
 -- and archives them (finished_job, R__archive.sql) unless completed jobs are not kept. Leases still
 -- held that it left (a re-run requested, or a row changed while it waited) go through
--- record_outcomes; lost leases are left out, as there.
+-- record_outcomes; lost leases are left out, as there. An attempt with an entry in p_history adds it
+-- to its job's history as record_outcomes does.
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.complete_jobs(p_ids bigint[], p_epochs integer[],
-                                                               p_keep_completed boolean)
+                                                               p_keep_completed boolean, p_history text[])
 RETURNS TABLE (id bigint, task text, state text)
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
@@ -127,6 +128,7 @@ DECLARE
     v_completed bigint;
     v_ids bigint[];
     v_epochs integer[];
+    v_history text[];
     v_none text[];
 BEGIN
     PERFORM ${flyway:defaultSchema}.require_ascending(p_ids);
@@ -141,7 +143,10 @@ BEGIN
             INSERT INTO ${flyway:defaultSchema}.job_finished
             SELECT a.*
             FROM done AS d,
-                 LATERAL ${flyway:defaultSchema}.finished_job(d, 'COMPLETED', d.attempt, d.last_error, d.progress) AS a
+                 LATERAL (SELECT p_history[${flyway:defaultSchema}.lease_position(d.id, p_ids)] AS entry OFFSET 0) AS h,
+                 LATERAL ${flyway:defaultSchema}.finished_job(d, 'COMPLETED', d.attempt, d.last_error, d.progress,
+                         CASE WHEN h.entry IS NULL THEN d.history
+                              ELSE ${flyway:defaultSchema}.with_attempt(d.history, h.entry, 25) END) AS a
             -- A tracked job's row says how it ended, for its dependents and workflow (R__workflows.sql).
             WHERE p_keep_completed OR d.tracked
         )
@@ -150,8 +155,9 @@ BEGIN
     IF v_completed = cardinality(p_ids) THEN
         RETURN;
     END IF;
-    SELECT array_agg(job.id ORDER BY job.id), array_agg(job.lease_epoch ORDER BY job.id)
-    INTO v_ids, v_epochs
+    SELECT array_agg(job.id ORDER BY job.id), array_agg(job.lease_epoch ORDER BY job.id),
+           array_agg(p_history[${flyway:defaultSchema}.lease_position(job.id, p_ids)] ORDER BY job.id)
+    INTO v_ids, v_epochs, v_history
     FROM ${flyway:defaultSchema}.job AS job
     WHERE job.id = ANY(p_ids) AND job.state <> 'READY'
       AND job.lease_epoch = p_epochs[${flyway:defaultSchema}.lease_position(job.id, p_ids)];
@@ -161,9 +167,19 @@ BEGIN
             SELECT r.id, r.task, r.state
             FROM ${flyway:defaultSchema}.record_outcomes(v_ids, v_epochs,
                     array_fill('COMPLETED'::text, ARRAY[cardinality(v_ids)]), array_fill(0::bigint, ARRAY[cardinality(v_ids)]),
-                    v_none, v_none, p_keep_completed) AS r;
+                    v_none, v_none, p_keep_completed, v_history) AS r;
     END IF;
 END
+$complete$;
+
+-- The completions without history entries: most batches, and the nodes of the release before.
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.complete_jobs(p_ids bigint[], p_epochs integer[],
+                                                               p_keep_completed boolean)
+RETURNS TABLE (id bigint, task text, state text)
+LANGUAGE sql
+AS $complete$
+    SELECT c.id, c.task, c.state
+    FROM ${flyway:defaultSchema}.complete_jobs(p_ids, p_epochs, p_keep_completed, CAST(NULL AS text[])) AS c
 $complete$;
 
 -- The rows of a batch of leases that still hold, locked in input order, one primary-key probe per

@@ -137,7 +137,9 @@ class BalancerServiceTests {
             assertThat(decision.reason()).isEqualTo("DRAIN");
             assertThat(decision.source()).isEqualTo("c");
         });
-        assertThat(node.balancer().moves()).containsEntry(MoveReason.DRAIN, 5L);
+        // Counted once the move returned, a moment after the map shows it.
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(node.balancer().moves())
+            .containsEntry(MoveReason.DRAIN, 5L));
     }
 
     private static PgQueue leader(PgQueue... nodes) {
