@@ -153,7 +153,8 @@ public @interface QueueTask {
     /**
      * Whether each attempt of the task's jobs is kept with the job, with the lines its handler logs
      * through {@link TaskContext#log} or {@link TaskContext#logger()}: see {@link JobAttempt} and
-     * {@link QueueClient#attempts}. Costs one more write per attempt.
+     * {@link QueueClient#attempts}. Each attempt's entry is written by the statement that
+     * writes its outcome, which makes that write and the job's row larger.
      * @return whether to keep the attempts
      */
     boolean history() default false;

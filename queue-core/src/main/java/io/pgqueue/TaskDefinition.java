@@ -283,8 +283,8 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
 
         /**
-         * Keeps each attempt of the task's jobs with the job, as {@link JobAttempt}s: one more write
-         * per attempt, in the transaction of its outcome. Off by default.
+         * Keeps each attempt of the task's jobs with the job, as {@link JobAttempt}s, written by the
+         * statement that writes the attempt's outcome. Off by default.
          * @param history whether to keep the attempts
          * @return this builder
          */

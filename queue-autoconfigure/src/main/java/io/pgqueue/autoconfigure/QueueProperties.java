@@ -1011,7 +1011,7 @@ public class QueueProperties {
 
         /**
          * Whether each attempt of the task's jobs is kept with the job (start, end, node, outcome,
-         * error, the lines its handler logs through TaskContext), at one more write per attempt.
+         * error, the lines its handler logs through TaskContext), written with each attempt's outcome.
          */
         private Boolean history;
 
