@@ -174,7 +174,7 @@ CREATE TABLE pgqueue.job_outbox (
     dedup_policy text,
     created_at timestamp with time zone NOT NULL,
     CONSTRAINT job_outbox_pkey PRIMARY KEY (id),
-    CONSTRAINT job_outbox_dedup_policy_check CHECK ((dedup_policy = ANY (ARRAY['KEEP_EXISTING'::text, 'REPLACE_IF_READY'::text, 'MERGE_IF_READY'::text, 'RERUN'::text]))),
+    CONSTRAINT job_outbox_dedup_policy_check CHECK (((dedup_policy = ANY (ARRAY['KEEP_EXISTING'::text, 'REPLACE_IF_READY'::text, 'MERGE_IF_READY'::text, 'RERUN'::text])) OR (dedup_policy ~ '^UNIQUE:[0-9]+:(COMPLETED|FAILED|CANCELLED)(,(COMPLETED|FAILED|CANCELLED))*$'::text))),
     CONSTRAINT job_outbox_partition_check CHECK ((partition >= 0))
 ) WITH (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=1000, autovacuum_vacuum_cost_delay=0);
 

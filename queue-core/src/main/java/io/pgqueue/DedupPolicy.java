@@ -1,5 +1,9 @@
 package io.pgqueue;
 
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
 
 import tools.jackson.databind.JsonNode;
 
@@ -47,6 +51,26 @@ public sealed interface DedupPolicy {
      */
     static DedupPolicy rerun() {
         return Rerun.INSTANCE;
+    }
+
+    /**
+     * Uniqueness over time: besides an active job, a job that ended in one of the given states and
+     * was enqueued within the period holds the key too; a new job of the key is then dropped and the
+     * caller gets the holder's id, as with {@link #keepExisting()}. "At most one import of this file
+     * per ten minutes, whether it is waiting, running or completed" is
+     * {@code unique(Duration.ofMinutes(10), JobState.COMPLETED)}. Exact across nodes and shards: the
+     * enqueues of one key are serialized in the database that holds the key's partition, and a
+     * finished holder is looked for on every shard. A finished job holds its key only while
+     * retention keeps it: keep finished jobs of those states at least as long as the period.
+     * @param period how long after its enqueue a finished job holds its key, positive
+     * @param finishedStates the final states in which it does: {@link JobState#COMPLETED},
+     * {@link JobState#FAILED}, {@link JobState#CANCELLED} (active jobs always hold their key)
+     * @return the policy
+     * @throws InvalidJobException if the period is not positive, or a state is missing, repeated or
+     * not a final state
+     */
+    static DedupPolicy unique(Duration period, JobState... finishedStates) {
+        return new Unique(period, finishedStates == null ? null : Arrays.asList(finishedStates));
     }
 
     /**
@@ -109,6 +133,44 @@ public sealed interface DedupPolicy {
      * See {@link DedupPolicy#mergeIfReady(PayloadMerger)}.
      * @param merger the merge function
      */
+    /**
+     * See {@link DedupPolicy#unique}.
+     *
+     * @param period how long after its enqueue a finished job holds its key
+     * @param states the final states in which it does, in {@link JobState} order
+     */
+    record Unique(Duration period, List<JobState> states) implements DedupPolicy {
+
+        /**
+         * Validates the window.
+         */
+        public Unique {
+            if (period == null || period.isNegative() || period.isZero()) {
+                throw new InvalidJobException("The period of a unique dedup policy must be positive, was " + period);
+            }
+            if (states == null || states.isEmpty() || states.contains(null)) {
+                throw new InvalidJobException("A unique dedup policy needs the final states in which a job holds its "
+                        + "key: COMPLETED, FAILED and/or CANCELLED; was " + states);
+            }
+            for (JobState state : states) {
+                if (state != JobState.COMPLETED && state != JobState.FAILED && state != JobState.CANCELLED) {
+                    throw new InvalidJobException("A unique dedup policy lists the final states in which a job holds its "
+                            + "key (COMPLETED, FAILED, CANCELLED); " + state + " is not one: active jobs hold their key "
+                            + "always");
+                }
+            }
+            if (Set.copyOf(states).size() != states.size()) {
+                throw new InvalidJobException("A unique dedup policy lists each state once; was " + states);
+            }
+            states = states.stream().sorted().toList();
+        }
+
+        @Override
+        public QueueTask.DedupMode mode() {
+            return QueueTask.DedupMode.UNIQUE;
+        }
+    }
+
     record MergeIfReady(PayloadMerger merger) implements DedupPolicy {
 
         /** Validates the merger. */

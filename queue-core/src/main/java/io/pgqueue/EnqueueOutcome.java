@@ -8,7 +8,10 @@ public enum EnqueueOutcome {
     /** A new job was created. */
     CREATED,
 
-    /** An active job held the dedup key and was left as it was. */
+    /**
+     * A job held the dedup key and was left as it was: an active one, or, under a unique policy
+     * ({@link DedupPolicy#unique}), one that ended in one of its states within its period.
+     */
     KEPT_EXISTING,
 
     /** The READY job holding the dedup key took the new payload, priority and schedule. */

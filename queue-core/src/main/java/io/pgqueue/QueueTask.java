@@ -92,6 +92,19 @@ public @interface QueueTask {
     DedupMode dedupPolicy() default DedupMode.KEEP_EXISTING;
 
     /**
+     * With {@link DedupMode#UNIQUE}: how long after its enqueue a finished job holds its key, e.g.
+     * {@code "10m"}; required then.
+     * @return the period, or empty
+     */
+    String uniquePeriod() default "";
+
+    /**
+     * With {@link DedupMode#UNIQUE}: the final states in which a finished job holds its key.
+     * @return the states
+     */
+    JobState[] uniqueStates() default { JobState.COMPLETED };
+
+    /**
      * Exception types that fail a job at once, without retries ({@link TerminalTaskException} always does).
      * @return the terminal exception types
      */
@@ -207,7 +220,9 @@ public @interface QueueTask {
         /** See {@link DedupPolicy#mergeIfReady}; the handler must also implement {@link DedupPolicy.PayloadMerger}. */
         MERGE_IF_READY,
         /** See {@link DedupPolicy#rerun()}. */
-        RERUN
+        RERUN,
+        /** See {@link DedupPolicy#unique}: with {@link #uniquePeriod()} and {@link #uniqueStates()}. */
+        UNIQUE
     }
 
     /**

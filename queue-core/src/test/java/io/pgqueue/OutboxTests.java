@@ -3,6 +3,7 @@ package io.pgqueue;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 
@@ -128,7 +129,7 @@ class OutboxTests {
                 .filter(row -> shards.map().shardOf(row.partition()).equals("b"))
                 .toList();
             new TransactionTemplate(new DataSourceTransactionManager(this.b.dataSource()))
-                .executeWithoutResult(inner -> b.outbox().relay(rows, b.stores().jobs().channel("")));
+                .executeWithoutResult(inner -> b.outbox().relay(rows, b.stores().jobs().channel(""), Set.of()));
             status.setRollbackOnly();
         });
         assertThat(jobs(this.b)).isEqualTo(onB);
@@ -142,7 +143,8 @@ class OutboxTests {
 
         // Another relay takes the rows over: the marks keep it from writing b's jobs again.
         OutboxRelay relay = new OutboxRelay(shards,
-                new Duplicates(TASKS, new PayloadWriter(JsonMapper.builder().build(), QueueConfig.defaults().maxPayloadBytes())));
+                new Duplicates(TASKS, new PayloadWriter(JsonMapper.builder().build(), QueueConfig.defaults().maxPayloadBytes()),
+                        shards));
         while (relay.relayOnce() > 0) {
             // until the outbox is empty
         }

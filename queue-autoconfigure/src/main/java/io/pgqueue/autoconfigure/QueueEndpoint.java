@@ -9,6 +9,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.pgqueue.DedupPolicy;
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.JobAttempt;
 import io.pgqueue.JobSnapshot;
@@ -555,6 +556,11 @@ public class QueueEndpoint {
         Duration tolerance = binding.definition().delayTolerance();
         settings.put("delayTolerance", tolerance == null ? null : tolerance.toString());
         settings.put("dedupPolicy", binding.definition().dedupPolicy().mode().name());
+        if (binding.definition().dedupPolicy() instanceof DedupPolicy.Unique unique) {
+            settings.put("uniquePeriod", unique.period().toString());
+            settings.put("uniqueStates", unique.states());
+        }
+        settings.put("history", binding.definition().history());
         return settings;
     }
 

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import io.pgqueue.JobState;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskGroups;
@@ -956,9 +957,37 @@ public class QueueProperties {
         private String dedupKey;
 
         /**
-         * What happens when an active job already holds the dedup key.
+         * What happens when an active job already holds the dedup key; unique: a finished job holds
+         * it too, for unique-period after its enqueue, in the unique-states.
          */
         private QueueTask.DedupMode dedupPolicy;
+
+        /**
+         * With dedup-policy unique: how long after its enqueue a finished job holds its dedup key.
+         */
+        private Duration uniquePeriod;
+
+        /**
+         * With dedup-policy unique: the final states (completed, failed, cancelled) in which a finished
+         * job holds its dedup key. Completed when unset.
+         */
+        private List<JobState> uniqueStates;
+
+        public Duration getUniquePeriod() {
+            return this.uniquePeriod;
+        }
+
+        public void setUniquePeriod(Duration uniquePeriod) {
+            this.uniquePeriod = uniquePeriod;
+        }
+
+        public List<JobState> getUniqueStates() {
+            return this.uniqueStates;
+        }
+
+        public void setUniqueStates(List<JobState> uniqueStates) {
+            this.uniqueStates = uniqueStates;
+        }
 
         private final Retry retry = new Retry();
 

@@ -14,6 +14,7 @@ import java.util.function.Supplier;
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.InvalidJobException;
 import io.pgqueue.InvalidSettingException;
+import io.pgqueue.JobState;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.QueueTask;
 import io.pgqueue.RateLimit;
@@ -188,7 +189,11 @@ public final class QueueTaskBindings {
                 : annotation.dedupPolicy();
         String pool = overrides.getPool() != null ? overrides.getPool() : annotation.pool();
         RetryPolicy retry = retryPolicy(beans, annotation.retry(), overrides.getRetry(), prefix + ".retry", where);
-        DedupPolicy dedup = dedupPolicy(beans, beanName, type, dedupMode, where);
+        Duration uniquePeriod = overrides.getUniquePeriod() != null ? overrides.getUniquePeriod()
+                : duration(annotation.uniquePeriod(), null, prefix + ".unique-period", where);
+        List<JobState> uniqueStates = overrides.getUniqueStates() != null ? overrides.getUniqueStates()
+                : List.of(annotation.uniqueStates());
+        DedupPolicy dedup = dedupPolicy(beans, beanName, type, dedupMode, uniquePeriod, uniqueStates, prefix, where);
         Function<Object, String> key = dedupKey(dedupKey, prefix + ".dedup-key", where);
         int globalConcurrency = overrides.getGlobalConcurrency() != null ? overrides.getGlobalConcurrency()
                 : annotation.globalConcurrency();
@@ -308,7 +313,8 @@ public final class QueueTaskBindings {
         QueueTask.DedupMode mode = task.getDedupPolicy() != null ? task.getDedupPolicy() : QueueTask.DedupMode.KEEP_EXISTING;
         check(mode != QueueTask.DedupMode.MERGE_IF_READY, prefix + ".dedup-policy", mode, where,
                 "needs a handler bean that implements DedupPolicy.PayloadMerger");
-        DedupPolicy dedup = dedupPolicy(beans, null, Object.class, mode, where);
+        DedupPolicy dedup = dedupPolicy(beans, null, Object.class, mode, task.getUniquePeriod(),
+                task.getUniqueStates() != null ? task.getUniqueStates() : List.of(JobState.COMPLETED), prefix, where);
         Function<Object, String> key = dedupKey(task.getDedupKey(), prefix + ".dedup-key", where);
         return checked(where, () -> new Binding(TaskDefinition.builder(name)
             .maxAttempts(maxAttempts)
@@ -365,8 +371,25 @@ public final class QueueTaskBindings {
     }
 
     private static DedupPolicy dedupPolicy(ListableBeanFactory beans, String beanName, Class<?> type,
-            QueueTask.DedupMode mode, String where) {
+            QueueTask.DedupMode mode, Duration uniquePeriod, List<JobState> uniqueStates, String prefix, String where) {
+        check(mode == QueueTask.DedupMode.UNIQUE || uniquePeriod == null, prefix + ".unique-period", uniquePeriod, where,
+                "applies to the dedup policy UNIQUE");
         return switch (mode) {
+            case UNIQUE -> {
+                if (uniquePeriod == null) {
+                    throw new QueueConfigurationException(where + " uses the dedup policy UNIQUE without a period",
+                            "Set @QueueTask(uniquePeriod = \"10m\") or '" + prefix + ".unique-period': how long after "
+                                    + "its enqueue a finished job holds its dedup key.");
+                }
+                try {
+                    yield DedupPolicy.unique(uniquePeriod, uniqueStates.toArray(JobState[]::new));
+                }
+                catch (InvalidJobException ex) {
+                    throw new QueueConfigurationException(where + ": " + ex.getMessage(), "Fix '" + prefix
+                            + ".unique-period' or '" + prefix + ".unique-states' (or the annotation's uniquePeriod and "
+                            + "uniqueStates).");
+                }
+            }
             case KEEP_EXISTING -> DedupPolicy.keepExisting();
             case REPLACE_IF_READY -> DedupPolicy.replaceIfReady();
             case RERUN -> DedupPolicy.rerun();

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 
 import io.pgqueue.DedupPolicy;
+import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
@@ -166,6 +167,15 @@ class QueueAutoConfigurationTests {
             });
         });
         assertThat(TestHandlers.Tick.SLOTS).doesNotHaveDuplicates().allSatisfy(slot -> assertThat(slot).endsWith("Z"));
+    }
+
+    @Test
+    void aUniqueDedupPolicyTakesItsWindowFromTheProperties() {
+        this.runner.withBean(TestHandlers.SendPush.class)
+            .withPropertyValues("pgqueue.tasks.send-push.dedup-policy=unique", "pgqueue.tasks.send-push.unique-period=10m",
+                    "pgqueue.tasks.send-push.unique-states=failed,completed")
+            .run(context -> assertThat(context.getBean(QueueTaskBindings.class).all().get("send-push").definition()
+                .dedupPolicy()).isEqualTo(DedupPolicy.unique(Duration.ofMinutes(10), JobState.COMPLETED, JobState.FAILED)));
     }
 
     @Test

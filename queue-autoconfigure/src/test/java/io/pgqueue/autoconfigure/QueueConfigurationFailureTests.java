@@ -149,6 +149,20 @@ public class QueueConfigurationFailureTests {
     }
 
     @Test
+    void aUniqueDedupPolicyWithoutAPeriodOrWithAStateThatCannotHoldAKey() {
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class)
+            .withPropertyValues("pgqueue.tasks.send-push.dedup-policy=unique"),
+                "uses the dedup policy UNIQUE without a period", "'pgqueue.tasks.send-push.unique-period'");
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class)
+            .withPropertyValues("pgqueue.tasks.send-push.dedup-policy=unique", "pgqueue.tasks.send-push.unique-period=10m",
+                    "pgqueue.tasks.send-push.unique-states=completed,running"),
+                "RUNNING is not one: active jobs hold their key always", "'pgqueue.tasks.send-push.unique-states'");
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class)
+            .withPropertyValues("pgqueue.tasks.send-push.unique-period=10m"),
+                "applies to the dedup policy UNIQUE", "'pgqueue.tasks.send-push.unique-period'");
+    }
+
+    @Test
     void aBlankMdcKeyToCarry() {
         assertFailure(this.runner.withPropertyValues("pgqueue.interceptors.carried-mdc-keys[0]=requestId",
                 "pgqueue.interceptors.carried-mdc-keys[1]= "),

@@ -16,6 +16,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 
 import io.pgqueue.CancelResult;
+import io.pgqueue.DedupPolicy;
 import io.pgqueue.Engines;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueOutcome;
@@ -197,6 +198,43 @@ class ShardedEnqueueTests {
         assertThat(activeOn(target, straggler)).as("re-run where its partition is").isTrue();
         assertThat(finishedOn(source, straggler)).isFalse();
         assertThat(activeOn(source, straggler)).isFalse();
+    }
+
+    @Test
+    void aUniqueKeyHeldByACompletedJobStaysHeldThroughTheOutboxAndAfterItsPartitionMoved() {
+        PgQueue queue = node();
+        DedupPolicy unique = DedupPolicy.unique(Duration.ofMinutes(10), JobState.COMPLETED);
+        int partition = 1;
+        String key = keyIn(partition, "import-");
+        Shards.Shard source = Engines.of(queue).shards().shardOf(partition);
+        assertThat(source.name()).isNotEqualTo("main");
+        long first = queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedup(key, unique)).jobId();
+        JobStore jobs = source.stores().jobs();
+        jobs.record(List.of(io.pgqueue.internal.store.Outcome.completed(jobs.claim(List.of(
+                new io.pgqueue.internal.store.ClaimLimit("mail", 1)), "node/p", JobState.RUNNING, Duration.ofMinutes(1))
+            .get(0).lease())));
+
+        // A batch over two shards goes through the main shard's outbox; its relay keeps the key held.
+        List<EnqueueResult> batch = queue.client().enqueueAll(List.of(
+                JobRequest.of("mail", Map.of(), EnqueueOptions.defaults().withDedup(key, unique)),
+                JobRequest.of("mail", Map.of(), EnqueueOptions.defaults().withPartitionKey(keyIn(0, "other-")))));
+        assertThat(batch.get(0).outcome()).isEqualTo(EnqueueOutcome.RELAYED);
+        awaitOutboxEmpty();
+        assertThat(activeWithKey(source, key)).as("the relayed job was not written").isZero();
+
+        // The partition moves; the completed job stays on the shard it finished on, and still holds the key.
+        Shards.Shard target = Engines.of(queue).shards().all().stream().filter(shard -> shard != source).findFirst()
+            .orElseThrow();
+        queue.admin().movePartition(partition, target.name());
+        assertThat(queue.client().enqueue("mail", Map.of(), EnqueueOptions.defaults().withDedup(key, unique)))
+            .isEqualTo(new EnqueueResult(first, EnqueueOutcome.KEPT_EXISTING));
+        assertThat(activeWithKey(target, key)).isZero();
+        assertThat(activeWithKey(source, key)).isZero();
+    }
+
+    private static long activeWithKey(Shards.Shard shard, String key) {
+        return new JdbcTemplate(shard.stores().dataSource()).queryForObject(
+                "SELECT count(*) FROM pgqueue.job WHERE dedup_key = ?", Long.class, key);
     }
 
     private static long fail(PgQueue queue, Shards.Shard shard, String key) {

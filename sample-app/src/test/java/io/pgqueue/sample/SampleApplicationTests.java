@@ -97,6 +97,8 @@ class SampleApplicationTests {
         assertThat(post("/files/" + infected + "/scan", null)).containsEntry("clean", false);
 
         long jobId = ((Number) verdict.get("jobId")).longValue();
+        assertThat(post("/files/" + clean + "/scan", null)).as("scanned once per ten minutes: the same scan answers")
+            .containsEntry("jobId", verdict.get("jobId")).containsEntry("clean", true);
         Map<String, Object> job = get("/actuator/queues/scan-file/" + jobId);
         assertThat(job).containsEntry("state", "COMPLETED").containsEntry("result", "{\"clean\": true}")
             .containsEntry("payload", "{\"fileId\": " + clean + "}");
@@ -278,12 +280,13 @@ class SampleApplicationTests {
         Map<String, Object> tasks = map(get("/actuator/queues").get("tasks"));
         assertThat(map(map(tasks.get("send-push")).get("settings"))).containsExactlyInAnyOrderEntriesOf(Map.of(
                 "handler", "sendPushTask", "pool", "default", "concurrency", 8, "timeout", "PT30M", "maxAttempts", 5,
-                "priority", 0, "delayTolerance", "PT1S", "dedupPolicy", "KEEP_EXISTING"));
+                "priority", 0, "delayTolerance", "PT1S", "dedupPolicy", "KEEP_EXISTING", "history", false));
         for (Object task : tasks.values()) {
             Map<String, Object> settings = map(map(task).get("settings"));
             assertThat(QueueTask.DedupMode.valueOf((String) settings.get("dedupPolicy"))).isNotNull();
         }
         assertThat(map(map(tasks.get("sync-devices")).get("settings"))).containsEntry("dedupPolicy", "RERUN");
+        assertThat(map(map(tasks.get("generate-thumbnail")).get("settings"))).containsEntry("history", true);
     }
 
     /** Posts a write the endpoint must reject with the status, and returns the reason it gives. */

@@ -1,6 +1,11 @@
 package io.pgqueue.internal.enqueue;
 
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.stream.Collectors;
+
 import io.pgqueue.DedupPolicy;
+import io.pgqueue.JobState;
 
 /**
  * The names dedup policies are recorded by where a job waits in the database before its dedup key
@@ -26,6 +31,11 @@ public final class DedupPolicies {
         if (policy instanceof DedupPolicy.Rerun) {
             return "RERUN";
         }
+        if (policy instanceof DedupPolicy.Unique unique) {
+            // UNIQUE:<period in ms>:<states>, e.g. UNIQUE:600000:COMPLETED,FAILED
+            return "UNIQUE:" + unique.period().toMillis() + ":"
+                    + unique.states().stream().map(Enum::name).collect(Collectors.joining(","));
+        }
         return "KEEP_EXISTING";
     }
 
@@ -35,6 +45,11 @@ public final class DedupPolicies {
      * @return the policy
      */
     public static DedupPolicy named(String name, DedupPolicy own) {
+        if (name.startsWith("UNIQUE:")) {
+            String[] parts = name.split(":", 3);
+            return DedupPolicy.unique(Duration.ofMillis(Long.parseLong(parts[1])),
+                    Arrays.stream(parts[2].split(",")).map(JobState::valueOf).toArray(JobState[]::new));
+        }
         return switch (name) {
             case "REPLACE_IF_READY" -> DedupPolicy.replaceIfReady();
             case "MERGE_IF_READY" -> own instanceof DedupPolicy.MergeIfReady ? own : DedupPolicy.keepExisting();

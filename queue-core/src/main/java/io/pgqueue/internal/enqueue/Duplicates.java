@@ -1,6 +1,9 @@
 package io.pgqueue.internal.enqueue;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -11,6 +14,7 @@ import io.pgqueue.InvalidJobException;
 import io.pgqueue.JobState;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
+import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.ActiveDuplicate;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.NewJob;
@@ -27,13 +31,83 @@ public final class Duplicates {
 
     private final PayloadWriter payloads;
 
+    private final Shards shards;
+
     /**
      * @param tasks the declared task types, whose own policies recorded names stand for
      * @param payloads writes merged payloads
+     * @param shards the installation's shards, where finished jobs that hold unique keys are looked for
      */
-    public Duplicates(TaskRegistry tasks, PayloadWriter payloads) {
+    public Duplicates(TaskRegistry tasks, PayloadWriter payloads, Shards shards) {
         this.tasks = Objects.requireNonNull(tasks, "tasks");
         this.payloads = Objects.requireNonNull(payloads, "payloads");
+        this.shards = Objects.requireNonNull(shards, "shards");
+    }
+
+    /**
+     * Decides, before they are written, the jobs whose unique policy lets a finished job hold their
+     * key: a job of each key that ended in one of its policy's states within its period is looked
+     * for on every shard. Finished jobs do not change state, so a holder found holds as long as it
+     * is kept. A holder that finishes after this look is found by {@link #heldAfterInsert}.
+     * @param store the job store of the jobs' shard
+     * @param jobs the jobs
+     * @param policies each job's dedup policy
+     * @return by index, the result of each job a finished job holds the key for (the holder kept)
+     */
+    public Map<Integer, EnqueueResult> heldByFinished(JobStore store, List<NewJob> jobs, List<DedupPolicy> policies) {
+        List<Integer> unique = new ArrayList<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            if (jobs.get(i).dedupKey() != null && policies.get(i) instanceof DedupPolicy.Unique) {
+                unique.add(i);
+            }
+        }
+        if (unique.isEmpty()) {
+            return Map.of();
+        }
+        Map<Integer, EnqueueResult> held = new HashMap<>();
+        for (int i : unique) {
+            finishedHolder(store, jobs.get(i), (DedupPolicy.Unique) policies.get(i))
+                .ifPresent(id -> held.put(i, new EnqueueResult(id, EnqueueOutcome.KEPT_EXISTING)));
+        }
+        return held;
+    }
+
+    /**
+     * Withdraws a job just inserted under a unique policy if a job of its key finished meanwhile in
+     * one of the policy's states: the insert waited for the transaction that finished it (the active
+     * job's row held the key), so this look, a statement later, sees it. Concurrent enqueues of one
+     * key need nothing more: the unique index of active keys makes each wait for the other's insert.
+     * @param store the job store of the job's shard, in the transaction that inserted it
+     * @param job the job
+     * @param policy its dedup policy
+     * @param id the id it was inserted with
+     * @return the holder kept, when the job was withdrawn
+     */
+    public Optional<EnqueueResult> heldAfterInsert(JobStore store, NewJob job, DedupPolicy policy, long id) {
+        if (job.dedupKey() == null || !(policy instanceof DedupPolicy.Unique unique)) {
+            return Optional.empty();
+        }
+        Optional<Long> holder = finishedHolder(store, job, unique);
+        holder.ifPresent(any -> store.withdraw(id));
+        return holder.map(holderId -> new EnqueueResult(holderId, EnqueueOutcome.KEPT_EXISTING));
+    }
+
+    /** The newest job of the key that ended in one of the policy's states within its period, on any shard. */
+    private Optional<Long> finishedHolder(JobStore store, NewJob job, DedupPolicy.Unique policy) {
+        Optional<Long> here = store.finishedHolder(job.task(), job.dedupKey(), policy.states(), policy.period());
+        if (here.isPresent()) {
+            return here;
+        }
+        for (Shards.Shard shard : this.shards.all()) {
+            JobStore other = shard.stores().jobs();
+            if (other != store) {
+                Optional<Long> there = other.finishedHolder(job.task(), job.dedupKey(), policy.states(), policy.period());
+                if (there.isPresent()) {
+                    return there;
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /**
@@ -47,10 +121,17 @@ public final class Duplicates {
         while (true) {
             Optional<ActiveDuplicate> holder = store.lockActiveByKey(job.task(), job.dedupKey());
             if (holder.isEmpty()) {
-                // The holder finished after our insert saw it; the key is free again.
+                // The holder finished after our insert saw it: the key is free again, unless the
+                // unique policy lets it hold the key finished.
+                if (policy instanceof DedupPolicy.Unique unique) {
+                    Optional<Long> finished = finishedHolder(store, job, unique);
+                    if (finished.isPresent()) {
+                        return new EnqueueResult(finished.get(), EnqueueOutcome.KEPT_EXISTING);
+                    }
+                }
                 Long id = store.insert(List.of(job)).get(0);
                 if (id != null) {
-                    return new EnqueueResult(id, EnqueueOutcome.CREATED);
+                    return heldAfterInsert(store, job, policy, id).orElse(new EnqueueResult(id, EnqueueOutcome.CREATED));
                 }
                 continue;
             }

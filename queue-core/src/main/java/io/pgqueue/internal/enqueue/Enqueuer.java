@@ -80,7 +80,7 @@ public final class Enqueuer implements AutoCloseable {
         this.interceptors = List.copyOf(interceptors);
         PayloadWriter payloads = new PayloadWriter(mapper, config.maxPayloadBytes());
         this.preparer = new JobPreparer(payloads);
-        this.router = new JobRouter(store, shards, new Duplicates(tasks, payloads));
+        this.router = new JobRouter(store, shards, new Duplicates(tasks, payloads, shards));
         this.graphs = new GraphWriter(this.router.sharded());
         for (TaskDefinition task : tasks.all()) {
             String channel = store.channel(task.name());

@@ -10,11 +10,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.IntStream;
 
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.EnqueueOutcome;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.InvalidJobException;
+import io.pgqueue.JobState;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.internal.balance.PartitionLoad;
 import io.pgqueue.internal.shard.PartitionMap;
@@ -108,6 +110,14 @@ public final class JobRouter implements AutoCloseable {
      * @return per job, in order, its id and what happened
      */
     public List<EnqueueResult> write(List<NewJob> jobs, List<DedupPolicy> policies) {
+        for (int i = 0; i < jobs.size(); i++) {
+            if (jobs.get(i).dedupKey() != null && policies.get(i) instanceof DedupPolicy.Unique unique
+                    && unique.states().contains(JobState.COMPLETED) && !this.store.keepsCompleted()) {
+                throw new InvalidJobException("A '" + jobs.get(i).task() + "' job's unique policy lets completed jobs "
+                        + "hold its key, but completed jobs are not kept (pgqueue.retention.completed is 0); keep them at "
+                        + "least as long as the period (" + unique.period() + "), or leave COMPLETED out");
+            }
+        }
         if (!sharded()) {
             return enqueueOn(this.store, this.groupCommitter, jobs, policies);
         }
@@ -257,9 +267,12 @@ public final class JobRouter implements AutoCloseable {
         // Resolving a duplicate takes several statements: keep them in one transaction.
         PartitionNotHeldException[] notHeld = {null};
         List<EnqueueResult> resolved = store.inTransaction(() -> {
+            // Jobs of unique keys that a finished job holds are decided first, and not written.
+            Map<Integer, EnqueueResult> held = this.duplicates.heldByFinished(store, jobs, policies);
+            List<Integer> written = IntStream.range(0, jobs.size()).filter(i -> !held.containsKey(i)).boxed().toList();
             List<Long> ids;
             try {
-                ids = store.insert(jobs);
+                ids = written.isEmpty() ? List.of() : store.insert(written.stream().map(jobs::get).toList());
             }
             catch (PartitionNotHeldException ex) {
                 // Nothing was written: return normally, so the caller's transaction is not marked rollback-only.
@@ -267,10 +280,13 @@ public final class JobRouter implements AutoCloseable {
                 return null;
             }
             EnqueueResult[] results = new EnqueueResult[jobs.size()];
+            held.forEach((i, result) -> results[i] = result);
             List<Integer> duplicates = new ArrayList<>();
-            for (int i = 0; i < ids.size(); i++) {
-                if (ids.get(i) != null) {
-                    results[i] = new EnqueueResult(ids.get(i), EnqueueOutcome.CREATED);
+            for (int k = 0; k < ids.size(); k++) {
+                int i = written.get(k);
+                if (ids.get(k) != null) {
+                    results[i] = this.duplicates.heldAfterInsert(store, jobs.get(i), policies.get(i), ids.get(k))
+                        .orElse(new EnqueueResult(ids.get(k), EnqueueOutcome.CREATED));
                 }
                 else {
                     duplicates.add(i);

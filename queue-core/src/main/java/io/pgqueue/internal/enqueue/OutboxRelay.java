@@ -5,11 +5,15 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
+import io.pgqueue.DedupPolicy;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.internal.lifecycle.BackgroundService;
 import io.pgqueue.internal.shard.PartitionMap;
 import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.JobStore;
+import io.pgqueue.internal.store.NewJob;
 import io.pgqueue.internal.store.OutboxStore;
 import io.pgqueue.internal.store.PartitionNotHeldException;
 import org.slf4j.Logger;
@@ -136,14 +140,31 @@ public final class OutboxRelay extends BackgroundService {
     }
 
     private void relayTo(Shards.Shard shard, List<OutboxStore.Pending> rows) {
-        List<OutboxStore.Relayed> results = shard.outbox().relay(rows, shard.stores().jobs().channel(""));
-        for (int i = 0; i < rows.size(); i++) {
-            OutboxStore.Relayed result = results.get(i);
-            if (result.fresh() && !result.inserted()) {
-                OutboxStore.Pending row = rows.get(i);
-                this.duplicates.resolve(shard.stores().jobs(), row.asNewJob(),
-                        this.duplicates.named(row.task(), row.dedupPolicy()));
+        JobStore jobs = shard.stores().jobs();
+        List<DedupPolicy> policies = rows.stream().map(row -> this.duplicates.named(row.task(), row.dedupPolicy())).toList();
+        Runnable relay = () -> {
+            // Unique keys a finished job holds are marked relayed without their jobs.
+            List<NewJob> relayed = rows.stream().map(OutboxStore.Pending::asNewJob).toList();
+            Set<Integer> held = this.duplicates.heldByFinished(jobs, relayed, policies).keySet();
+            List<OutboxStore.Relayed> results = shard.outbox().relay(rows, jobs.channel(""), held);
+            for (int i = 0; i < rows.size(); i++) {
+                OutboxStore.Relayed result = results.get(i);
+                if (result.inserted()) {
+                    this.duplicates.heldAfterInsert(jobs, relayed.get(i), policies.get(i), rows.get(i).jobId());
+                }
+                else if (result.fresh() && !held.contains(i)) {
+                    this.duplicates.resolve(jobs, relayed.get(i), policies.get(i));
+                }
             }
+        };
+        if (policies.stream().anyMatch(DedupPolicy.Unique.class::isInstance)) {
+            jobs.inTransaction(() -> {
+                relay.run();
+                return null;
+            });
+        }
+        else {
+            relay.run();
         }
     }
 }

@@ -313,6 +313,23 @@ public final class JobStatements {
             FOR UPDATE SKIP LOCKED
             """;
 
+    /** Withdraws a job this transaction inserted, before anyone saw it. */
+    static final String WITHDRAW = """
+            DELETE FROM ${schema}.job WHERE id = :id AND state = 'READY'
+            """;
+
+    /**
+     * The newest job of a task and key that ended in one of the given states and was enqueued
+     * within the period before this statement; job_finished_dedup_idx (V19) serves it.
+     */
+    static final String FINISHED_HOLDER = """
+            SELECT id FROM ${schema}.job_finished
+            WHERE dedup_key = :key AND task = :task AND state = ANY(CAST(:states AS text[]))
+              AND created_at > statement_timestamp() - :periodMillis * interval '1 millisecond'
+            ORDER BY created_at DESC
+            LIMIT 1
+            """;
+
     /** A job's attempt history, active or finished. */
     static final String HISTORY = """
             SELECT CAST(history AS text) AS history FROM ${schema}.job WHERE id = :id

@@ -96,6 +96,10 @@ public final class JobStore {
     private final String lockExpiredLeases;
 
     private final String history;
+
+    private final String withdraw;
+
+    private final String finishedHolder;
     private final String cancel;
     private final String deleteFinishedBefore;
     private final String find;
@@ -148,6 +152,8 @@ public final class JobStore {
         this.completeJobsWithHistory = sql(JobStatements.COMPLETE_JOBS_WITH_HISTORY);
         this.lockExpiredLeases = sql(JobStatements.LOCK_EXPIRED_LEASES);
         this.history = sql(JobStatements.HISTORY);
+        this.withdraw = sql(JobStatements.WITHDRAW);
+        this.finishedHolder = sql(JobStatements.FINISHED_HOLDER);
         this.cancel = sql(JobStatements.CANCEL);
         this.deleteFinishedBefore = sql(JobStatements.DELETE_FINISHED_BEFORE);
         this.find = sql(JobStatements.FIND);
@@ -561,6 +567,34 @@ public final class JobStore {
         };
         // Results and outcomes commit together (asynchronously, as the outcome functions set it).
         return withResults.isEmpty() ? write.get() : inTransaction(write);
+    }
+
+    /** @return whether completed jobs are kept after they finish (a completed retention above zero) */
+    public boolean keepsCompleted() {
+        return this.keepCompleted;
+    }
+
+    /**
+     * Deletes a READY job this transaction inserted, which no one else has seen.
+     * @param id the job
+     */
+    public void withdraw(long id) {
+        this.jdbc.update(this.withdraw, new MapSqlParameterSource("id", id));
+    }
+
+    /**
+     * Finds the newest job of a task and key that ended in one of the states and was enqueued within
+     * the period.
+     * @param task the task
+     * @param key the dedup key
+     * @param states the final states
+     * @param period the period before now
+     * @return its id, or empty
+     */
+    public Optional<Long> finishedHolder(String task, String key, Collection<JobState> states, Duration period) {
+        return this.jdbc.queryForList(this.finishedHolder, new MapSqlParameterSource("task", task).addValue("key", key)
+            .addValue("states", SqlArrays.texts(states.stream().map(Enum::name).toList()))
+            .addValue("periodMillis", period.toMillis()), Long.class).stream().findFirst();
     }
 
     /**

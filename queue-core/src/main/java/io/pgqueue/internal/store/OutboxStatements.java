@@ -59,7 +59,8 @@ public final class OutboxStatements {
      * Writes relayed jobs on their shard, fenced like an enqueue: only if the shard holds every
      * partition among them ACTIVE, or none. Rows relayed here before (job_relayed holds their
      * outbox id) are not written again. A job whose dedup key an active job holds is skipped and
-     * reported, for the relay to apply the dedup policy.
+     * reported, for the relay to apply the dedup policy; one the relay found held (:skips, a unique
+     * key a finished job holds) is marked relayed and not written.
      */
     static final String RELAY = """
             WITH input AS (
@@ -67,9 +68,10 @@ public final class OutboxStatements {
                 FROM unnest(CAST(:outboxIds AS bigint[]), CAST(:jobIds AS bigint[]), CAST(:partitions AS integer[]),
                             CAST(:tasks AS text[]), CAST(:payloads AS text[]), CAST(:headers AS text[]),
                             CAST(:priorities AS integer[]), CAST(:scheduleTimes AS text[]), CAST(:tolerances AS text[]),
-                            CAST(:maxAttempts AS integer[]), CAST(:dedupKeys AS text[]), CAST(:createdAts AS text[]))
+                            CAST(:maxAttempts AS integer[]), CAST(:dedupKeys AS text[]), CAST(:createdAts AS text[]),
+                            CAST(:skips AS boolean[]))
                      WITH ORDINALITY AS t(outbox_id, job_id, partition, task, payload, headers, priority, schedule_time,
-                                          tolerance_deadline, max_attempts, dedup_key, created_at, ord)
+                                          tolerance_deadline, max_attempts, dedup_key, created_at, skip, ord)
             ), held AS (
                 SELECT owned.partition FROM ${schema}.shard_partition AS owned
                 WHERE owned.partition = ANY(ARRAY(SELECT DISTINCT partition FROM input)) AND owned.state = 'ACTIVE'
@@ -88,7 +90,7 @@ public final class OutboxStatements {
                        CAST(schedule_time AS timestamptz), CAST(tolerance_deadline AS timestamptz), max_attempts,
                        dedup_key, CAST(created_at AS timestamptz), partition
                 FROM input
-                WHERE outbox_id IN (SELECT outbox_id FROM fresh)
+                WHERE outbox_id IN (SELECT outbox_id FROM fresh) AND NOT skip
                 ORDER BY task, dedup_key, ord
                 ON CONFLICT (task, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
                 RETURNING id, task, schedule_time

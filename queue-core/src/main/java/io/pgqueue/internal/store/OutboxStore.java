@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.IntStream;
 
 import javax.sql.DataSource;
 
@@ -128,10 +129,11 @@ public final class OutboxStore {
      * a second relay of the same rows from writing them again.
      * @param rows the outbox rows, all of partitions the shard should hold
      * @param channelPrefix the prefix of the tasks' NOTIFY channels
+     * @param skipped the indexes of rows to mark relayed without writing their jobs (held keys)
      * @return per row, in order, what was done
      * @throws PartitionNotHeldException if the shard does not hold one of the partitions ACTIVE; nothing was written
      */
-    public List<Relayed> relay(List<Pending> rows, String channelPrefix) {
+    public List<Relayed> relay(List<Pending> rows, String channelPrefix, Set<Integer> skipped) {
         MapSqlParameterSource params = new MapSqlParameterSource()
             .addValue("outboxIds", SqlArrays.bigints(rows.stream().map(Pending::id).toList()))
             .addValue("jobIds", SqlArrays.bigints(rows.stream().map(Pending::jobId).toList()))
@@ -146,6 +148,7 @@ public final class OutboxStore {
             .addValue("maxAttempts", SqlArrays.ints(rows.stream().map(Pending::maxAttempts).toList()))
             .addValue("dedupKeys", SqlArrays.texts(rows.stream().map(Pending::dedupKey).toList()))
             .addValue("createdAts", SqlArrays.texts(rows.stream().map(row -> row.createdAt().toString()).toList()))
+            .addValue("skips", SqlArrays.booleans(IntStream.range(0, rows.size()).mapToObj(skipped::contains).toList()))
             .addValue("channelPrefix", channelPrefix);
         List<Relayed> relayed = new ArrayList<>(rows.size());
         Set<Integer> notHeld = new TreeSet<>();

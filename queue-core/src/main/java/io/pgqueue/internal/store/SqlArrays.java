@@ -35,4 +35,8 @@ public final class SqlArrays {
     static AbstractSqlTypeValue texts(Collection<String> values) {
         return of("text", values.toArray(String[]::new));
     }
+
+    static AbstractSqlTypeValue booleans(Collection<Boolean> values) {
+        return of("boolean", values.toArray(Boolean[]::new));
+    }
 }

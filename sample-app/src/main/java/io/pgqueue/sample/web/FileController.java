@@ -3,10 +3,12 @@ package io.pgqueue.sample.web;
 import java.time.Duration;
 import java.util.Map;
 
+import io.pgqueue.DedupPolicy;
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.JobNotFinishedException;
+import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.Workflow;
 import io.pgqueue.sample.tasks.CopyFolderTask;
@@ -73,11 +75,14 @@ public class FileController {
      * Scans a file again and answers with the verdict: the scan runs as a job on whichever instance
      * claims it, and this request awaits its result ("put the task and take its result"). A scan not
      * done within {@code wait} is answered 202 with its job id, to be read later at {@code /jobs/{id}}.
+     * A file is scanned at most once per ten minutes: a request within ten minutes of a scan that is
+     * waiting, running or completed gets that scan's job and verdict (a unique dedup policy).
      */
     @PostMapping("/files/{fileId}/scan")
     public ResponseEntity<Map<String, Object>> scan(@PathVariable long fileId,
             @RequestParam(defaultValue = "PT10S") Duration wait) {
-        long jobId = this.queue.enqueue("scan-file", new ScanFileTask.Scan(fileId)).jobId();
+        long jobId = this.queue.enqueue("scan-file", new ScanFileTask.Scan(fileId), EnqueueOptions.defaults()
+            .withDedup("scan-" + fileId, DedupPolicy.unique(Duration.ofMinutes(10), JobState.COMPLETED))).jobId();
         try {
             ScanFileTask.Verdict verdict = this.queue.await(jobId, ScanFileTask.Verdict.class, wait);
             return ResponseEntity.ok(Map.of("jobId", jobId, "clean", verdict.clean()));
