@@ -152,6 +152,9 @@ public final class QueueDefaults {
     /** Characters of one line of an attempt's log; a longer line is cut. */
     public static final int MAX_LOG_LINE_LENGTH = 1_000;
 
+    /** How long the first job of a chunk waits for more ({@link ChunkHandler}), unless the task says. */
+    public static final Duration CHUNK_LINGER = Duration.ofMillis(100);
+
     /** The header that holds the id of a job's workflow. */
     public static final String WORKFLOW_HEADER = "pgqueue.workflow";
 

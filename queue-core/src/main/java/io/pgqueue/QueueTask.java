@@ -173,6 +173,21 @@ public @interface QueueTask {
     boolean history() default false;
 
     /**
+     * For a handler that implements {@link ChunkHandler}: the most jobs per call, at least 1 and at
+     * most the task's {@link #concurrency()} (each job of a chunk holds a handler slot). 0 for a
+     * {@link TaskHandler}.
+     * @return the chunk size
+     */
+    int chunkSize() default 0;
+
+    /**
+     * For a {@link ChunkHandler}: how long the first job of a chunk waits for more before the call,
+     * e.g. {@code "200ms"}; empty for {@link QueueDefaults#CHUNK_LINGER}.
+     * @return the linger time
+     */
+    String chunkLinger() default "";
+
+    /**
      * A cron expression that enqueues a job of this task at every slot (six fields: second minute
      * hour day-of-month month day-of-week, e.g. {@code "0 0 3 * * *"}, or a macro such as
      * {@code "@daily"}); empty for none. Each slot fires once across all nodes; the job's payload is

@@ -1,13 +1,17 @@
 package io.pgqueue.autoconfigure;
 
+import java.time.Duration;
+
+import io.pgqueue.ChunkHandler;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.worker.ChunkedTaskHandler;
 import org.springframework.beans.factory.BeanFactory;
 
 /**
  * A {@code @QueueTask} bean as a task's handler, looked up by name when the workers start rather
  * than when the tasks are discovered, so that discovery creates no bean and handlers may inject
- * the queue themselves.
+ * the queue themselves. A {@link ChunkHandler} bean runs through a {@link ChunkedTaskHandler}.
  */
 final class BeanTaskHandler implements TaskHandler<Object> {
 
@@ -15,11 +19,23 @@ final class BeanTaskHandler implements TaskHandler<Object> {
 
     private final String beanName;
 
+    private final int chunkSize;
+
+    private final Duration chunkLinger;
+
     private volatile TaskHandler<Object> handler;
 
-    BeanTaskHandler(BeanFactory beans, String beanName) {
+    /**
+     * @param beans where the bean is
+     * @param beanName its name
+     * @param chunkSize for a ChunkHandler bean, the most jobs per call (else unused)
+     * @param chunkLinger for a ChunkHandler bean, how long a chunk gathers
+     */
+    BeanTaskHandler(BeanFactory beans, String beanName, int chunkSize, Duration chunkLinger) {
         this.beans = beans;
         this.beanName = beanName;
+        this.chunkSize = chunkSize;
+        this.chunkLinger = chunkLinger;
     }
 
     String beanName() {
@@ -30,7 +46,10 @@ final class BeanTaskHandler implements TaskHandler<Object> {
     @SuppressWarnings("unchecked")
     BeanTaskHandler resolve() {
         if (this.handler == null) {
-            this.handler = this.beans.getBean(this.beanName, TaskHandler.class);
+            Object bean = this.beans.getBean(this.beanName);
+            this.handler = bean instanceof ChunkHandler<?> chunk
+                    ? new ChunkedTaskHandler<>((ChunkHandler<Object>) chunk, this.chunkSize, this.chunkLinger)
+                    : (TaskHandler<Object>) bean;
         }
         return this;
     }

@@ -1045,6 +1045,32 @@ public class QueueProperties {
         private Boolean history;
 
         /**
+         * For a ChunkHandler: the most jobs per call (at least 1, at most the task's concurrency).
+         */
+        private Integer chunkSize;
+
+        /**
+         * For a ChunkHandler: how long the first job of a chunk waits for more before the call.
+         */
+        private Duration chunkLinger;
+
+        public Integer getChunkSize() {
+            return this.chunkSize;
+        }
+
+        public void setChunkSize(Integer chunkSize) {
+            this.chunkSize = chunkSize;
+        }
+
+        public Duration getChunkLinger() {
+            return this.chunkLinger;
+        }
+
+        public void setChunkLinger(Duration chunkLinger) {
+            this.chunkLinger = chunkLinger;
+        }
+
+        /**
          * Cron expression that enqueues a job of the task at every slot (six fields, e.g. 0 0 3 * * *,
          * or a macro such as @daily); each slot fires once across all nodes.
          */

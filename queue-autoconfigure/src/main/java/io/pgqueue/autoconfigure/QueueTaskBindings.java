@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import io.pgqueue.ChunkHandler;
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.InvalidJobException;
 import io.pgqueue.InvalidSettingException;
@@ -168,16 +169,33 @@ public final class QueueTaskBindings {
         String where = "@QueueTask bean '" + beanName + "' (" + type.getName() + ")";
         validateName(annotation.name(), where);
         String prefix = "pgqueue.tasks." + annotation.name();
-        if (!TaskHandler.class.isAssignableFrom(type)) {
-            throw new QueueConfigurationException(where + " does not implement " + TaskHandler.class.getName(),
-                    "Implement TaskHandler<YourPayload> on the class, or remove @QueueTask.");
+        boolean chunked = ChunkHandler.class.isAssignableFrom(type);
+        if (TaskHandler.class.isAssignableFrom(type) == chunked) {
+            throw new QueueConfigurationException(where + (chunked ? " implements both " : " implements neither ")
+                    + TaskHandler.class.getName() + " nor " + ChunkHandler.class.getName(),
+                    "Implement TaskHandler<YourPayload> (one job per call) or ChunkHandler<YourPayload> (chunks of jobs) "
+                            + "on the class, or remove @QueueTask.");
         }
-        ResolvableType payload = ResolvableType.forClass(type).as(TaskHandler.class).getGeneric(0);
+        ResolvableType payload = ResolvableType.forClass(type).as(chunked ? ChunkHandler.class : TaskHandler.class)
+            .getGeneric(0);
         if (payload.resolve() == null || payload.hasUnresolvableGenerics()) {
             throw new QueueConfigurationException(where + " does not declare a concrete payload type (found '" + payload
                     + "')", "Declare the payload type, e.g. 'implements TaskHandler<SendPushRequest>'.");
         }
         int concurrency = pick(overrides.getConcurrency(), annotation.concurrency(), QueueDefaults.CONCURRENCY);
+        int chunkSize = overrides.getChunkSize() != null ? overrides.getChunkSize() : annotation.chunkSize();
+        Duration chunkLinger = overrides.getChunkLinger() != null ? overrides.getChunkLinger()
+                : duration(annotation.chunkLinger(), QueueDefaults.CHUNK_LINGER, prefix + ".chunk-linger", where);
+        if (chunked) {
+            check(chunkSize >= 1, prefix + ".chunk-size", chunkSize, where, "must be at least 1 for a ChunkHandler: the "
+                    + "most jobs per call");
+            check(chunkSize <= concurrency, prefix + ".chunk-size", chunkSize, where, "must be at most the task's "
+                    + "concurrency (" + concurrency + "): each job of a chunk holds a handler slot; raise the concurrency");
+            check(!chunkLinger.isNegative(), prefix + ".chunk-linger", chunkLinger, where, "must not be negative");
+        }
+        else {
+            check(chunkSize == 0, prefix + ".chunk-size", chunkSize, where, "applies to a ChunkHandler only");
+        }
         int maxAttempts = pick(overrides.getMaxAttempts(), annotation.maxAttempts(), QueueDefaults.MAX_ATTEMPTS);
         int priority = overrides.getPriority() != null ? overrides.getPriority() : annotation.priority();
         Duration timeout = overrides.getTimeout() != null ? overrides.getTimeout()
@@ -223,7 +241,7 @@ public final class QueueTaskBindings {
                 .handlerType(type)
                 .history(overrides.getHistory() != null ? overrides.getHistory() : annotation.history())
                 .build();
-            return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName),
+            return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName, chunkSize, chunkLinger),
                     payload.getType(), concurrency, timeout, pool), schedule(annotation.name(), cron, zone, catchUp));
         });
     }

@@ -29,7 +29,7 @@ public class QueueConfigurationFailureTests {
     @Test
     void aTaskBeanThatIsNoHandler() {
         assertFailure(this.runner.withBean(TestHandlers.NotAHandler.class),
-                "does not implement io.pgqueue.TaskHandler", "Implement TaskHandler<YourPayload>");
+                "implements neither io.pgqueue.TaskHandler nor io.pgqueue.ChunkHandler", "Implement TaskHandler<YourPayload>");
     }
 
     @Test
@@ -160,6 +160,16 @@ public class QueueConfigurationFailureTests {
         assertFailure(this.runner.withBean(TestHandlers.SendPush.class)
             .withPropertyValues("pgqueue.tasks.send-push.unique-period=10m"),
                 "applies to the dedup policy UNIQUE", "'pgqueue.tasks.send-push.unique-period'");
+    }
+
+    @Test
+    void aChunkSizeThatCannotWork() {
+        assertFailure(this.runner.withBean(TestHandlers.IndexPushes.class).withPropertyValues("pgqueue.tasks.index-push.chunk-size=0"),
+                "chunk-size 0 must be at least 1 for a ChunkHandler", "'pgqueue.tasks.index-push.chunk-size'");
+        assertFailure(this.runner.withBean(TestHandlers.IndexPushes.class).withPropertyValues("pgqueue.tasks.index-push.chunk-size=9"),
+                "chunk-size 9 must be at most the task's concurrency (8)", "'pgqueue.tasks.index-push.chunk-size'");
+        assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.tasks.send-push.chunk-size=5"),
+                "chunk-size 5 applies to a ChunkHandler only", "'pgqueue.tasks.send-push.chunk-size'");
     }
 
     @Test

@@ -3,6 +3,8 @@ package io.pgqueue.autoconfigure;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.pgqueue.ChunkHandler;
+import io.pgqueue.ChunkItem;
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
@@ -40,6 +42,14 @@ final class TestHandlers {
 
         @Override
         public void handle(Sync payload, TaskContext context) {
+        }
+    }
+
+    @QueueTask(name = "index-push", concurrency = 8, chunkSize = 4, chunkLinger = "50ms")
+    static class IndexPushes implements ChunkHandler<Push> {
+
+        @Override
+        public void handle(List<ChunkItem<Push>> chunk) {
         }
     }
 

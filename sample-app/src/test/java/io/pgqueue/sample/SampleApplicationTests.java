@@ -141,6 +141,18 @@ class SampleApplicationTests {
     }
 
     @Test
+    void aFoldersFilesAreIndexedInChunks() {
+        post("/folders/library/seed?owner=ivy&count=300", null);
+
+        assertThat(post("/folders/library/index?owner=ivy", null)).containsEntry("jobs", 300);
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> this.jdbc.queryForObject(
+                "SELECT count(*) FROM file WHERE owner = 'ivy' AND folder = 'library' AND indexed_at IS NOT NULL", Long.class) == 300);
+        assertThat(this.jdbc.queryForObject("SELECT max(index_chunk) FROM file WHERE owner = 'ivy'", Integer.class))
+            .as("the files went to the handler in chunks").isBetween(2, 20);
+    }
+
+    @Test
     void anUploadNotifiesRendersAThumbnailAfterRetriesAndSyncs() {
         Map<String, Object> created = post("/files", Map.of("owner", "ann", "folder", "inbox", "name", "cat.jpg",
                 "sizeBytes", 2048));

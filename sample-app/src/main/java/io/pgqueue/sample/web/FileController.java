@@ -1,6 +1,7 @@
 package io.pgqueue.sample.web;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.DedupPolicy;
@@ -8,11 +9,13 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.JobNotFinishedException;
+import io.pgqueue.JobRequest;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.Workflow;
 import io.pgqueue.sample.tasks.CopyFolderTask;
 import io.pgqueue.sample.tasks.GenerateThumbnailTask;
+import io.pgqueue.sample.tasks.IndexFilesTask;
 import io.pgqueue.sample.tasks.PublishFileTask;
 import io.pgqueue.sample.tasks.PublishMemoryTask;
 import io.pgqueue.sample.tasks.ScanFileTask;
@@ -90,6 +93,17 @@ public class FileController {
         catch (JobNotFinishedException ex) {
             return ResponseEntity.accepted().body(Map.of("jobId", jobId, "state", "running"));
         }
+    }
+
+    /** Indexes every file of a folder: a job per file, which the index task takes in chunks. */
+    @PostMapping("/folders/{folder}/index")
+    @ResponseStatus(HttpStatus.ACCEPTED)
+    public Map<String, Object> index(@PathVariable String folder, @RequestParam String owner) {
+        List<JobRequest> jobs = this.jdbc.queryForList("SELECT id FROM file WHERE owner = ? AND folder = ? ORDER BY id",
+                Long.class, owner, folder).stream()
+            .map(id -> JobRequest.of("index-files", new IndexFilesTask.Index(id)))
+            .toList();
+        return Map.of("jobs", this.queue.enqueueAll(jobs).size());
     }
 
     /** Creates many files in a folder at once, to give the copy task something to do. */
