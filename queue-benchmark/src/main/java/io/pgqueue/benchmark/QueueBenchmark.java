@@ -4,6 +4,7 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -381,7 +382,9 @@ public final class QueueBenchmark {
             fillBacklog(config, names, n, backlog, distinctKeys);
         }
         // Distinct keys: due a minute ago, 1 µs apart, in enqueue order (after any backlog's keys).
-        Instant firstDue = Instant.now().minus(Duration.ofMinutes(1));
+        // Whole microseconds, as PostgreSQL stores them: from a start with 500 ns left over, it
+        // would round two neighbours (n + 0.5 and n + 1.5 µs) half to even onto one time.
+        Instant firstDue = Instant.now().truncatedTo(ChronoUnit.MICROS).minus(Duration.ofMinutes(1));
         long start = System.nanoTime();
         List<JobRequest> batch = new ArrayList<>(1000);
         for (int i = 0; i < n; i++) {
