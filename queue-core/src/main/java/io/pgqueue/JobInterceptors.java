@@ -43,11 +43,20 @@ public final class JobInterceptors {
 
             @Override
             public void aroundAttempt(TaskContext context, Object payload, Attempt attempt) throws Exception {
-                try (MdcScope scope = new MdcScope()) {
-                    scope.put(MDC_JOB_ID, Long.toString(context.jobId()));
-                    scope.put(MDC_TASK, context.task());
-                    scope.put(MDC_ATTEMPT, Integer.toString(context.attempt()));
+                // Three entries, each put back as it was: written out, as this runs around every attempt.
+                String jobId = MDC.get(MDC_JOB_ID);
+                String task = MDC.get(MDC_TASK);
+                String number = MDC.get(MDC_ATTEMPT);
+                MDC.put(MDC_JOB_ID, Long.toString(context.jobId()));
+                MDC.put(MDC_TASK, context.task());
+                MDC.put(MDC_ATTEMPT, Integer.toString(context.attempt()));
+                try {
                     attempt.proceed();
+                }
+                finally {
+                    restore(MDC_JOB_ID, jobId);
+                    restore(MDC_TASK, task);
+                    restore(MDC_ATTEMPT, number);
                 }
             }
 
@@ -169,6 +178,16 @@ public final class JobInterceptors {
         };
     }
 
+    /** Puts back what an MDC key held before: its value, or no entry. */
+    private static void restore(String key, String previous) {
+        if (previous == null) {
+            MDC.remove(key);
+        }
+        else {
+            MDC.put(key, previous);
+        }
+    }
+
     /** MDC entries put for a while; closing puts back what the keys held before. */
     private static final class MdcScope implements AutoCloseable {
 
@@ -185,13 +204,7 @@ public final class JobInterceptors {
         @Override
         public void close() {
             for (int i = this.keys.size() - 1; i >= 0; i--) {
-                String value = this.previous.get(i);
-                if (value == null) {
-                    MDC.remove(this.keys.get(i));
-                }
-                else {
-                    MDC.put(this.keys.get(i), value);
-                }
+                restore(this.keys.get(i), this.previous.get(i));
             }
         }
     }

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
@@ -187,15 +186,37 @@ public final class JobExecutor {
             job.task.handler().handle(payload, job);
             return;
         }
-        JobInterceptor current = this.interceptors.get(interceptor);
-        AtomicBoolean proceeded = new AtomicBoolean();
-        current.aroundAttempt(job, payload, () -> {
-            if (!proceeded.compareAndSet(false, true)) {
-                throw new IllegalStateException("Interceptor " + current + " proceeded twice with " + job
-                        + "; an attempt runs its handler once");
+        this.interceptors.get(interceptor).aroundAttempt(job, payload, new Proceed(job, payload, interceptor));
+    }
+
+    /** The rest of an attempt after one interceptor: proceeds once. */
+    private final class Proceed implements JobInterceptor.Attempt {
+
+        private final RunningJob job;
+
+        private final Object payload;
+
+        private final int interceptor;
+
+        private boolean proceeded;
+
+        Proceed(RunningJob job, Object payload, int interceptor) {
+            this.job = job;
+            this.payload = payload;
+            this.interceptor = interceptor;
+        }
+
+        @Override
+        public void proceed() throws Exception {
+            synchronized (this) {
+                if (this.proceeded) {
+                    throw new IllegalStateException("Interceptor " + JobExecutor.this.interceptors.get(this.interceptor)
+                            + " proceeded twice with " + this.job + "; an attempt runs its handler once");
+                }
+                this.proceeded = true;
             }
-            run(job, payload, interceptor + 1);
-        });
+            run(this.job, this.payload, this.interceptor + 1);
+        }
     }
 
     /** The outcome of a handler that threw: why it ended decides whether the attempt counts. */
