@@ -29,8 +29,11 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.core.task.VirtualThreadTaskExecutor;
+import org.springframework.security.core.userdetails.UserDetailsService;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -181,6 +184,30 @@ public final class QueueAutoConfiguration {
     @ConditionalOnMissingBean
     MessageQueues queueMessages(PgQueue queue) {
         return queue.messages();
+    }
+
+    /**
+     * Jobs run as the user whose request enqueued them ({@code pgqueue.interceptors.security-context}),
+     * first among the interceptor beans.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.security.core.userdetails.UserDetailsService")
+    @ConditionalOnBooleanProperty(name = "pgqueue.interceptors.security-context")
+    static class QueueSecurityContextConfiguration {
+
+        @Bean
+        @Order(Ordered.HIGHEST_PRECEDENCE)
+        JobInterceptor queueSecurityContextInterceptor(ObjectProvider<UserDetailsService> users) {
+            UserDetailsService service = users.getIfUnique();
+            if (service == null) {
+                throw new QueueConfigurationException("pgqueue.interceptors.security-context=true needs one "
+                        + "UserDetailsService bean to load each job's user from, and there is "
+                        + (users.stream().findAny().isPresent() ? "more than one" : "none"),
+                        "Declare the UserDetailsService your sign-in uses as a bean (one, or one @Primary), or set "
+                                + "pgqueue.interceptors.security-context=false.");
+            }
+            return new SecurityContextJobInterceptor(service);
+        }
     }
 
     /**

@@ -731,6 +731,22 @@ public class QueueProperties {
          */
         private List<String> carriedMdcKeys = new ArrayList<>();
 
+        /**
+         * Whether jobs run as the user whose request enqueued them: the authenticated user's name
+         * travels in the header pgqueue.principal, and while an attempt runs the Spring Security
+         * context holds that user as the application's UserDetailsService gives it then (needs Spring
+         * Security and a UserDetailsService bean).
+         */
+        private boolean securityContext;
+
+        public boolean isSecurityContext() {
+            return this.securityContext;
+        }
+
+        public void setSecurityContext(boolean securityContext) {
+            this.securityContext = securityContext;
+        }
+
         public boolean isLogContext() {
             return this.logContext;
         }

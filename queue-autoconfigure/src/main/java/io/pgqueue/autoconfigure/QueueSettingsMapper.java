@@ -23,6 +23,7 @@ import io.pgqueue.worker.PoolSettings;
 import io.pgqueue.worker.WorkerSettings;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.PropertyMapper;
+import org.springframework.util.ClassUtils;
 
 /**
  * Maps {@code pgqueue.*} properties onto the core's settings and its {@link PgQueue} builder: the
@@ -118,6 +119,10 @@ final class QueueSettingsMapper {
                     keys, "an MDC key must not be blank");
             interceptors.add(JobInterceptors.carryMdc(keys));
         }
+        // The user's context is an interceptor bean (QueueSecurityContextConfiguration), made only with Spring Security.
+        require(!properties.isSecurityContext() || ClassUtils.isPresent(
+                "org.springframework.security.core.userdetails.UserDetailsService", QueueSettingsMapper.class.getClassLoader()),
+                PREFIX + "interceptors.security-context", true, "needs Spring Security on the class path");
         return interceptors;
     }
 

@@ -173,6 +173,12 @@ public class QueueConfigurationFailureTests {
     }
 
     @Test
+    void theSecurityContextWithoutAUserService() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.interceptors.security-context=true"),
+                "pgqueue.interceptors.security-context=true needs one UserDetailsService bean", "Declare the UserDetailsService");
+    }
+
+    @Test
     void aBlankMdcKeyToCarry() {
         assertFailure(this.runner.withPropertyValues("pgqueue.interceptors.carried-mdc-keys[0]=requestId",
                 "pgqueue.interceptors.carried-mdc-keys[1]= "),

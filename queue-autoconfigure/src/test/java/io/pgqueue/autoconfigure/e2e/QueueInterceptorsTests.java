@@ -2,6 +2,8 @@ package io.pgqueue.autoconfigure.e2e;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.pgqueue.JobInterceptor;
@@ -12,6 +14,7 @@ import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.testing.TestDatabaseInitializer;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.MDC;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -22,6 +25,12 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.annotation.Order;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.SecurityContextHolder;
+import org.springframework.security.core.userdetails.User;
+import org.springframework.security.core.userdetails.UserDetailsService;
+import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.test.context.ContextConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,7 +41,8 @@ import static org.awaitility.Awaitility.await;
  * application's beans in their order, around every attempt and at every enqueue.
  */
 @SpringBootTest(classes = QueueInterceptorsTests.InterceptedApplication.class,
-        properties = { "pgqueue.schema=intercepted", "pgqueue.interceptors.carried-mdc-keys=requestId" })
+        properties = { "pgqueue.schema=intercepted", "pgqueue.interceptors.carried-mdc-keys=requestId",
+                "pgqueue.interceptors.security-context=true" })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 class QueueInterceptorsTests {
 
@@ -44,6 +54,33 @@ class QueueInterceptorsTests {
 
     @Autowired
     List<String> calls;
+
+    @Autowired
+    Map<Long, String> users;
+
+    @BeforeEach
+    void clear() {
+        this.calls.clear();
+    }
+
+    @Test
+    void aJobRunsAsTheUserWhoseRequestEnqueuedItWithTheAuthoritiesTheUserServiceGivesNow() {
+        SecurityContextHolder.getContext().setAuthentication(
+                UsernamePasswordAuthenticationToken.authenticated("ann", null, List.of()));
+        long asAnn;
+        try {
+            asAnn = this.queue.enqueue("whoami", "report").jobId();
+        }
+        finally {
+            SecurityContextHolder.clearContext();
+        }
+        long anonymous = this.queue.enqueue("whoami", "report").jobId();
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> this.users.size() == 2);
+        assertThat(this.users).containsEntry(asAnn, "ann [ROLE_AUDITOR]").containsEntry(anonymous, "nobody");
+        assertThat(this.jdbc.queryForObject("SELECT headers->>'pgqueue.principal' FROM intercepted.job_finished WHERE id = ?",
+                String.class, asAnn)).as("the name travels, not the authorities").isEqualTo("ann");
+    }
 
     @Test
     void theMdcOfTheEnqueuingRequestAndTheLogContextReachTheHandlerInsideTheApplicationsInterceptors() {
@@ -65,12 +102,22 @@ class QueueInterceptorsTests {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(Audit.class)
+    @Import({ Audit.class, WhoAmI.class })
     static class InterceptedApplication {
 
         @Bean
         List<String> calls() {
             return new CopyOnWriteArrayList<>();
+        }
+
+        @Bean
+        Map<Long, String> users() {
+            return new ConcurrentHashMap<>();
+        }
+
+        @Bean
+        UserDetailsService userDetailsService() {
+            return new InMemoryUserDetailsManager(User.withUsername("ann").password("{noop}x").roles("AUDITOR").build());
         }
 
         @Bean
@@ -108,6 +155,23 @@ class QueueInterceptorsTests {
                     attempt.proceed();
                 }
             };
+        }
+    }
+
+    @QueueTask(name = "whoami")
+    static class WhoAmI implements TaskHandler<String> {
+
+        private final Map<Long, String> users;
+
+        WhoAmI(Map<Long, String> users) {
+            this.users = users;
+        }
+
+        @Override
+        public void handle(String payload, TaskContext context) {
+            Authentication authentication = SecurityContextHolder.getContext().getAuthentication();
+            this.users.put(context.jobId(), authentication == null ? "nobody"
+                    : authentication.getName() + " " + authentication.getAuthorities());
         }
     }
 
