@@ -59,11 +59,14 @@ class SampleSecurity {
     /**
      * Everything else: the sample's own REST API, open to curl as a demo's, and a sign-in page whose
      * session the console accepts too (a browser can also answer the console's HTTP Basic prompt).
+     * A request signed in (a session, or {@code curl -u admin:...}) enqueues jobs that run as its user
+     * ({@code pgqueue.interceptors.security-context}).
      */
     @Bean
     SecurityFilterChain application(HttpSecurity http) throws Exception {
         return http
             .authorizeHttpRequests(requests -> requests.anyRequest().permitAll())
+            .httpBasic(Customizer.withDefaults())
             .formLogin(form -> form.defaultSuccessUrl("/pgqueue/"))
             .csrf(csrf -> csrf.ignoringRequestMatchers("/files", "/files/**", "/folders/**", "/memories", "/users/**",
                     "/jobs/**"))
