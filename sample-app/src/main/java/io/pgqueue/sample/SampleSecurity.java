@@ -9,11 +9,6 @@ import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpMethod;
 import org.springframework.security.config.Customizer;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
-import org.springframework.security.core.userdetails.User;
-import org.springframework.security.core.userdetails.UserDetailsService;
-import org.springframework.security.crypto.factory.PasswordEncoderFactories;
-import org.springframework.security.crypto.password.PasswordEncoder;
-import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 
 /**
@@ -22,7 +17,8 @@ import org.springframework.security.web.SecurityFilterChain;
  * console chain asks for its role, {@code QUEUE_ADMIN}). The SQS API checks its own AWS signatures
  * and the sample's REST API is open, as a demo's. A real application keeps its users elsewhere
  * (LDAP, OAuth 2, a database); the chains stay the same. A node started without a web server
- * (a worker-only node) has nothing to protect.
+ * (a worker-only node) has nothing to protect; its users ({@link SampleUsers}) it still has, to run
+ * jobs as the users who enqueued them.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -71,15 +67,5 @@ class SampleSecurity {
             .csrf(csrf -> csrf.ignoringRequestMatchers("/files", "/files/**", "/folders/**", "/memories", "/users/**",
                     "/jobs/**"))
             .build();
-    }
-
-    @Bean
-    UserDetailsService users(@Value("${sample.security.operator-password}") String operatorPassword,
-            @Value("${sample.security.admin-password}") String adminPassword) {
-        PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
-        return new InMemoryUserDetailsManager(
-                User.withUsername("operator").password(encoder.encode(operatorPassword)).roles("OPERATOR").build(),
-                User.withUsername("admin").password(encoder.encode(adminPassword)).roles("OPERATOR", "QUEUE_ADMIN")
-                    .build());
     }
 }
