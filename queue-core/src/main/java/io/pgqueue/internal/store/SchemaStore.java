@@ -55,6 +55,8 @@ public final class SchemaStore {
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean, text[])",
             "pgqueue record_outcomes revision 5: attempts join their jobs' histories",
             "${schema}.finished_job(${schema}.job, text, integer, text, text)",
+            "pgqueue finished_job revision 2: keeps the partition",
+            "${schema}.finished_job(${schema}.job, text, integer, text, text, jsonb)",
             "pgqueue finished_job revision 3: keeps the attempt history",
             "${schema}.end_jobs(bigint[], bigint[])",
             "pgqueue end_jobs revision 3: awaiting callers are notified");

@@ -26,6 +26,9 @@ AS $finished$
            p_progress, (p_job).lease_epoch, (p_job).partition, p_history
 $finished$;
 
+COMMENT ON FUNCTION ${flyway:defaultSchema}.finished_job(${flyway:defaultSchema}.job, text, integer, text, text, jsonb)
+    IS 'pgqueue finished_job revision 3: keeps the attempt history';
+
 -- The same with the job's history as it is: the cancellation statement and the outcome functions
 -- of earlier releases (JobStatements.CANCEL) call it. Inlined like the one it calls.
 CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.finished_job(p_job ${flyway:defaultSchema}.job, p_state text,
@@ -37,8 +40,10 @@ AS $finished$
                                                       (p_job).history)
 $finished$;
 
+-- Its revision as the release before knew it, which nodes of that release check: what they rely on
+-- (the archived row with its partition) holds; the history it carries along is this release's.
 COMMENT ON FUNCTION ${flyway:defaultSchema}.finished_job(${flyway:defaultSchema}.job, text, integer, text, text)
-    IS 'pgqueue finished_job revision 3: keeps the attempt history';
+    IS 'pgqueue finished_job revision 2: keeps the partition';
 
 -- A job's attempt history with one attempt more (its JSON text), keeping the newest p_keep: a full
 -- history drops its oldest attempt. One expression without a subquery, so that PostgreSQL inlines
