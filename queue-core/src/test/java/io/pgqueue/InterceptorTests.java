@@ -71,8 +71,10 @@ class InterceptorTests {
             String expected = payload.startsWith("none-") ? "-" : payload.equals("explicit") ? "globex" : "acme";
             assertThat(tenant).as("the tenant job %s saw", payload).isEqualTo(expected);
         });
-        assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM " + queue.config().schema()
-                + ".job_finished WHERE headers->>'tenant' = 'acme'", Long.class)).isEqualTo(202);
+        // The outcomes are written a moment after the handlers return.
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(queue.jdbc().queryForObject(
+                "SELECT count(*) FROM " + queue.config().schema() + ".job_finished WHERE headers->>'tenant' = 'acme'",
+                Long.class)).isEqualTo(202));
     }
 
     @Test
