@@ -46,7 +46,7 @@ COMMENT ON FUNCTION ${flyway:defaultSchema}.finished_job(${flyway:defaultSchema}
     IS 'pgqueue finished_job revision 2: keeps the partition';
 
 -- A job's attempt history with one attempt more (its JSON text), keeping the newest p_keep: a full
--- history drops its oldest attempt. One expression without a subquery, so that PostgreSQL inlines
+-- history drops its oldest attempt. No entry (a task that keeps no history) leaves it as it is. One expression without a subquery, so that PostgreSQL inlines
 -- it into the outcome writes: with a history entry per job, an outcome write takes 5.5 µs per job
 -- more than without (batches of 100 in psql), against 10 µs for a version that unnested and
 -- aggregated the array.
@@ -54,7 +54,8 @@ CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.with_attempt(p_history jsonb,
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE
 AS $attempt$
-    SELECT CASE WHEN p_history IS NULL THEN jsonb_build_array(CAST(p_entry AS jsonb))
+    SELECT CASE WHEN p_entry IS NULL THEN p_history
+                WHEN p_history IS NULL THEN jsonb_build_array(CAST(p_entry AS jsonb))
                 WHEN jsonb_array_length(p_history) < p_keep THEN p_history || jsonb_build_array(CAST(p_entry AS jsonb))
                 ELSE (p_history - 0) || jsonb_build_array(CAST(p_entry AS jsonb)) END
 $attempt$;

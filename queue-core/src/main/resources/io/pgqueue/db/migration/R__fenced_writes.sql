@@ -145,8 +145,7 @@ BEGIN
             FROM done AS d,
                  LATERAL (SELECT p_history[${flyway:defaultSchema}.lease_position(d.id, p_ids)] AS entry OFFSET 0) AS h,
                  LATERAL ${flyway:defaultSchema}.finished_job(d, 'COMPLETED', d.attempt, d.last_error, d.progress,
-                         CASE WHEN h.entry IS NULL THEN d.history
-                              ELSE ${flyway:defaultSchema}.with_attempt(d.history, h.entry, 25) END) AS a
+                         ${flyway:defaultSchema}.with_attempt(d.history, h.entry, 25)) AS a
             -- A tracked job's row says how it ended, for its dependents and workflow (R__workflows.sql).
             WHERE p_keep_completed OR d.tracked
         )
@@ -274,8 +273,7 @@ BEGIN
                        CASE WHEN d.kind IN ('RELEASED', 'RESCUED') THEN job.delay_tolerance_deadline
                             ELSE d.due + (job.delay_tolerance_deadline - job.schedule_time) END,
                        coalesce(d.error, job.last_error), coalesce(d.progress, job.progress),
-                       CASE WHEN d.entry IS NULL THEN job.history
-                            ELSE ${flyway:defaultSchema}.with_attempt(job.history, d.entry, 25) END
+                       ${flyway:defaultSchema}.with_attempt(job.history, d.entry, 25)
                 FROM (SELECT v_next[p.pos] AS next, p_kinds[v_ords[p.pos]] AS kind, p_errors[v_ords[p.pos]] AS error,
                              p_progress[v_ords[p.pos]] AS progress, p_history[v_ords[p.pos]] AS entry,
                              now() + p_delays[v_ords[p.pos]] * interval '1 millisecond' AS due
@@ -299,8 +297,7 @@ BEGIN
                          -- A released or snoozed job cancelled on its way back did not use up its attempt.
                          CASE WHEN d.kind IN ('RELEASED', 'SNOOZED') THEN f.attempt - 1 ELSE f.attempt END,
                          coalesce(d.error, f.last_error), coalesce(d.progress, f.progress),
-                         CASE WHEN d.entry IS NULL THEN f.history
-                              ELSE ${flyway:defaultSchema}.with_attempt(f.history, d.entry, 25) END) AS a
+                         ${flyway:defaultSchema}.with_attempt(f.history, d.entry, 25)) AS a
             WHERE d.next <> 'COMPLETED' OR p_keep_completed OR f.tracked
         )
         SELECT r.id, r.task, r.state FROM requeued AS r
