@@ -53,11 +53,6 @@ public final class ChunkedTaskHandler<P> implements TaskHandler<P> {
         this.lingerNanos = linger.toNanos();
     }
 
-    /** @return the most jobs per call */
-    public int size() {
-        return this.size;
-    }
-
     @Override
     public void handle(P payload, TaskContext context) throws Exception {
         Item<P> item = new Item<>(payload, context);
