@@ -17,6 +17,8 @@ CREATE SEQUENCE pgqueue.message_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MAXVA
 
 CREATE SEQUENCE pgqueue.message_queue_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;
 
+CREATE SEQUENCE pgqueue.queue_action_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;
+
 CREATE TABLE pgqueue.balancer_decision (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
     decided_at timestamp with time zone NOT NULL DEFAULT now(),
@@ -349,6 +351,24 @@ CREATE TABLE pgqueue.partition_move (
     CONSTRAINT partition_move_partition_check CHECK ((partition >= 0)),
     CONSTRAINT partition_move_shards CHECK ((source <> target)),
     CONSTRAINT partition_move_step_check CHECK ((step = ANY (ARRAY['MARKED'::text, 'SWITCHED'::text])))
+);
+
+CREATE TABLE pgqueue.queue_action (
+    id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
+    actor text,
+    action text NOT NULL,
+    target text NOT NULL,
+    state text NOT NULL,
+    matched bigint,
+    acted bigint NOT NULL DEFAULT 0,
+    skipped bigint NOT NULL DEFAULT 0,
+    node text,
+    message text,
+    started_at timestamp with time zone NOT NULL DEFAULT now(),
+    updated_at timestamp with time zone NOT NULL DEFAULT now(),
+    finished_at timestamp with time zone,
+    CONSTRAINT queue_action_pkey PRIMARY KEY (id),
+    CONSTRAINT queue_action_state CHECK ((state = ANY (ARRAY['RUNNING'::text, 'DONE'::text, 'FAILED'::text, 'STOPPED'::text])))
 );
 
 CREATE TABLE pgqueue.schedule (

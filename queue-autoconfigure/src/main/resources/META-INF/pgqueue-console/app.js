@@ -6,6 +6,20 @@
   const FINISHED = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
   const ACTIVE = new Set(['READY', 'SCHEDULED', 'STARTING', 'RUNNING', 'WAITING']);
   const DEFAULT_GROUP = 'FAILED';
+  // The bulk actions each group's jobs take (BulkAction.Kind on the server).
+  const BULK_ACTIONS = {
+    READY: ['cancel', 'run-now', 'run-at', 'priority'],
+    SCHEDULED: ['cancel', 'run-now', 'run-at', 'priority'],
+    RUNNING: ['cancel'],
+    WAITING: ['cancel', 'priority'],
+    COMPLETED: ['delete'],
+    FAILED: ['rerun', 'delete'],
+    CANCELLED: ['delete'],
+  };
+  const BULK_LABELS = {
+    cancel: 'Cancel', 'run-now': 'Run now', 'run-at': 'Run at…', priority: 'Set priority…', delete: 'Delete', rerun: 'Re-run',
+  };
+  const ACTION_REFRESH_MS = 500;
   const PAGE_SIZE = 50;
   const OVERVIEW_REFRESH_MS = 2000;
   const DETAIL_REFRESH_MS = 1000;
@@ -27,6 +41,7 @@
     message: null,
     actionError: null,
     loadError: null,
+    selected: new Set(), // ids of the jobs ticked on the jobs page
   };
 
   // ---------------------------------------------------------------- DOM building
@@ -187,7 +202,8 @@
   function jobsHash(params) {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(params)) {
-      if (value != null && value !== '') query.set(name, value);
+      if (Array.isArray(value)) value.forEach((v) => query.append(name, v));
+      else if (value != null && value !== '') query.set(name, value);
     }
     const text = query.toString();
     return text ? `#/jobs?${text}` : '#/jobs';
@@ -202,6 +218,8 @@
     if (parts.length === 0 || (parts.length === 1 && parts[0] === 'overview')) return { page: 'overview' };
     if (parts[0] === 'jobs' && parts.length === 1) return { page: 'jobs', params };
     if (parts[0] === 'jobs' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'detail', id: parts[1] };
+    if (parts[0] === 'actions' && parts.length === 1) return { page: 'actions', params };
+    if (parts[0] === 'actions' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'action', id: parts[1] };
     return null;
   }
 
@@ -230,10 +248,12 @@
     app.loadError = null;
     renderNotices();
     for (const link of document.querySelectorAll('[data-nav]')) {
-      if (link.dataset.nav === (route.page === 'detail' ? 'jobs' : route.page)) link.setAttribute('aria-current', 'page');
+      const section = route.page === 'detail' ? 'jobs' : route.page === 'action' ? 'actions' : route.page;
+      if (link.dataset.nav === section) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
     if (route.page === 'jobs') app.lastJobsHash = location.hash;
+    app.selected = new Set();
     view.replaceChildren(h('p', { class: 'loading' }, 'Loading…'));
     view.dataset.page = location.hash;
     window.scrollTo(0, 0);
@@ -248,6 +268,8 @@
     if (!route) return;
     if (route.page === 'overview') loadOverview(generation);
     else if (route.page === 'jobs') loadJobs(generation, route.params);
+    else if (route.page === 'actions') loadActions(generation, route.params);
+    else if (route.page === 'action') loadAction(generation, route.id);
     else loadDetail(generation, route.id);
   }
 
@@ -684,6 +706,8 @@
       to: params.get('to') || '',
       dedupKey: params.get('dedupKey') || '',
       error: params.get('error') || '',
+      match: params.getAll('match').filter(Boolean),
+      tag: params.get('tag') || '',
       after: params.get('after') || '',
     };
   }
@@ -691,8 +715,18 @@
   function filterQuery(filters) {
     return {
       state: filters.state, task: filters.task, from: filters.from, to: filters.to,
-      dedupKey: filters.dedupKey, error: filters.error,
+      dedupKey: filters.dedupKey, error: filters.error, match: filters.match, tag: filters.tag,
     };
+  }
+
+  // The API's query for a set of filters; `match` repeats.
+  function searchParams(filters, extra) {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries({ ...filterQuery(filters), ...extra })) {
+      if (Array.isArray(value)) value.forEach((v) => query.append(name, v));
+      else if (value) query.set(name, value);
+    }
+    return query;
   }
 
   function toLocalInput(iso) {
@@ -711,11 +745,7 @@
 
   async function loadJobs(generation, params) {
     const filters = readFilters(params);
-    const query = new URLSearchParams();
-    for (const [name, value] of Object.entries({ ...filterQuery(filters), after: filters.after })) {
-      if (value) query.set(name, value);
-    }
-    query.set('limit', String(PAGE_SIZE));
+    const query = searchParams(filters, { after: filters.after, limit: String(PAGE_SIZE) });
     const [page, overview] = await Promise.all([
       api(`jobs?${query}`).catch((e) => e),
       api('overview').catch(() => null),
@@ -745,6 +775,12 @@
       h('label', null, 'To', h('input', { type: 'datetime-local', name: 'to', step: 1, value: toLocalInput(filters.to) })),
       h('label', null, 'Dedup key', h('input', { type: 'text', name: 'dedupKey', value: filters.dedupKey, spellcheck: 'false' })),
       h('label', null, 'Error contains', h('input', { type: 'search', name: 'error', maxlength: 200, value: filters.error })),
+      h('label', null, 'Tags', h('input', { type: 'text', name: 'tag', value: filters.tag, spellcheck: 'false',
+        placeholder: 'vip, eu', title: 'Jobs with all of these tags' })),
+      h('label', { class: 'wide' }, 'Payload, headers or result',
+        h('textarea', { name: 'match', rows: 1, spellcheck: 'false', 'data-test': 'filter-match',
+          placeholder: 'payload.customer.id=42', title: 'One per line: payload.<path>=<value>, headers.<name>=<value> or result.<path>=<value>' },
+        filters.match.join('\n'))),
       h('div', { class: 'filter-buttons' },
         h('button', { type: 'submit', class: 'btn btn-primary', 'data-test': 'filter-apply' }, 'Apply'),
         h('a', { class: 'btn btn-link', href: jobsHash({ state: filters.state }) }, 'Clear')));
@@ -752,7 +788,28 @@
     return h('div', { class: 'page' },
       h('div', { class: 'page-head' }, h('h1', null, 'Jobs'), h('nav', { class: 'tabs', 'aria-label': 'Job states' }, stateTabs)),
       h('section', { class: 'card' }, form),
+      page && canAct() && (BULK_ACTIONS[group] || []).length ? renderBulkBar(group) : null,
       page ? renderJobTable(filters, page, group) : null);
+  }
+
+  /** The bulk actions of a group: on the ticked jobs, or on every job the filters match. */
+  function renderBulkBar(group) {
+    const actions = BULK_ACTIONS[group];
+    const chosen = app.bulkChoice && actions.includes(app.bulkChoice) ? app.bulkChoice : actions[0];
+    const count = app.selected.size;
+    return h('section', { class: 'card bulk-bar', 'data-test': 'bulk-bar', 'data-key': 'bulk' },
+      h('form', { class: 'bulk', 'data-test': 'bulk-form', novalidate: true, autocomplete: 'off' },
+        h('label', null, 'Action',
+          h('select', { name: 'action', 'data-test': 'bulk-action' },
+            actions.map((a) => h('option', { value: a, selected: a === chosen }, BULK_LABELS[a])))),
+        chosen === 'run-at' ? h('label', null, 'At', h('input', { type: 'datetime-local', name: 'at', step: 1, required: true })) : null,
+        chosen === 'priority' ? h('label', null, 'Priority', h('input', { type: 'number', name: 'priority', step: 1, required: true,
+          'data-test': 'bulk-priority' })) : null,
+        h('div', { class: 'filter-buttons' },
+          h('button', { type: 'submit', value: 'selected', class: 'btn', disabled: count === 0, 'data-test': 'bulk-selected' },
+            `Apply to ${num(count)} selected`),
+          h('button', { type: 'submit', value: 'all', class: 'btn btn-primary', 'data-test': 'bulk-all' },
+            'Apply to every matching job…'))));
   }
 
   function renderJobTable(filters, page, group) {
@@ -760,7 +817,10 @@
     const finished = FINISHED.has(group);
     const running = group === 'RUNNING';
     const timeLabel = finished ? 'Finished' : running ? 'Started' : 'Scheduled';
+    const selectable = canAct() && (BULK_ACTIONS[group] || []).length > 0;
     const rows = jobs.map((job) => h('tr', { 'data-job-id': job.id, 'data-key': `job:${job.id}` },
+      selectable ? h('td', { class: 'pick' }, h('input', { type: 'checkbox', 'data-select': job.id, 'aria-label': `Select job ${job.id}`,
+        checked: app.selected.has(String(job.id)) })) : null,
       h('td', { class: 'num id' }, h('a', { href: `#/jobs/${job.id}`, 'data-test': 'job-link' }, job.id)),
       h('td', { class: 'name' }, h('a', { href: jobsHash({ ...filterQuery(filters), task: job.task }) }, job.task)),
       h('td', { 'data-field': 'state' }, badge(job.state)),
@@ -769,9 +829,12 @@
       h('td', null, time(finished ? job.finishedAt : running ? job.startedAt : job.scheduleTime)),
       running ? h('td', null, job.leaseOwner || '—') : null,
       h('td', null, job.dedupKey ? h('span', { class: 'mono' }, job.dedupKey) : h('span', { class: 'muted' }, '—')),
+      h('td', { 'data-field': 'tags' }, (job.tags || []).length ? (job.tags || []).map((tag) => h('span', { class: 'tag' }, tag))
+        : h('span', { class: 'muted' }, '—')),
       h('td', { class: 'error-cell', 'data-field': 'error' },
         job.error ? h('span', { title: firstLine(job.error) }, firstLine(job.error)) : h('span', { class: 'muted' }, '—'))));
-    const filtered = filters.task || filters.from || filters.to || filters.dedupKey || filters.error;
+    const filtered = filters.task || filters.from || filters.to || filters.dedupKey || filters.error || filters.tag
+      || filters.match.length;
     const first = filters.after ? h('a', { class: 'btn btn-sm', href: jobsHash(filterQuery(filters)), 'data-test': 'first-page' }, 'First page') : null;
     const next = page.next
       ? h('a', { class: 'btn btn-sm', href: jobsHash({ ...filterQuery(filters), after: page.next }), 'data-test': 'next-page' }, 'Next page')
@@ -781,10 +844,12 @@
         ? h('div', { class: 'table-wrap' },
           h('table', { class: 'grid', 'data-test': 'job-table' },
             h('thead', null, h('tr', null,
+              selectable ? h('th', { class: 'pick' }, h('input', { type: 'checkbox', 'data-select': 'page', 'aria-label': 'Select the page',
+                checked: jobs.length > 0 && jobs.every((job) => app.selected.has(String(job.id))) })) : null,
               h('th', { class: 'num' }, 'ID'), h('th', null, 'Task'), h('th', null, 'State'),
               h('th', { class: 'num' }, 'Attempt'), h('th', null, 'Created'), h('th', null, timeLabel),
               running ? h('th', null, 'Node') : null,
-              h('th', null, 'Dedup key'), h('th', null, 'Error'))),
+              h('th', null, 'Dedup key'), h('th', null, 'Tags'), h('th', null, 'Error'))),
             h('tbody', null, rows)))
         : h('p', { class: 'empty', 'data-test': 'no-jobs' },
           filters.after ? `No more ${group} jobs.` : `No ${group} jobs${filtered ? ' match these filters' : ''}.`),
@@ -812,6 +877,8 @@
     const hash = jobsHash({
       state: data.get('state'), task: data.get('task'), from, to,
       dedupKey: String(data.get('dedupKey') || '').trim(), error: String(data.get('error') || '').trim(),
+      tag: String(data.get('tag') || '').trim(),
+      match: String(data.get('match') || '').split('\n').map((line) => line.trim()).filter(Boolean),
     });
     if (hash === location.hash) {
       app.actionError = null;
@@ -820,6 +887,160 @@
     } else {
       location.hash = hash;
     }
+  }
+
+  // ---------------------------------------------------------------- bulk actions and the audit trail
+
+  async function runBulk(form, scope) {
+    const route = parseRoute();
+    if (!route || route.page !== 'jobs' || app.busy) return;
+    const filters = readFilters(route.params);
+    const data = new FormData(form);
+    const action = String(data.get('action'));
+    const extra = { action };
+    try {
+      if (action === 'run-at') {
+        extra.at = toInstant(data.get('at'), 'At');
+        if (!extra.at) throw new Error('Give the time the jobs should run at.');
+      }
+      if (action === 'priority') {
+        extra.priority = String(data.get('priority') || '').trim();
+        if (!/^-?\d+$/.test(extra.priority)) throw new Error('Give the priority to set, a whole number.');
+      }
+    } catch (e) {
+      app.actionError = e.message;
+      renderNotices();
+      return;
+    }
+    if (scope === 'selected') extra.ids = [...app.selected].join(',');
+    app.busy = true;
+    try {
+      app.message = null;
+      app.actionError = null;
+      renderNotices();
+      const counted = await api(`jobs/count?${searchParams(filters, { ids: extra.ids })}`);
+      const what = { cancel: 'Cancel', 'run-now': 'Make due now', 'run-at': `Make due at ${formatTime(extra.at)}`,
+        priority: `Set priority ${extra.priority} on`, delete: 'Delete', rerun: 'Re-run' }[action];
+      if (counted.count === 0) {
+        app.message = `No ${counted.state} jobs match: nothing to do.`;
+        renderNotices();
+        return;
+      }
+      const question = `${what} ${num(counted.count)} ${counted.state} ${counted.count === 1 ? 'job' : 'jobs'}`
+        + ` (${counted.filter})? It runs on the server in batches of up to 500 jobs; a job that changed meanwhile`
+        + ' (claimed, finished) is skipped.';
+      if (!await confirmDialog(question)) return;
+      const started = await post(`bulk?${searchParams(filters, extra)}`);
+      location.hash = `#/actions/${started.id}`;
+    } catch (e) {
+      app.actionError = e.message;
+      renderNotices();
+    } finally {
+      app.busy = false;
+    }
+  }
+
+  async function loadActions(generation, params) {
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (params.get('before')) query.set('before', params.get('before'));
+    try {
+      const [page] = await Promise.all([
+        api(`actions?${query}`),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderActions(page.actions || [], params.get('before')));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+    }
+    later(generation, OVERVIEW_REFRESH_MS, () => loadActions(generation, params));
+  }
+
+  function progress(action) {
+    const total = action.matched || 0;
+    const done = action.acted + action.skipped;
+    const share = total > 0 ? Math.min(100, Math.round((done * 100) / total)) : 100;
+    return h('div', { class: 'progress', title: `${share}%` },
+      h('div', { class: `progress-bar${action.state === 'RUNNING' ? '' : ' done'}`, style: `width: ${share}%` }));
+  }
+
+  function actionRow(action) {
+    return h('tr', { 'data-key': `action:${action.id}`, 'data-action-id': action.id },
+      h('td', { class: 'num id' }, h('a', { href: `#/actions/${action.id}` }, action.id)),
+      h('td', null, time(action.startedAt, true)),
+      h('td', null, action.actor || h('span', { class: 'muted' }, '—')),
+      h('td', null, action.action),
+      h('td', null, action.target),
+      h('td', null, badge(action.state)),
+      h('td', { class: 'num' }, action.matched == null ? '—' : num(action.matched)),
+      h('td', { class: 'num', 'data-field': 'acted' }, num(action.acted)),
+      h('td', { class: 'num' }, num(action.skipped)),
+      h('td', null, action.state === 'RUNNING' ? progress(action) : action.message || ''));
+  }
+
+  function renderActions(actions, before) {
+    const older = actions.length === PAGE_SIZE ? actions[actions.length - 1].id : null;
+    return h('div', { class: 'page' },
+      h('div', { class: 'page-head' }, h('h1', null, 'Actions'),
+        h('span', { class: 'muted small' }, 'What operators did, on every node, newest first')),
+      h('section', { class: 'card' },
+        actions.length
+          ? h('div', { class: 'table-wrap' },
+            h('table', { class: 'grid', 'data-test': 'action-table' },
+              h('thead', null, h('tr', null,
+                h('th', { class: 'num' }, 'ID'), h('th', null, 'When'), h('th', null, 'Who'), h('th', null, 'Action'),
+                h('th', null, 'On'), h('th', null, 'State'), h('th', { class: 'num' }, 'Matched'),
+                h('th', { class: 'num' }, 'Changed'), h('th', { class: 'num' }, 'Skipped'), h('th', null, 'Result'))),
+              h('tbody', null, actions.map(actionRow))))
+          : h('p', { class: 'empty', 'data-test': 'no-actions' }, 'No action has been taken yet.'),
+        h('div', { class: 'pager' },
+          h('span', { class: 'spacer' }),
+          before ? h('a', { class: 'btn btn-sm', href: '#/actions' }, 'Newest') : null,
+          older ? h('a', { class: 'btn btn-sm', href: `#/actions?before=${older}` }, 'Older') : null)));
+  }
+
+  async function loadAction(generation, id) {
+    try {
+      const [action] = await Promise.all([
+        api(`actions/${id}`),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderAction(action));
+      if (action.state === 'RUNNING') later(generation, ACTION_REFRESH_MS, () => loadAction(generation, id));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+      if (e.status !== 404) later(generation, RETRY_MS, () => loadAction(generation, id));
+    }
+  }
+
+  function renderAction(action) {
+    const field = (label, name, value) => [h('dt', null, label), h('dd', { 'data-field': name }, value)];
+    const done = action.acted + action.skipped;
+    return h('div', { class: 'page', 'data-test': 'action-page' },
+      h('div', { class: 'page-head' },
+        h('h1', null, `Action ${action.id}`), badge(action.state),
+        h('span', { class: 'spacer' }),
+        h('a', { href: app.lastJobsHash || '#/jobs', class: 'btn btn-link' }, '← Back to jobs')),
+      h('section', { class: 'card', 'data-key': 'progress' },
+        h('h2', null, action.state === 'RUNNING' ? 'In progress' : 'Done'),
+        progress(action),
+        h('p', { 'data-test': 'action-progress' },
+          `${num(done)} of ${num(action.matched || 0)} matching jobs handled: ${num(action.acted)} changed, `
+            + `${num(action.skipped)} skipped`)),
+      h('section', { class: 'card' },
+        h('dl', { class: 'fields' },
+          field('Action', 'action', action.action),
+          field('On', 'target', action.target),
+          field('By', 'actor', action.actor || '—'),
+          field('Node', 'node', action.node || '—'),
+          field('Started', 'startedAt', time(action.startedAt, true)),
+          field('Finished', 'finishedAt', action.finishedAt ? time(action.finishedAt, true) : '—'),
+          field('Result', 'message', action.message || '—'))));
   }
 
   // ---------------------------------------------------------------- job detail
@@ -883,6 +1104,7 @@
           field('Priority', 'priority', num(job.priority)),
           field('Partition', 'partition', num(job.partition)),
           field('Dedup key', 'dedupKey', job.dedupKey ? h('span', { class: 'mono' }, job.dedupKey) : '—'),
+          field('Tags', 'tags', (job.tags || []).length ? job.tags.map((tag) => h('span', { class: 'tag' }, tag)) : '—'),
           field('Workflow', 'workflow', job.workflow != null ? String(job.workflow) : '—'),
           field('Created', 'createdAt', time(job.createdAt, true)),
           field('Scheduled', 'scheduleTime', time(job.scheduleTime, true)),
@@ -947,10 +1169,33 @@
   });
 
   document.addEventListener('submit', (event) => {
+    const bulk = event.target.closest('form[data-test="bulk-form"]');
+    if (bulk) {
+      event.preventDefault();
+      runBulk(bulk, event.submitter ? event.submitter.value : 'all');
+      return;
+    }
     const form = event.target.closest('form[data-test="job-filter"]');
     if (!form) return;
     event.preventDefault();
     applyFilters(form);
+  });
+
+  document.addEventListener('change', (event) => {
+    const box = event.target.closest('input[data-select]');
+    const choice = event.target.closest('select[data-test="bulk-action"]');
+    if (!box && !choice) return;
+    if (choice) app.bulkChoice = choice.value;
+    if (box && box.dataset.select === 'page') {
+      for (const row of view.querySelectorAll('input[data-select]:not([data-select="page"])')) {
+        if (box.checked) app.selected.add(row.dataset.select);
+        else app.selected.delete(row.dataset.select);
+      }
+    } else if (box) {
+      if (box.checked) app.selected.add(box.dataset.select);
+      else app.selected.delete(box.dataset.select);
+    }
+    reload();
   });
 
   document.addEventListener('visibilitychange', () => {

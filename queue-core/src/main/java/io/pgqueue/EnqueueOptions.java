@@ -2,6 +2,7 @@ package io.pgqueue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -165,6 +166,19 @@ public record EnqueueOptions(Integer priority, Instant runAt, Duration delay, Du
                     + " characters, was " + (group == null ? "null" : "'" + group + "'"));
         }
         return withHeader(QueueDefaults.GROUP_HEADER, group);
+    }
+
+    /**
+     * Adds tags to the job (kept with the task's own, see {@link JobTags}): labels operators filter
+     * on in the console and in {@link JobQuery#withTags}.
+     * @param tags the tags, each 1 to {@value JobTags#MAX_TAG_LENGTH} characters without commas
+     * @return a copy with the tags
+     * @throws InvalidJobException if a tag is not valid, or the job would have more than {@value JobTags#MAX_TAGS}
+     */
+    public EnqueueOptions withTags(String... tags) {
+        List<String> all = new ArrayList<>(JobTags.of(this.headers));
+        all.addAll(Arrays.asList(tags));
+        return withHeader(QueueDefaults.TAGS_HEADER, JobTags.join(JobTags.check(all, "a job")));
     }
 
     /**

@@ -27,10 +27,18 @@ public record JobPage(List<Job> jobs, String next) {
      * @param dedupKey its dedup key, or {@code null}
      * @param error the first line of its last error (at most 300 characters), or {@code null}
      * @param leaseOwner the node holding (or that last held) it, or {@code null}
+     * @param tags its tags ({@link JobTags})
      */
     public record Job(long id, String task, JobState state, int priority, int attempt, int maxAttempts,
             Instant createdAt, Instant scheduleTime, Instant startedAt, Instant finishedAt, String dedupKey,
-            String error, String leaseOwner) {
+            String error, String leaseOwner, List<String> tags) {
+
+        /**
+         * Copies the tags.
+         */
+        public Job {
+            tags = tags == null ? List.of() : List.copyOf(tags);
+        }
 
         /** @return where a page that ends with this job stopped */
         public JobQuery.Position position() {

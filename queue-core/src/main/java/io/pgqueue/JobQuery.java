@@ -1,7 +1,10 @@
 package io.pgqueue;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * One page of jobs an operator asks for ({@link QueueAdmin#jobs}): a group of jobs, optional
@@ -15,11 +18,14 @@ import java.util.Locale;
  * @param to only jobs whose time is before this, or {@code null}
  * @param dedupKey only jobs with this dedup key, or {@code null}
  * @param errorText only jobs whose last error contains this text, ignoring case, or {@code null}
+ * @param ids only these jobs (at most {@value #MAX_IDS}), or {@code null} for any
+ * @param matches only jobs with these values in their payload, headers or result (all of them)
+ * @param tags only jobs with these tags (all of them, see {@link JobTags})
  * @param after the {@link JobPage#next() next} value of the previous page, or {@code null} for the first page
  * @param limit the most jobs on the page, 1 to {@value #MAX_LIMIT}
  */
 public record JobQuery(Group group, String task, Instant from, Instant to, String dedupKey, String errorText,
-        String after, int limit) {
+        List<Long> ids, List<JsonMatch> matches, List<String> tags, String after, int limit) {
 
     /** The most jobs one page holds. */
     public static final int MAX_LIMIT = 500;
@@ -30,9 +36,16 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
     /** The longest error text searched for. */
     public static final int MAX_ERROR_TEXT = 200;
 
+    /** The most job ids a query names. */
+    public static final int MAX_IDS = MAX_LIMIT;
+
+    /** The most JSON matches a query holds. */
+    public static final int MAX_MATCHES = 10;
+
     /**
      * Checks the query.
-     * @throws IllegalArgumentException if the limit, the time range, the error text or the page position is not valid
+     * @throws IllegalArgumentException if the limit, the time range, the error text, the ids, a match, a tag or the
+     * page position is not valid
      */
     public JobQuery {
         if (group == null) {
@@ -52,6 +65,22 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
             throw new IllegalArgumentException("The error text searched for is longer than " + MAX_ERROR_TEXT
                     + " characters");
         }
+        if (ids != null && (ids.size() > MAX_IDS || ids.stream().anyMatch(Objects::isNull))) {
+            throw new IllegalArgumentException("A job query names at most " + MAX_IDS + " job ids, none of them null; "
+                    + "it named " + ids.size());
+        }
+        ids = ids == null ? null : List.copyOf(ids);
+        matches = matches == null ? List.of() : List.copyOf(matches);
+        if (matches.size() > MAX_MATCHES) {
+            throw new IllegalArgumentException("A job query holds at most " + MAX_MATCHES + " JSON matches, not "
+                    + matches.size());
+        }
+        try {
+            tags = tags == null ? List.of() : JobTags.check(tags, "a job query");
+        }
+        catch (InvalidJobException ex) {
+            throw new IllegalArgumentException(ex.getMessage(), ex);
+        }
         after = blankToNull(after);
         if (after != null) {
             Position.parse(after, group);
@@ -64,7 +93,7 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      * @return the query
      */
     public static JobQuery of(Group group) {
-        return new JobQuery(group, null, null, null, null, null, null, DEFAULT_LIMIT);
+        return new JobQuery(group, null, null, null, null, null, null, List.of(), List.of(), null, DEFAULT_LIMIT);
     }
 
     /**
@@ -72,7 +101,8 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      * @return a copy for this task's jobs only
      */
     public JobQuery withTask(String task) {
-        return new JobQuery(this.group, task, this.from, this.to, this.dedupKey, this.errorText, this.after, this.limit);
+        return new JobQuery(this.group, task, this.from, this.to, this.dedupKey, this.errorText, this.ids,
+                this.matches, this.tags, this.after, this.limit);
     }
 
     /**
@@ -81,7 +111,8 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      * @return a copy for jobs in this time range only
      */
     public JobQuery withTimeRange(Instant from, Instant to) {
-        return new JobQuery(this.group, this.task, from, to, this.dedupKey, this.errorText, this.after, this.limit);
+        return new JobQuery(this.group, this.task, from, to, this.dedupKey, this.errorText, this.ids, this.matches,
+                this.tags, this.after, this.limit);
     }
 
     /**
@@ -89,7 +120,8 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      * @return a copy for jobs with this dedup key only
      */
     public JobQuery withDedupKey(String dedupKey) {
-        return new JobQuery(this.group, this.task, this.from, this.to, dedupKey, this.errorText, this.after, this.limit);
+        return new JobQuery(this.group, this.task, this.from, this.to, dedupKey, this.errorText, this.ids,
+                this.matches, this.tags, this.after, this.limit);
     }
 
     /**
@@ -97,7 +129,8 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      * @return a copy for jobs whose last error contains the text (ignoring case) only
      */
     public JobQuery withErrorText(String errorText) {
-        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, errorText, this.after, this.limit);
+        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, errorText, this.ids,
+                this.matches, this.tags, this.after, this.limit);
     }
 
     /**
@@ -105,7 +138,8 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      * @return a copy for the page after it
      */
     public JobQuery after(String after) {
-        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, this.errorText, after, this.limit);
+        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, this.errorText, this.ids,
+                this.matches, this.tags, after, this.limit);
     }
 
     /**
@@ -113,7 +147,81 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      * @return a copy with this page size
      */
     public JobQuery withLimit(int limit) {
-        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, this.errorText, this.after, limit);
+        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, this.errorText, this.ids,
+                this.matches, this.tags, this.after, limit);
+    }
+
+    /**
+     * @param ids the jobs, at most {@value #MAX_IDS}, or {@code null} for any
+     * @return a copy for these jobs only (a selection an action applies to)
+     */
+    public JobQuery withIds(List<Long> ids) {
+        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, this.errorText, ids, this.matches,
+                this.tags, this.after, this.limit);
+    }
+
+    /**
+     * @param matches the matches, all of which a job must meet (replacing those set before)
+     * @return a copy for jobs that meet them only
+     */
+    public JobQuery withMatches(List<JsonMatch> matches) {
+        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, this.errorText, this.ids, matches,
+                this.tags, this.after, this.limit);
+    }
+
+    /**
+     * @param match a match a job must meet besides those set before
+     * @return a copy for jobs that meet it too
+     */
+    public JobQuery withMatch(JsonMatch match) {
+        List<JsonMatch> all = new ArrayList<>(this.matches);
+        all.add(match);
+        return withMatches(all);
+    }
+
+    /**
+     * @param tags the tags a job must all have (replacing those set before)
+     * @return a copy for jobs with these tags only
+     */
+    public JobQuery withTags(List<String> tags) {
+        return new JobQuery(this.group, this.task, this.from, this.to, this.dedupKey, this.errorText, this.ids,
+                this.matches, tags, this.after, this.limit);
+    }
+
+    /**
+     * @return the jobs the query matches in words, e.g. {@code FAILED jobs of send-email with
+     * payload.customer.id=42; tag vip}; its page position and size left out
+     */
+    public String describe() {
+        StringBuilder text = new StringBuilder(this.group.name()).append(" jobs");
+        if (this.ids != null) {
+            text.append(" among ").append(this.ids.size()).append(" selected");
+        }
+        if (this.task != null) {
+            text.append(" of ").append(this.task);
+        }
+        List<String> filters = new ArrayList<>();
+        String time = this.group.finished() ? "finished" : "enqueued";
+        if (this.from != null) {
+            filters.add(time + " from " + this.from);
+        }
+        if (this.to != null) {
+            filters.add(time + " before " + this.to);
+        }
+        if (this.dedupKey != null) {
+            filters.add("dedup key " + this.dedupKey);
+        }
+        if (this.errorText != null) {
+            filters.add("error containing '" + this.errorText + "'");
+        }
+        this.matches.forEach(match -> filters.add(match.text()));
+        if (!this.tags.isEmpty()) {
+            filters.add((this.tags.size() == 1 ? "tag " : "tags ") + String.join(", ", this.tags));
+        }
+        if (!filters.isEmpty()) {
+            text.append(" with ").append(String.join("; ", filters));
+        }
+        return text.toString();
     }
 
     /** @return where the previous page stopped, or {@code null} on the first page */
@@ -123,6 +231,89 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
 
     private static String blankToNull(String value) {
         return value == null || value.isBlank() ? null : value.trim();
+    }
+
+    /**
+     * A value a job must have at a place in its payload, its headers or its result, compared as
+     * text: the number {@code 42} matches {@code "42"}, {@code true} matches {@code "true"}; an
+     * object, an array or JSON {@code null} matches nothing.
+     *
+     * @param in where to look
+     * @param path the keys (and array indexes, from 0) from the top of the JSON to the value; for
+     * headers, one header name
+     * @param value the value as text
+     */
+    public record JsonMatch(Source in, List<String> path, String value) {
+
+        /** The longest path and value. */
+        public static final int MAX_LENGTH = 200;
+
+        /**
+         * Checks the match.
+         * @throws IllegalArgumentException if the path is empty, holds an empty key or is too long,
+         * a header path has more than one name, or the value is missing or too long
+         */
+        public JsonMatch {
+            if (in == null || path == null || path.isEmpty() || path.stream().anyMatch(key -> key == null || key.isEmpty())) {
+                throw new IllegalArgumentException("A JSON match needs payload, headers or result and a path of "
+                        + "non-empty keys, was " + in + " " + path);
+            }
+            path = List.copyOf(path);
+            if (in == Source.HEADERS && path.size() > 1) {
+                path = List.of(String.join(".", path));
+            }
+            if (value == null || value.length() > MAX_LENGTH || String.join(".", path).length() > MAX_LENGTH
+                    || (value + path).indexOf('\u0000') >= 0) {
+                throw new IllegalArgumentException("A JSON match needs a value and a path of at most " + MAX_LENGTH
+                        + " characters each, without the character U+0000");
+            }
+        }
+
+        /**
+         * Reads a match written as {@code payload.customer.id=42}, {@code headers.tenant=acme} or
+         * {@code result.status=ok}: where, the path's keys separated by dots (a header's name is
+         * everything after {@code headers.}), {@code =}, the value.
+         * @param text the match
+         * @return the match
+         * @throws IllegalArgumentException if the text is not such a match
+         */
+        public static JsonMatch parse(String text) {
+            int equals = text == null ? -1 : text.indexOf('=');
+            int dot = text == null ? -1 : text.indexOf('.');
+            if (equals < 0 || dot < 0 || dot > equals) {
+                throw new IllegalArgumentException("'" + text + "' is not a JSON match; write it as payload.<path>=<value>, "
+                        + "headers.<name>=<value> or result.<path>=<value>, e.g. payload.customer.id=42");
+            }
+            Source in = Source.of(text.substring(0, dot));
+            String path = text.substring(dot + 1, equals);
+            String value = text.substring(equals + 1);
+            return new JsonMatch(in, in == Source.HEADERS ? List.of(path) : List.of(path.split("\\.", -1)), value);
+        }
+
+        /** @return the match as {@link #parse} reads it */
+        public String text() {
+            return this.in.name().toLowerCase(Locale.ROOT) + "." + String.join(".", this.path) + "=" + this.value;
+        }
+    }
+
+    /** Where a {@link JsonMatch} looks. */
+    public enum Source {
+        /** The job's payload. */
+        PAYLOAD,
+        /** The job's headers (a flat object of names and text values). */
+        HEADERS,
+        /** The result of a completed job. */
+        RESULT;
+
+        static Source of(String name) {
+            try {
+                return valueOf(name.trim().toUpperCase(Locale.ROOT));
+            }
+            catch (IllegalArgumentException ex) {
+                throw new IllegalArgumentException("A JSON match looks in payload, headers or result, not '" + name + "'",
+                        ex);
+            }
+        }
     }
 
     /** A group of jobs that one listing shows. */

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.pgqueue.QueueAdminException.Reason;
+import io.pgqueue.internal.admin.BulkActions;
 import io.pgqueue.internal.engine.Engine;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.shard.PartitionMap;
@@ -31,9 +32,13 @@ import io.pgqueue.shard.ShardLayout;
  * jobs, rescue stuck leases now, and look at recent failures and the nodes. Every action checks its
  * input first and throws {@link QueueAdminException} without changing anything when the task or job
  * is unknown ({@link Reason#NOT_FOUND}), in the wrong state ({@link Reason#CONFLICT}) or the request
- * does not apply ({@link Reason#INVALID}); otherwise it returns what it changed.
+ * does not apply ({@link Reason#INVALID}); otherwise it returns what it changed. Every action that
+ * changes something is recorded in the queue's database with who took it ({@link #as}), what,
+ * when and how many jobs it changed: {@link #actions} lists them for every node.
  */
 public final class QueueAdmin {
+
+    private final Engine engine;
 
     private final JobStore jobs;
 
@@ -53,12 +58,23 @@ public final class QueueAdmin {
 
     private final Schedules schedules;
 
+    private final BulkActions bulk;
+
+    private final String actor;
+
     /**
      * Creates the admin of a queue; {@link PgQueue#admin()} hands it out.
      * @param engine the queue's engine
      * @param client the client, for cancellation
      */
     QueueAdmin(Engine engine, QueueClient client) {
+        this(engine, client, null);
+    }
+
+    private QueueAdmin(Engine engine, QueueClient client, String actor) {
+        this.engine = engine;
+        this.actor = actor;
+        this.bulk = engine.bulkActions();
         this.shards = engine.shards();
         this.schedules = engine.scheduler();
         this.jobs = engine.stores().jobs();
@@ -68,6 +84,21 @@ public final class QueueAdmin {
         this.stats = engine.stats();
         this.client = client;
         this.rescuer = engine.rescuer();
+    }
+
+    /**
+     * Returns an admin whose actions are recorded as taken by someone ({@link QueueAction#actor()}):
+     * the console and the {@code queues} endpoint act through one named after the signed-in user.
+     * @param actor who acts, e.g. a user name; {@code null} for no one in particular
+     * @return the admin acting as them
+     */
+    public QueueAdmin as(String actor) {
+        return new QueueAdmin(this.engine, this.client, actor == null || actor.isBlank() ? null : actor.strip());
+    }
+
+    /** @return who this admin's actions are recorded as taken by, or {@code null} */
+    public String actor() {
+        return this.actor;
     }
 
     /**
@@ -88,7 +119,9 @@ public final class QueueAdmin {
      * @throws QueueAdminException ({@link Reason#NOT_FOUND}) if the task is unknown
      */
     public boolean pause(String task) {
-        return this.controls.setPaused(requireTask(task), true);
+        boolean changed = this.controls.setPaused(requireTask(task), true);
+        record("pause", "task " + task, 0, changed ? "Paused" : "Was paused already");
+        return changed;
     }
 
     /**
@@ -98,7 +131,9 @@ public final class QueueAdmin {
      * @throws QueueAdminException ({@link Reason#NOT_FOUND}) if the task is unknown
      */
     public boolean resume(String task) {
-        return this.controls.setPaused(requireTask(task), false);
+        boolean changed = this.controls.setPaused(requireTask(task), false);
+        record("resume", "task " + task, 0, changed ? "Resumed" : "Was not paused");
+        return changed;
     }
 
     /**
@@ -136,6 +171,7 @@ public final class QueueAdmin {
             throw new QueueAdminException(Reason.CONFLICT, "Job " + jobId + " was not re-run: an active job holds its "
                     + "dedup key '" + job.dedupKey() + "', its partition is moving, or it changed meanwhile");
         }
+        record("rerun", "job " + jobId + " of " + job.task(), 1, "Queued again");
     }
 
     /**
@@ -207,6 +243,7 @@ public final class QueueAdmin {
         String name = requireTask(task);
         List<Long> rerun = new ArrayList<>();
         jobStores().forEach(store -> rerun.addAll(store.rerunAllFailed(name)));
+        record("rerun-failed", "task " + name, rerun.size(), "Re-ran " + rerun.size() + " failed jobs");
         return rerun;
     }
 
@@ -233,6 +270,7 @@ public final class QueueAdmin {
         if (result == CancelResult.ALREADY_FINISHED) {
             throw new QueueAdminException(Reason.CONFLICT, "Job " + jobId + " has already finished");
         }
+        record("cancel", "job " + jobId, 1, result == CancelResult.CANCELLED ? "Cancelled" : "Asked to stop");
         return result;
     }
 
@@ -247,6 +285,8 @@ public final class QueueAdmin {
             shardRescuer.rescueExpired().forEach((state, count) -> counts.merge(state, count, Long::sum));
         }
         this.stats.refresh();
+        long total = counts.values().stream().mapToLong(Long::longValue).sum();
+        record("rescue", "expired leases", total, "Rescued " + total + " jobs: " + counts);
         return counts;
     }
 
@@ -287,7 +327,10 @@ public final class QueueAdmin {
      */
     public PartitionMoveResult movePartition(int partition, String shard) {
         try {
-            return new PartitionMover(this.shards).move(partition, shard, QueueDefaults.MOVE_DRAIN_TIMEOUT);
+            PartitionMoveResult result = new PartitionMover(this.shards).move(partition, shard,
+                    QueueDefaults.MOVE_DRAIN_TIMEOUT);
+            record("move-partition", "partition " + partition + " to " + shard, 0, String.valueOf(result));
+            return result;
         }
         catch (ShardException ex) {
             throw new QueueAdminException(refusedMove(partition, shard), ex.getMessage(), ex);
@@ -345,6 +388,7 @@ public final class QueueAdmin {
     public void putSchedule(Schedule schedule) {
         try {
             this.schedules.put(schedule);
+            record("schedule-put", "schedule " + schedule.name(), 0, "Put " + schedule.name() + " of " + schedule.task());
         }
         catch (IllegalStateException ex) {
             throw new QueueAdminException(Reason.CONFLICT, ex.getMessage(), ex);
@@ -365,11 +409,92 @@ public final class QueueAdmin {
      */
     public boolean removeSchedule(String name) {
         try {
-            return this.schedules.remove(name);
+            boolean removed = this.schedules.remove(name);
+            if (removed) {
+                record("schedule-remove", "schedule " + name, 0, "Removed");
+            }
+            return removed;
         }
         catch (IllegalStateException ex) {
             throw new QueueAdminException(Reason.CONFLICT, ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * Counts the jobs a query matches on every shard, whatever its page position: what a bulk
+     * action would act on. It reads every matching job (see the job listing in the operations guide
+     * for the filters an index serves).
+     * @param query the group and the filters
+     * @return how many jobs match
+     */
+    public long count(JobQuery query) {
+        return this.bulk.count(query);
+    }
+
+    /**
+     * Starts a bulk action on every job a query matches (its page position and size are ignored),
+     * on every shard, and returns at once: it runs on this node, a batch of up to 500 jobs per
+     * statement, each in its own short transaction, recording its progress after each batch
+     * ({@link #action}). Each job is changed only while it is still in a group the action applies to,
+     * so a job claimed, finished or re-run meanwhile is skipped, and repeating an action acts only
+     * on what is left. Actions of one node run one at a time, in order; a node that shuts down
+     * stops its running action after the batch at hand (recorded {@link QueueAction.State#STOPPED}).
+     * @param query the jobs
+     * @param action what to do to them
+     * @return the action as recorded: RUNNING, with the number of jobs the query matched
+     * @throws QueueAdminException {@link Reason#INVALID} if the action does not apply to the query's group
+     */
+    public QueueAction startBulk(JobQuery query, BulkAction action) {
+        try {
+            return this.bulk.start(this.actor, query, action);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new QueueAdminException(Reason.INVALID, ex.getMessage(), ex);
+        }
+    }
+
+    /**
+     * Runs a bulk action as {@link #startBulk} does, in the caller's thread, and returns when it is done.
+     * @param query the jobs
+     * @param action what to do to them
+     * @return the action as it ended
+     * @throws QueueAdminException {@link Reason#INVALID} if the action does not apply to the query's group
+     */
+    public QueueAction bulk(JobQuery query, BulkAction action) {
+        try {
+            return this.bulk.run(this.actor, query, action);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new QueueAdminException(Reason.INVALID, ex.getMessage(), ex);
+        }
+    }
+
+    /**
+     * Reads a recorded action: a bulk action's progress, or any action of the audit trail.
+     * @param id its id
+     * @return it, or empty
+     */
+    public Optional<QueueAction> action(long id) {
+        return this.bulk.find(id);
+    }
+
+    /**
+     * Lists the recorded actions of every node, newest first: the audit trail.
+     * @param before only actions with a smaller id (the last id of the previous page), or {@code null} for the newest
+     * @param limit the most actions, 1 to {@value JobQuery#MAX_LIMIT}
+     * @return the actions
+     * @throws QueueAdminException {@link Reason#INVALID} if the limit is out of range
+     */
+    public List<QueueAction> actions(Long before, int limit) {
+        if (limit < 1 || limit > JobQuery.MAX_LIMIT) {
+            throw new QueueAdminException(Reason.INVALID, "A page holds 1 to " + JobQuery.MAX_LIMIT + " actions, not "
+                    + limit);
+        }
+        return this.bulk.list(before, limit);
+    }
+
+    private void record(String action, String target, long acted, String message) {
+        this.bulk.record(this.actor, action, target, acted, message);
     }
 
     /**

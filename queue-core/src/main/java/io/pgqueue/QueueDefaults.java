@@ -170,6 +170,9 @@ public final class QueueDefaults {
     /** The header that holds a job's group key ({@link EnqueueOptions#withGroup}, {@link TaskGroups}). */
     public static final String GROUP_HEADER = "pgqueue.group";
 
+    /** The header that holds a job's tags, comma-separated ({@link JobTags}). */
+    public static final String TAGS_HEADER = "pgqueue.tags";
+
     /** The group of a job of a task with {@link TaskGroups} that was enqueued without one. */
     public static final String DEFAULT_GROUP = "default";
 

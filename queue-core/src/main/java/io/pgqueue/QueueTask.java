@@ -173,6 +173,14 @@ public @interface QueueTask {
     boolean history() default false;
 
     /**
+     * Tags every job of the task gets, before those its enqueue adds ({@link EnqueueOptions#withTags}):
+     * labels operators filter on in the console and in {@link JobQuery#withTags}, each 1 to
+     * {@value JobTags#MAX_TAG_LENGTH} characters without commas (see {@link JobTags}).
+     * @return the tags
+     */
+    String[] tags() default {};
+
+    /**
      * For a handler that implements {@link ChunkHandler}: the most jobs per call, at least 1 and at
      * most the task's {@link #concurrency()} (each job of a chunk holds a handler slot). 0 for a
      * {@link TaskHandler}.

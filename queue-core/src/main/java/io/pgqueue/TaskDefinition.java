@@ -2,6 +2,7 @@ package io.pgqueue;
 
 import java.time.Duration;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
@@ -28,11 +29,12 @@ import io.pgqueue.retry.RetryPolicy;
  * sequences), or {@code null}: the task's claims ignore groups
  * @param history whether each attempt of the task's jobs is kept with the job (start, end, node,
  * outcome, error, the lines its handler logged through {@link TaskContext#log}), see {@link JobAttempt}
+ * @param tags the tags every job of the task gets, before those its enqueue adds ({@link JobTags})
  */
 public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPolicy, int priority,
         Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions,
         Function<Object, String> dedupKey, Class<?> handlerType, int globalConcurrency, RateLimit rateLimit,
-        TaskGroups groups, boolean history) {
+        TaskGroups groups, boolean history, List<String> tags) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
 
@@ -58,6 +60,12 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
             throw ex.within("tasks." + name);
         }
         terminalExceptions = Set.copyOf(terminalExceptions);
+        try {
+            tags = JobTags.check(tags == null ? List.of() : tags, "task " + name);
+        }
+        catch (InvalidJobException ex) {
+            throw new InvalidSettingException("tasks." + name + ".tags", tags, ex.getMessage());
+        }
     }
 
     /**
@@ -153,6 +161,8 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         private TaskGroups groups;
 
         private boolean history;
+
+        private List<String> tags = List.of();
 
         private Builder(String name) {
             this.name = name;
@@ -294,13 +304,23 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
 
         /**
+         * Sets the tags every job of the task gets ({@link JobTags}).
+         * @param tags the tags
+         * @return this builder
+         */
+        public Builder tags(List<String> tags) {
+            this.tags = List.copyOf(tags);
+            return this;
+        }
+
+        /**
          * Builds the definition.
          * @return the definition
          */
         public TaskDefinition build() {
             return new TaskDefinition(this.name, this.maxAttempts, this.retryPolicy, this.priority,
                     this.delayTolerance, this.dedupPolicy, this.terminalExceptions, this.dedupKey, this.handlerType,
-                    this.globalConcurrency, this.rateLimit, this.groups, this.history);
+                    this.globalConcurrency, this.rateLimit, this.groups, this.history, this.tags);
         }
     }
 }

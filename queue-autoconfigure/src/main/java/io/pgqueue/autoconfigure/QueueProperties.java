@@ -1061,6 +1061,12 @@ public class QueueProperties {
         private Boolean history;
 
         /**
+         * Tags every job of the task gets, before those its enqueue adds: labels operators filter on
+         * in the console (each 1 to 64 characters, no commas).
+         */
+        private List<String> tags;
+
+        /**
          * For a ChunkHandler: the most jobs per call (at least 1, at most the task's concurrency).
          */
         private Integer chunkSize;
@@ -1156,6 +1162,14 @@ public class QueueProperties {
 
         public void setHistory(Boolean history) {
             this.history = history;
+        }
+
+        public List<String> getTags() {
+            return this.tags;
+        }
+
+        public void setTags(List<String> tags) {
+            this.tags = tags;
         }
 
         public TaskGroups.OnFailure getSequenceOnFailure() {

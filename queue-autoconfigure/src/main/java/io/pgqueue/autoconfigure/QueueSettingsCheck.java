@@ -28,7 +28,7 @@ final class QueueSettingsCheck implements BeanFactoryPostProcessor {
     /** The settings of a task under {@code pgqueue.tasks.<name>}. */
     private static final List<String> TASK_KEYS = List.of("pool", "concurrency", "timeout", "max-attempts", "priority",
             "delay-tolerance", "dedup-key", "dedup-policy", "unique-period", "unique-states", "max-lag", "global-concurrency", "rate", "rate-burst", "groups", "group-key", "group-concurrency",
-            "sequence-on-failure", "history", "chunk-size", "chunk-linger", "cron", "zone", "catch-up", "retry.kind", "retry.delay", "retry.step",
+            "sequence-on-failure", "history", "tags", "chunk-size", "chunk-linger", "cron", "zone", "catch-up", "retry.kind", "retry.delay", "retry.step",
             "retry.multiplier", "retry.max-delay", "retry.jitter", "retry.policy-bean");
 
     private final Environment environment;
@@ -63,13 +63,18 @@ final class QueueSettingsCheck implements BeanFactoryPostProcessor {
             try (Stream<ConfigurationPropertyName> names = iterable.stream()) {
                 names.filter(TASKS::isAncestorOf)
                     .filter(name -> name.getNumberOfElements() > 3)
-                    .filter(name -> !known.contains(name.subName(3)))
+                    .filter(name -> !known(known, name.subName(3)))
                     .findFirst()
                     .ifPresent(name -> {
                         throw unknownTaskKey(name);
                     });
             }
         }
+    }
+
+    /** Whether a task's key is a setting, or an element of a setting's list ({@code tags[0]}). */
+    private static boolean known(List<ConfigurationPropertyName> known, ConfigurationPropertyName key) {
+        return known.contains(key) || (key.isLastElementIndexed() && known.contains(key.getParent()));
     }
 
     private static QueueConfigurationException unknownTaskKey(ConfigurationPropertyName name) {

@@ -240,6 +240,7 @@ public final class QueueTaskBindings {
                 .terminalExceptions(annotation.terminal())
                 .handlerType(type)
                 .history(overrides.getHistory() != null ? overrides.getHistory() : annotation.history())
+                .tags(overrides.getTags() != null ? overrides.getTags() : List.of(annotation.tags()))
                 .build();
             return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName, chunkSize, chunkLinger),
                     payload.getType(), concurrency, timeout, pool), schedule(annotation.name(), cron, zone, catchUp));
@@ -351,6 +352,8 @@ public final class QueueTaskBindings {
             .dedupKey(key)
             // Known here for the rescues this node makes of the task's jobs.
             .history(Boolean.TRUE.equals(task.getHistory()))
+            // The task's tags go on the jobs this node enqueues.
+            .tags(task.getTags() != null ? task.getTags() : List.of())
             .build(), null));
     }
 

@@ -52,8 +52,10 @@ class QueueSchemaUpgradeTests {
                     + "function upgraded.with_attempt(jsonb, text, integer), "
                     + "function upgraded.end_jobs(bigint[], bigint[]), function upgraded.add_waiting_jobs(jsonb), "
                     + "function upgraded.cancel_waiting_job(bigint), "
-                    + "function upgraded.list_jobs(text, text, timestamptz, timestamptz, text, text, timestamptz, bigint, "
-                    + "integer), "
+                    + "function upgraded.search_jobs(text, text, timestamptz, timestamptz, text, text, bigint[], jsonb, "
+                    + "text[], timestamptz, bigint, integer), "
+                    + "function upgraded.count_jobs(text, text, timestamptz, timestamptz, text, text, bigint[], jsonb, "
+                    + "text[]), "
                     + "table upgraded.installation, table upgraded.shard_partition, table upgraded.job_outbox, "
                     + "table upgraded.job_relayed, table upgraded.partition_move, table upgraded.job_moving, "
                     + "table upgraded.move_applied, table upgraded.partition_load, table upgraded.balancer_leader, "
@@ -62,6 +64,7 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.task_group_cursor, table upgraded.schedule, table upgraded.workflow, "
                     + "table upgraded.job_waiting, table upgraded.job_dependency, table upgraded.job_result, "
                     + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter, "
+                    + "table upgraded.queue_action, "
                     + "column upgraded.job.history, column upgraded.job_finished.history)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
@@ -71,7 +74,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V23 and the repeatable migrations").isEqualTo(19);
+        assertThat(result.migrationsExecuted).as("V10 to V24 and the repeatable migrations").isEqualTo(20);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -86,14 +89,15 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.complete_jobs",
-                    "CREATE OR REPLACE FUNCTION S.end_jobs",
+                    "CREATE OR REPLACE FUNCTION S.count_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.finished_job",
-                    "CREATE OR REPLACE FUNCTION S.held_leases",
+                    "CREATE OR REPLACE FUNCTION S.held_leases", "CREATE OR REPLACE FUNCTION S.job_search_clause",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.list_jobs",
                     "CREATE OR REPLACE FUNCTION S.mark_running",
                     "CREATE OR REPLACE FUNCTION S.note_job_end", "CREATE OR REPLACE FUNCTION S.partition_of",
                     "CREATE OR REPLACE FUNCTION S.record_outcomes", "CREATE OR REPLACE FUNCTION S.record_outcomes",
                     "CREATE OR REPLACE FUNCTION S.renew_leases", "CREATE OR REPLACE FUNCTION S.require_ascending",
+                    "CREATE OR REPLACE FUNCTION S.search_jobs",
                     "CREATE OR REPLACE FUNCTION S.with_attempt");
 
         // Every write the workers make, through the versioned functions and through the current ones.

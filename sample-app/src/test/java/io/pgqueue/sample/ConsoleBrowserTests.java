@@ -15,7 +15,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
@@ -31,6 +34,7 @@ import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTe
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.ContextConfiguration;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
@@ -49,6 +53,7 @@ import static org.awaitility.Awaitility.await;
         "pgqueue.poll-interval=200ms", "pgqueue.stats.interval=500ms" })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 @AutoConfigureRestTestClient
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ConsoleBrowserTests {
 
     private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
@@ -67,6 +72,9 @@ class ConsoleBrowserTests {
 
     @Autowired
     QueueAdmin admin;
+
+    @Autowired
+    JdbcTemplate jdbc;
 
     @BeforeAll
     static void startBrowser() throws IOException {
@@ -171,6 +179,65 @@ class ConsoleBrowserTests {
         waitFor(By.cssSelector("dialog[data-test='confirm'] [data-test='confirm-ok']")).click();
         wait(Duration.ofSeconds(10)).until(driver -> driver.findElement(
                 By.cssSelector("tr[data-task='send-push'] [data-field='paused']")).getText().equals("running"));
+    }
+
+    /**
+     * A million scheduled jobs, a tenth of them tagged: a search inside their payloads finds one,
+     * and a bulk cancel of every tagged one states its count first and shows its progress to the end.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void aSearchOverAMillionJobsAndABulkCancelOfAHundredThousandShowTheirCountAndProgress() throws IOException {
+        this.jdbc.update("""
+                INSERT INTO pgqueue.job (task, payload, headers, schedule_time, max_attempts)
+                SELECT 'send-push', jsonb_build_object('customer', n, 'text', 'Your order ' || n || ' shipped'),
+                       CASE WHEN n % 10 = 0 THEN '{"pgqueue.tags": "campaign-7"}'::jsonb ELSE '{}'::jsonb END,
+                       now() + interval '1 year', 3
+                FROM generate_series(1, 1000000) AS n
+                """);
+        this.jdbc.execute("ANALYZE pgqueue.job");
+
+        open("#/jobs?state=SCHEDULED&match=payload.customer%3D424242");
+        WebElement found = wait(Duration.ofSeconds(60)).until(ExpectedConditions.visibilityOfElementLocated(
+                By.cssSelector("[data-test='job-table'] tbody tr")));
+        assertThat(browser.findElements(By.cssSelector("[data-test='job-table'] tbody tr"))).hasSize(1);
+        assertThat(browser.findElement(By.cssSelector("[data-test='filter-match'] ")).getAttribute("value"))
+            .isEqualTo("payload.customer=424242");
+        long match = Long.parseLong(found.getAttribute("data-job-id"));
+        assertThat(this.admin.job(match).orElseThrow().payload()).contains("\"customer\": 424242");
+        screenshot("search");
+
+        open("#/jobs?state=SCHEDULED&tag=campaign-7");
+        WebElement tagged = waitFor(By.cssSelector("[data-test='job-table'] tbody tr"));
+        assertThat(tagged.findElement(By.cssSelector("[data-field='tags']")).getText()).isEqualTo("campaign-7");
+        waitFor(By.cssSelector("[data-test='bulk-bar'] [data-test='bulk-all']")).click();
+        WebElement confirm = waitFor(By.cssSelector("dialog[data-test='confirm']"));
+        assertThat(browser.findElement(By.id("confirm-text")).getText())
+            .startsWith("Cancel 100,000 SCHEDULED jobs (SCHEDULED jobs with tag campaign-7)?");
+        screenshot("bulk-confirm");
+        confirm.findElement(By.cssSelector("[data-test='confirm-ok']")).click();
+
+        WebElement progress = waitFor(By.cssSelector("[data-test='action-progress']"));
+        assertThat(progress.getText()).contains("of 100,000 matching jobs handled");
+        screenshot("bulk-progress");
+        wait(Duration.ofSeconds(180)).until(driver -> driver.findElement(By.cssSelector("[data-test='action-progress']"))
+            .getText().startsWith("100,000 of 100,000 matching jobs handled: 100,000 changed, 0 skipped"));
+        assertThat(browser.findElement(By.cssSelector("[data-test='action-page'] [data-field='actor']")).getText())
+            .isEqualTo("admin");
+        screenshot("bulk-done");
+        assertThat(this.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE state = 'CANCELLED' "
+                + "AND headers ->> 'pgqueue.tags' = 'campaign-7'", Long.class)).isEqualTo(100_000);
+        assertThat(this.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job WHERE task = 'send-push'", Long.class))
+            .isEqualTo(900_000);
+
+        browser.findElement(By.cssSelector("a[data-test='nav-actions']")).click();
+        WebElement row = waitFor(By.cssSelector("[data-test='action-table'] tbody tr"));
+        assertThat(row.getText()).contains("admin").contains("cancel").contains("DONE").contains("100,000");
+        screenshot("actions");
+        this.jdbc.update("DELETE FROM pgqueue.job WHERE task = 'send-push' AND schedule_time > now() + interval '300 days'");
+        this.jdbc.update("DELETE FROM pgqueue.job_finished WHERE headers ->> 'pgqueue.tags' = 'campaign-7'");
+        this.jdbc.execute("VACUUM ANALYZE pgqueue.job");
+        this.jdbc.execute("VACUUM ANALYZE pgqueue.job_finished");
     }
 
     private List<JobPage.Job> failedThumbnails() {

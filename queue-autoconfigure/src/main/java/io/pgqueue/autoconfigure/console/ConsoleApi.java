@@ -3,19 +3,25 @@ package io.pgqueue.autoconfigure.console;
 import java.security.Principal;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 
+import io.pgqueue.BulkAction;
 import io.pgqueue.CancelResult;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
+import io.pgqueue.JobTags;
 import io.pgqueue.NodeInfo;
+import io.pgqueue.QueueAction;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.observe.QueueStatistics;
@@ -106,20 +112,94 @@ final class ConsoleApi {
 
     /** {@code GET api/jobs}: one page of a group of jobs, see {@link JobQuery}. */
     ServerResponse jobs(ServerRequest request) {
-        JobQuery.Group group = JobQuery.Group.of(text(request, "state").orElse("FAILED"));
-        JobQuery query = JobQuery.of(group)
-            .withTask(text(request, "task").orElse(null))
-            .withTimeRange(instant(request, "from"), instant(request, "to"))
-            .withDedupKey(text(request, "dedupKey").orElse(null))
-            .withErrorText(text(request, "error").orElse(null))
+        JobQuery query = query(request)
             .withLimit(text(request, "limit").map(ConsoleApi::limit).orElse(JobQuery.DEFAULT_LIMIT))
             .after(text(request, "after").orElse(null));
         JobPage page = this.admin.jobs(query);
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("state", group.name());
+        body.put("state", query.group().name());
         body.put("jobs", page.jobs());
         body.put("next", page.next());
         return json(body);
+    }
+
+    /** {@code GET api/jobs/count}: how many jobs the filters match, and the bulk actions that apply to them. */
+    ServerResponse count(ServerRequest request) {
+        JobQuery query = query(request);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("state", query.group().name());
+        body.put("filter", query.describe());
+        body.put("count", this.admin.count(query));
+        body.put("actions", Arrays.stream(BulkAction.Kind.values())
+            .filter(kind -> kind.groups().contains(query.group()))
+            .map(kind -> kind.name().toLowerCase(Locale.ROOT).replace('_', '-'))
+            .toList());
+        return json(body);
+    }
+
+    /**
+     * {@code POST api/bulk}: starts a bulk action on every job the filters match (or on the
+     * selected {@code ids}); the answer is the action as recorded, which {@code api/actions/{id}} follows.
+     */
+    ServerResponse bulk(ServerRequest request) {
+        JobQuery query = query(request);
+        BulkAction action = BulkAction.of(text(request, "action").orElse(null), text(request, "at").orElse(null),
+                text(request, "priority").orElse(null));
+        QueueAction started = actor(request).startBulk(query, action);
+        return json(started);
+    }
+
+    /** {@code GET api/actions}: the recorded actions, newest first: the audit trail. */
+    ServerResponse actions(ServerRequest request) {
+        Long before = text(request, "before").filter(text -> !text.isBlank()).map(text -> number(text, "before"))
+            .orElse(null);
+        int limit = text(request, "limit").map(ConsoleApi::limit).orElse(JobQuery.DEFAULT_LIMIT);
+        return json(Map.of("actions", this.admin.actions(before, limit)));
+    }
+
+    /** {@code GET api/actions/{id}}: one recorded action, a bulk action's progress. */
+    ServerResponse action(ServerRequest request) {
+        long id = number(request.pathVariable("id"), "action id");
+        return this.admin.action(id).map(ConsoleApi::json)
+            .orElseGet(() -> problem(HttpStatus.NOT_FOUND, "No action has id " + id));
+    }
+
+    /** The group and filters of a request: state, task, from, to, dedupKey, error, ids, match (repeated), tag (repeated). */
+    private static JobQuery query(ServerRequest request) {
+        JobQuery.Group group = JobQuery.Group.of(text(request, "state").orElse("FAILED"));
+        List<JobQuery.JsonMatch> matches = texts(request, "match").stream().map(JobQuery.JsonMatch::parse).toList();
+        List<String> tags = texts(request, "tag").stream()
+            .flatMap(tag -> Arrays.stream(tag.split(",")))
+            .map(String::strip)
+            .filter(tag -> !tag.isEmpty())
+            .toList();
+        return JobQuery.of(group)
+            .withTask(text(request, "task").orElse(null))
+            .withTimeRange(instant(request, "from"), instant(request, "to"))
+            .withDedupKey(text(request, "dedupKey").orElse(null))
+            .withErrorText(text(request, "error").orElse(null))
+            .withIds(text(request, "ids").filter(ids -> !ids.isBlank()).map(ConsoleApi::ids).orElse(null))
+            .withMatches(matches)
+            .withTags(tags);
+    }
+
+    private static List<Long> ids(String text) {
+        return Arrays.stream(text.split(",")).map(String::strip).filter(id -> !id.isEmpty())
+            .map(id -> number(id, "job id")).toList();
+    }
+
+    private static long number(String text, String what) {
+        try {
+            return Long.parseLong(text.strip());
+        }
+        catch (NumberFormatException ex) {
+            throw new IllegalArgumentException("'" + text + "' is not a " + what);
+        }
+    }
+
+    /** The admin acting as the signed-in user, so that the audit trail says who. */
+    private QueueAdmin actor(ServerRequest request) {
+        return this.admin.as(request.principal().map(Principal::getName).orElse(null));
     }
 
     /** {@code GET api/jobs/{id}}: one job with its payload, headers, last error, progress, result and attempts. */
@@ -155,6 +235,8 @@ final class ConsoleApi {
         body.put("attempts", this.admin.attempts(id).orElse(List.of()));
         body.put("partition", job.partition());
         body.put("workflow", workflowOf(job.headers()));
+        body.put("tags", parse(job.headers()) instanceof Map<?, ?> headers && headers.get(QueueDefaults.TAGS_HEADER) != null
+                ? JobTags.parse(headers.get(QueueDefaults.TAGS_HEADER).toString()) : List.of());
         return json(body);
     }
 
@@ -163,10 +245,10 @@ final class ConsoleApi {
         String task = request.pathVariable("task");
         String action = request.pathVariable("action");
         String message = switch (action) {
-            case "pause" -> this.admin.pause(task) ? "Paused " + task : task + " was paused already";
-            case "resume" -> this.admin.resume(task) ? "Resumed " + task : task + " was not paused";
+            case "pause" -> actor(request).pause(task) ? "Paused " + task : task + " was paused already";
+            case "resume" -> actor(request).resume(task) ? "Resumed " + task : task + " was not paused";
             case "rerun-failed" -> {
-                int rerun = this.admin.rerunFailed(task).size();
+                int rerun = actor(request).rerunFailed(task).size();
                 yield "Re-running " + rerun + " failed job" + (rerun == 1 ? "" : "s") + " of " + task;
             }
             default -> throw new IllegalArgumentException("Unknown action '" + action + "' for a task; use pause, "
@@ -181,10 +263,10 @@ final class ConsoleApi {
         String action = request.pathVariable("action");
         String message = switch (action) {
             case "rerun" -> {
-                this.admin.rerun(id);
+                actor(request).rerun(id);
                 yield "Job " + id + " is queued again";
             }
-            case "cancel" -> this.admin.cancel(id) == CancelResult.CANCELLED ? "Job " + id + " is cancelled"
+            case "cancel" -> actor(request).cancel(id) == CancelResult.CANCELLED ? "Job " + id + " is cancelled"
                     : "Job " + id + " is asked to stop: it ends cancelled at its worker's next heartbeat";
             default -> throw new IllegalArgumentException("Unknown action '" + action + "' for a job; use rerun or "
                     + "cancel");
@@ -194,7 +276,7 @@ final class ConsoleApi {
 
     /** {@code POST api/rescue}: every expired lease, now. */
     ServerResponse rescue(ServerRequest request) {
-        Map<JobState, Long> rescued = this.admin.rescueNow();
+        Map<JobState, Long> rescued = actor(request).rescueNow();
         long total = rescued.values().stream().mapToLong(Long::longValue).sum();
         return acted(request, total == 0 ? "No lease had expired" : "Rescued " + total + " job"
                 + (total == 1 ? "" : "s") + " with an expired lease: " + rescued);
@@ -347,6 +429,15 @@ final class ConsoleApi {
             throw new IllegalArgumentException(name + " '" + value.get() + "' is out of range: years 1 to 9999");
         }
         return instant;
+    }
+
+    /** A repeated request parameter, each refused as {@link #text} refuses one. */
+    private static List<String> texts(ServerRequest request, String name) {
+        List<String> values = request.params().getOrDefault(name, List.of());
+        if (values.stream().anyMatch(value -> value != null && value.indexOf('\u0000') >= 0)) {
+            throw new IllegalArgumentException(name + " must not contain the character U+0000");
+        }
+        return values.stream().filter(value -> value != null && !value.isBlank()).toList();
     }
 
     /** A request parameter; PostgreSQL's text holds no U+0000, so a parameter with one is refused by name. */

@@ -9,6 +9,7 @@ import java.util.UUID;
 
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
+import io.pgqueue.internal.admin.BulkActions;
 import io.pgqueue.internal.balance.BalancerService;
 import io.pgqueue.internal.enqueue.Enqueuer;
 import io.pgqueue.internal.message.MessageEngine;
@@ -35,6 +36,7 @@ import org.slf4j.LoggerFactory;
  * <ol>
  * <li>shards: the partition count settled and, sharded, the partition map followed;</li>
  * <li>enqueue: the outbox relay (sharded); stopping ends the group commits and the awaits of job ends;</li>
+ * <li>bulk actions: started by operators; stopping ends the running one after its batch, recorded as stopped;</li>
  * <li>statistics: the periodic aggregate behind metrics, health and the admin's counts;</li>
  * <li>message queues: listening for sends and housekeeping, if any message queue exists;</li>
  * <li>balancer: partition loads recorded and, where enabled, balanced (sharded);</li>
@@ -64,6 +66,8 @@ public final class Engine {
     private final JobAwaiter awaiter;
 
     private final Rescuer rescuer;
+
+    private final BulkActions bulkActions;
 
     private final List<Service> services;
 
@@ -111,6 +115,8 @@ public final class Engine {
                 settings.tasks().all().stream().filter(TaskDefinition::history).map(TaskDefinition::name).toList());
         this.awaiter = new JobAwaiter(() -> this.shards.all().stream().map(Shards.Shard::stores).toList(),
                 this.enqueuer::storesOf, workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
+        this.bulkActions = new BulkActions(() -> this.shards.all().stream().map(shard -> shard.stores().jobs()).toList(),
+                main.actions(), settings.telemetry().events(), node);
         this.services = List.of(
                 new Service("shards", () -> {
                     this.shards.openUnsharded(settings.partitions());
@@ -125,6 +131,7 @@ public final class Engine {
                     this.awaiter.stop();
                     this.enqueuer.close();
                 }),
+                new Service("bulk actions", () -> { }, this.bulkActions::stop),
                 new Service("statistics", this.stats::start, this.stats::stop),
                 new Service("message queues", this.messages::startIfUsed, this.messages::stop),
                 new Service("balancer", this.balancer::start, this.balancer::stop),
@@ -224,6 +231,11 @@ public final class Engine {
         if (this.workers != null) {
             this.workers.stop();
         }
+    }
+
+    /** @return the runner of bulk actions on this node */
+    public BulkActions bulkActions() {
+        return this.bulkActions;
     }
 
     /** @return whether the workers run */

@@ -1,13 +1,16 @@
 package io.pgqueue.internal.enqueue;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.InvalidJobException;
 import io.pgqueue.JobRequest;
+import io.pgqueue.JobTags;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
@@ -90,10 +93,27 @@ public final class JobPreparer {
             allHeaders.putAll(options.headers());
         }
         allHeaders = withGroup(task, request.payload(), allHeaders);
+        allHeaders = withTags(task, allHeaders);
         String headers = allHeaders.isEmpty() ? "{}" : this.mapper.writeValueAsString(allHeaders);
         PayloadWriter.requireNoNul(headers, "A header (or the group key) of a '" + name + "' job");
         return new NewJob(name, payload, headers, priority, options.runAt(), delay, toleranceMillis, maxAttempts,
                 dedupKey);
+    }
+
+    /**
+     * Puts the task's tags before the job's own, each once.
+     * @throws InvalidJobException if a tag given as a header is not valid, or there are too many
+     */
+    private static Map<String, String> withTags(TaskDefinition task, Map<String, String> headers) {
+        String given = headers.get(QueueDefaults.TAGS_HEADER);
+        if (task.tags().isEmpty() && given == null) {
+            return headers;
+        }
+        List<String> tags = new ArrayList<>(task.tags());
+        tags.addAll(JobTags.parse(given));
+        Map<String, String> all = new LinkedHashMap<>(headers);
+        all.put(QueueDefaults.TAGS_HEADER, JobTags.join(JobTags.check(tags, "a '" + task.name() + "' job")));
+        return all;
     }
 
     /**

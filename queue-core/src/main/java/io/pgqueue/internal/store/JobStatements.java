@@ -381,24 +381,40 @@ public final class JobStatements {
             """;
 
     /**
+     * The partitions a shard holds ACTIVE, KEY SHARE locked for the statement's transaction: every
+     * write of a job on a shard takes this lock, which a partition move waits for (a CTE named {@code held}).
+     */
+    private static final String HELD = """
+            held AS (
+                SELECT owned.partition FROM ${schema}.shard_partition AS owned WHERE owned.state = 'ACTIVE'
+                FOR KEY SHARE
+            )""";
+
+    private static final String SINGLE_OR_TASK = "(c.id = :id OR (CAST(:id AS bigint) IS NULL AND c.task = :task))";
+
+    /**
      * Puts FAILED jobs back into the queue as READY with a fresh attempt budget, keeping their id
      * and lease epoch (so no stale lease can match them). A job whose dedup key an active job
      * holds stays FAILED.
      */
-    static final String RERUN_FAILED = rerunFailed("", "");
+    static final String RERUN_FAILED = rerunFailed("", "", SINGLE_OR_TASK);
 
     /**
      * {@link #RERUN_FAILED} on a shard: only jobs of partitions it holds ACTIVE come back (a FAILED
      * job of a partition that moved away is brought to the partition's shard first), with a KEY
      * SHARE lock on those partitions, as every write of a job on a shard takes.
      */
-    static final String RERUN_FAILED_FENCED = rerunFailed("""
-            held AS (
-                SELECT owned.partition FROM ${schema}.shard_partition AS owned WHERE owned.state = 'ACTIVE'
-                FOR KEY SHARE
-            ), """, "AND c.partition IN (SELECT partition FROM held)");
+    static final String RERUN_FAILED_FENCED = rerunFailed(HELD + ", ", "AND c.partition IN (SELECT partition FROM held)",
+            SINGLE_OR_TASK);
 
-    private static String rerunFailed(String held, String inHeld) {
+    /** {@link #RERUN_FAILED} of the FAILED jobs among some ids (a batch of a bulk action). */
+    static final String RERUN_FAILED_AMONG = rerunFailed("", "", "c.id = ANY(CAST(:ids AS bigint[]))");
+
+    /** {@link #RERUN_FAILED_AMONG} on a shard, fenced as {@link #RERUN_FAILED_FENCED}. */
+    static final String RERUN_FAILED_AMONG_FENCED = rerunFailed(HELD + ", ", "AND c.partition IN (SELECT partition FROM held)",
+            "c.id = ANY(CAST(:ids AS bigint[]))");
+
+    private static String rerunFailed(String held, String inHeld, String which) {
         return """
                 WITH %srevived AS (
                     DELETE FROM ${schema}.job_finished f
@@ -406,7 +422,7 @@ public final class JobStatements {
                         -- Of several failed jobs with one dedup key, only the newest comes back.
                         SELECT DISTINCT ON (c.task, coalesce(c.dedup_key, c.id::text)) c.id
                         FROM ${schema}.job_finished c
-                        WHERE c.state = 'FAILED' AND (c.id = :id OR (CAST(:id AS bigint) IS NULL AND c.task = :task))
+                        WHERE c.state = 'FAILED' AND %s
                           AND NOT EXISTS (SELECT 1 FROM ${schema}.job a WHERE a.task = c.task AND a.dedup_key = c.dedup_key)
                           %s
                         ORDER BY c.task, coalesce(c.dedup_key, c.id::text), c.finished_at DESC)
@@ -420,7 +436,100 @@ public final class JobStatements {
                        last_error, created_at, partition, history
                 FROM revived
                 RETURNING id, task
-                """.formatted(held, inHeld);
+                """.formatted(held, which, inHeld);
+    }
+
+
+    /**
+     * Cancels the active jobs among some ids (a batch of a bulk action): READY ones move to
+     * job_finished as CANCELLED, as {@link #CANCEL} moves one; claimed ones get a cancellation
+     * request their worker sees at the next heartbeat (those asked before are left out). Returns
+     * the task of each job cancelled at once, and a row with a null task for each one asked.
+     */
+    static final String CANCEL_AMONG = cancelAmong("", "");
+
+    /** {@link #CANCEL_AMONG} on a shard: only jobs of partitions it holds. */
+    static final String CANCEL_AMONG_FENCED = cancelAmong(HELD + ", ", "AND partition IN (SELECT partition FROM held)");
+
+    private static String cancelAmong(String held, String inHeld) {
+        return """
+                WITH %scancelled AS (
+                    DELETE FROM ${schema}.job WHERE id = ANY(CAST(:ids AS bigint[])) AND state = 'READY' %s
+                    RETURNING *
+                ), archived AS (
+                    INSERT INTO ${schema}.job_finished
+                    SELECT a.*
+                    FROM cancelled AS c,
+                         LATERAL ${schema}.finished_job(c, 'CANCELLED', c.attempt, c.last_error, c.progress) AS a
+                ), requested AS (
+                    UPDATE ${schema}.job SET cancel_requested = true
+                    WHERE id = ANY(CAST(:ids AS bigint[])) AND state IN ('STARTING', 'RUNNING') AND NOT cancel_requested %s
+                    RETURNING id
+                )
+                SELECT task FROM cancelled
+                UNION ALL
+                SELECT NULL FROM requested
+                """.formatted(held, inHeld, inHeld);
+    }
+
+    /** Deletes the finished jobs of a state among some ids (a batch of a bulk action). */
+    static final String DELETE_FINISHED_AMONG = fenced(false, deleteFinishedAmong());
+
+    /** {@link #DELETE_FINISHED_AMONG} on a shard: only jobs of partitions it holds. */
+    static final String DELETE_FINISHED_AMONG_FENCED = fenced(true, deleteFinishedAmong());
+
+    /**
+     * Makes the READY jobs among some ids due at a time (now when {@code :at} is null), moving
+     * each delay-tolerance deadline with it; a claimed job is left as it is (its row lock and state
+     * fence it, as a claim's SKIP LOCKED fences the claim against this). Returns each changed job's task.
+     */
+    static final String RESCHEDULE_AMONG = fenced(false, rescheduleAmong());
+
+    /** {@link #RESCHEDULE_AMONG} on a shard: only jobs of partitions it holds. */
+    static final String RESCHEDULE_AMONG_FENCED = fenced(true, rescheduleAmong());
+
+    /** Sets the priority of the READY jobs among some ids; a claimed job is left as it is. Returns their tasks. */
+    static final String PRIORITIZE_AMONG = fenced(false, prioritizeAmong("job", "AND state = 'READY'"));
+
+    /** {@link #PRIORITIZE_AMONG} on a shard: only jobs of partitions it holds. */
+    static final String PRIORITIZE_AMONG_FENCED = fenced(true, prioritizeAmong("job", "AND state = 'READY'"));
+
+    /** Sets the priority of the waiting jobs among some ids (they keep it when they are released). */
+    static final String PRIORITIZE_WAITING_AMONG = fenced(false, prioritizeAmong("job_waiting", ""));
+
+    /** {@link #PRIORITIZE_WAITING_AMONG} on a shard: only jobs of partitions it holds. */
+    static final String PRIORITIZE_WAITING_AMONG_FENCED = fenced(true, prioritizeAmong("job_waiting", ""));
+
+    private static String deleteFinishedAmong() {
+        return """
+                DELETE FROM ${schema}.job_finished WHERE id = ANY(CAST(:ids AS bigint[])) AND state = :state %s
+                RETURNING task
+                """;
+    }
+
+    private static String rescheduleAmong() {
+        return """
+                UPDATE ${schema}.job
+                SET schedule_time = coalesce(CAST(:at AS timestamptz), now()),
+                    delay_tolerance_deadline = coalesce(CAST(:at AS timestamptz), now())
+                                               + (delay_tolerance_deadline - schedule_time)
+                WHERE id = ANY(CAST(:ids AS bigint[])) AND state = 'READY' %s
+                RETURNING task
+                """;
+    }
+
+    private static String prioritizeAmong(String table, String state) {
+        return """
+                UPDATE ${schema}.%s SET priority = :priority
+                WHERE id = ANY(CAST(:ids AS bigint[])) AND priority <> :priority %s %%s
+                RETURNING task
+                """.formatted(table, state);
+    }
+
+    /** A statement with a {@code %s} where a shard's fence goes: on a shard, only jobs of partitions it holds. */
+    private static String fenced(boolean shard, String template) {
+        return shard ? "WITH " + HELD + "\n" + template.formatted("AND partition IN (SELECT partition FROM held)")
+                : template.formatted("");
     }
 
     /** The most recent failures of a task; job_finished_failed_idx (V9, failed rows only) serves it. */
@@ -513,6 +622,14 @@ public final class JobStatements {
 
     /** One page of a group of jobs: see R__job_listing.sql for its order, its filters and the indexes it walks. */
     static final String LIST = """
-            SELECT * FROM ${schema}.list_jobs(:group, :task, :from, :to, :dedupKey, :error, :afterTime, :afterId, :limit)
+            SELECT * FROM ${schema}.search_jobs(:group, :task, :from, :to, :dedupKey, :error, CAST(:ids AS bigint[]),
+                                                CAST(:matches AS jsonb), CAST(:tags AS text[]), :afterTime, :afterId,
+                                                :limit)
+            """;
+
+    /** How many jobs a search matches (R__job_listing.sql). */
+    static final String COUNT = """
+            SELECT ${schema}.count_jobs(:group, :task, :from, :to, :dedupKey, :error, CAST(:ids AS bigint[]),
+                                        CAST(:matches AS jsonb), CAST(:tags AS text[]))
             """;
 }

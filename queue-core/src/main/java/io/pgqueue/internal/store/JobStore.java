@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -23,6 +24,7 @@ import java.util.stream.IntStream;
 import javax.sql.DataSource;
 
 import io.pgqueue.AttemptResult;
+import io.pgqueue.BulkAction;
 import io.pgqueue.CancelResult;
 import io.pgqueue.JobAttempt;
 import io.pgqueue.JobFailure;
@@ -30,6 +32,7 @@ import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
+import io.pgqueue.JobTags;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskGroups;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -39,6 +42,7 @@ import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
 import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * All SQL on the job tables, one method per operation. Every method runs in the caller's Spring
@@ -54,6 +58,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * transition of a job, and the locks it takes, in one place. Its SQL is in {@link JobStatements}.
  */
 public final class JobStore {
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
 
     /** Reads a job's row as {@link JobStatements#FIND} selects it (the columns of {@link JobSnapshot}). */
     static final RowMapper<JobSnapshot> SNAPSHOT = (rs, row) -> new JobSnapshot(rs.getLong("id"), rs.getString("task"),
@@ -110,6 +116,20 @@ public final class JobStore {
     private final String rerunFailed;
     private final String recentFailures;
     private final String list;
+
+    private final String count;
+
+    private final String rerunFailedAmong;
+
+    private final String cancelAmong;
+
+    private final String deleteFinishedAmong;
+
+    private final String rescheduleAmong;
+
+    private final String prioritizeAmong;
+
+    private final String prioritizeWaitingAmong;
     private final String vacuumActiveJobs;
 
     private final WorkflowStore workflows;
@@ -162,6 +182,15 @@ public final class JobStore {
         this.rerunFailed = sql(fenced ? JobStatements.RERUN_FAILED_FENCED : JobStatements.RERUN_FAILED);
         this.recentFailures = sql(JobStatements.RECENT_FAILURES);
         this.list = sql(JobStatements.LIST);
+        this.count = sql(JobStatements.COUNT);
+        this.rerunFailedAmong = sql(fenced ? JobStatements.RERUN_FAILED_AMONG_FENCED : JobStatements.RERUN_FAILED_AMONG);
+        this.cancelAmong = sql(fenced ? JobStatements.CANCEL_AMONG_FENCED : JobStatements.CANCEL_AMONG);
+        this.deleteFinishedAmong = sql(fenced ? JobStatements.DELETE_FINISHED_AMONG_FENCED
+                : JobStatements.DELETE_FINISHED_AMONG);
+        this.rescheduleAmong = sql(fenced ? JobStatements.RESCHEDULE_AMONG_FENCED : JobStatements.RESCHEDULE_AMONG);
+        this.prioritizeAmong = sql(fenced ? JobStatements.PRIORITIZE_AMONG_FENCED : JobStatements.PRIORITIZE_AMONG);
+        this.prioritizeWaitingAmong = sql(fenced ? JobStatements.PRIORITIZE_WAITING_AMONG_FENCED
+                : JobStatements.PRIORITIZE_WAITING_AMONG);
         this.vacuumActiveJobs = sql(JobStatements.VACUUM_ACTIVE_JOBS);
         this.workflows = new WorkflowStore(this.jdbc, config, dataSource);
     }
@@ -194,8 +223,13 @@ public final class JobStore {
      * @param tasks the task names
      */
     public void notifySlotsFreed(Collection<String> tasks) {
-        this.jdbc.query("SELECT pg_notify(:channelPrefix || task, '" + SLOT_FREED + "') FROM unnest(CAST(:tasks AS text[])) AS task",
-                new MapSqlParameterSource("channelPrefix", channel("")).addValue("tasks", SqlArrays.texts(List.copyOf(tasks))),
+        notifyTasks(tasks, SLOT_FREED);
+    }
+
+    private void notifyTasks(Collection<String> tasks, String payload) {
+        this.jdbc.query("SELECT pg_notify(:channelPrefix || task, :payload) FROM unnest(CAST(:tasks AS text[])) AS task",
+                new MapSqlParameterSource("channelPrefix", channel("")).addValue("payload", payload)
+                    .addValue("tasks", SqlArrays.texts(List.copyOf(tasks))),
                 (RowCallbackHandler) rs -> { });
     }
 
@@ -827,27 +861,77 @@ public final class JobStore {
      * @return the page; {@link JobPage#next()} is set when more jobs follow
      */
     public JobPage list(JobQuery query) {
-        JobQuery.Position after = query.position();
-        MapSqlParameterSource params = new MapSqlParameterSource("group", query.group().name())
-            .addValue("task", query.task())
-            .addValue("from", timestamp(query.from()), Types.TIMESTAMP_WITH_TIMEZONE)
-            .addValue("to", timestamp(query.to()), Types.TIMESTAMP_WITH_TIMEZONE)
-            .addValue("dedupKey", query.dedupKey())
-            .addValue("error", query.errorText())
-            .addValue("afterTime", timestamp(after == null ? null : after.finishedAt()), Types.TIMESTAMP_WITH_TIMEZONE)
-            .addValue("afterId", after == null ? null : after.id(), Types.BIGINT)
-            .addValue("limit", query.limit() + 1);
-        List<JobPage.Job> jobs = this.jdbc.query(this.list, params, (rs, row) -> new JobPage.Job(rs.getLong("id"),
-                rs.getString("task"), JobState.valueOf(rs.getString("state")), rs.getInt("priority"),
-                rs.getInt("attempt"), rs.getInt("max_attempts"), StoreSupport.instant(rs, "created_at"),
-                StoreSupport.instant(rs, "schedule_time"), StoreSupport.instant(rs, "started_at"),
-                StoreSupport.instant(rs, "finished_at"), rs.getString("dedup_key"), rs.getString("error"),
-                rs.getString("lease_owner")));
+        List<JobPage.Job> jobs = this.jdbc.query(this.list, searchParams(query).addValue("limit", query.limit() + 1),
+                (rs, row) -> new JobPage.Job(rs.getLong("id"), rs.getString("task"),
+                        JobState.valueOf(rs.getString("state")), rs.getInt("priority"), rs.getInt("attempt"),
+                        rs.getInt("max_attempts"), StoreSupport.instant(rs, "created_at"),
+                        StoreSupport.instant(rs, "schedule_time"), StoreSupport.instant(rs, "started_at"),
+                        StoreSupport.instant(rs, "finished_at"), rs.getString("dedup_key"), rs.getString("error"),
+                        rs.getString("lease_owner"), JobTags.parse(rs.getString("tags"))));
         if (jobs.size() <= query.limit()) {
             return new JobPage(jobs, null);
         }
         List<JobPage.Job> page = List.copyOf(jobs.subList(0, query.limit()));
         return new JobPage(page, page.get(page.size() - 1).position().text());
+    }
+
+    /**
+     * Counts the jobs in this database that a query's group and filters match, wherever its page stands.
+     * @param query the group and the filters
+     * @return how many jobs match
+     */
+    public long count(JobQuery query) {
+        Long count = this.jdbc.queryForObject(this.count, searchParams(query.after(null)), Long.class);
+        return count == null ? 0 : count;
+    }
+
+    /**
+     * Applies one batch of a bulk action to some jobs of a group, in one short transaction: each
+     * job is changed only while it is still in a group the action applies to (see {@link BulkAction}),
+     * and on a shard only while the shard holds its partition.
+     * @param action the action
+     * @param group the group the jobs were found in
+     * @param ids the jobs
+     * @return the task of each job changed; {@code null} for a running job asked to stop
+     */
+    public List<String> actOn(BulkAction action, JobQuery.Group group, List<Long> ids) {
+        MapSqlParameterSource params = new MapSqlParameterSource("ids", SqlArrays.bigints(ids));
+        RowMapper<String> task = (rs, row) -> rs.getString("task");
+        return switch (action.kind()) {
+            case RERUN -> this.jdbc.query(this.rerunFailedAmong, params, task);
+            case CANCEL -> group == JobQuery.Group.WAITING
+                    ? ids.stream().map(this.workflows::cancelWaiting).flatMap(Optional::stream).toList()
+                    : this.jdbc.query(this.cancelAmong, params, task);
+            case DELETE -> this.jdbc.query(this.deleteFinishedAmong, params.addValue("state", group.name()), task);
+            case RUN_AT -> this.jdbc.query(this.rescheduleAmong, params.addValue("at", timestamp(action.runAt()),
+                    Types.TIMESTAMP_WITH_TIMEZONE), task);
+            case PRIORITY -> this.jdbc.query(group == JobQuery.Group.WAITING ? this.prioritizeWaitingAmong
+                    : this.prioritizeAmong, params.addValue("priority", action.priority()), task);
+        };
+    }
+
+    /**
+     * Tells every node that jobs of these tasks are due: a NOTIFY on each task's channel, as an enqueue sends.
+     * @param tasks the task names
+     */
+    public void notifyDue(Collection<String> tasks) {
+        notifyTasks(tasks, "");
+    }
+
+    private MapSqlParameterSource searchParams(JobQuery query) {
+        JobQuery.Position after = query.position();
+        return new MapSqlParameterSource("group", query.group().name())
+            .addValue("task", query.task())
+            .addValue("from", timestamp(query.from()), Types.TIMESTAMP_WITH_TIMEZONE)
+            .addValue("to", timestamp(query.to()), Types.TIMESTAMP_WITH_TIMEZONE)
+            .addValue("dedupKey", query.dedupKey())
+            .addValue("error", query.errorText())
+            .addValue("ids", query.ids() == null ? null : SqlArrays.bigints(query.ids()), Types.ARRAY)
+            .addValue("matches", JSON.writeValueAsString(query.matches().stream().map(match -> Map.of("in",
+                    match.in().name().toLowerCase(Locale.ROOT), "path", match.path(), "value", match.value())).toList()))
+            .addValue("tags", SqlArrays.texts(query.tags()))
+            .addValue("afterTime", timestamp(after == null ? null : after.finishedAt()), Types.TIMESTAMP_WITH_TIMEZONE)
+            .addValue("afterId", after == null ? null : after.id(), Types.BIGINT);
     }
 
     private static OffsetDateTime timestamp(Instant instant) {

@@ -21,10 +21,11 @@ import io.pgqueue.QueueConfig;
  * @param schedules the recurring jobs' schedules
  * @param messages the message queues
  * @param balancer the partition balancer's state
+ * @param actions the record of operator actions
  */
 public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jobs, ControlStore controls,
         NodeStore nodes, StatsStore stats, SchemaStore schema, PartitionStore partitions, OutboxStore outbox,
-        ScheduleStore schedules, MessageStore messages, BalancerStore balancer) {
+        ScheduleStore schedules, MessageStore messages, BalancerStore balancer, ActionStore actions) {
 
     /**
      * Creates the stores of a queue database.
@@ -49,6 +50,6 @@ public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jo
                 new ControlStore(dataSource, config), new NodeStore(dataSource, config), new StatsStore(dataSource, config),
                 new SchemaStore(dataSource, config.schema()), new PartitionStore(dataSource, config),
                 new OutboxStore(dataSource, config), new ScheduleStore(dataSource, config), new MessageStore(dataSource, config),
-                new BalancerStore(dataSource, config));
+                new BalancerStore(dataSource, config), new ActionStore(dataSource, config));
     }
 }

@@ -21,7 +21,7 @@ public final class SchemaStore {
     public static final String MIGRATION_LOCATION = "classpath:io/pgqueue/db/migration";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "23";
+    static final String LATEST_VERSION = "24";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -43,7 +43,9 @@ public final class SchemaStore {
             "${schema}.with_attempt(jsonb, text, integer)",
             "${schema}.end_jobs(bigint[], bigint[])", "${schema}.add_waiting_jobs(jsonb)",
             "${schema}.cancel_waiting_job(bigint)",
-            "${schema}.list_jobs(text, text, timestamptz, timestamptz, text, text, timestamptz, bigint, integer)");
+            "${schema}.search_jobs(text, text, timestamptz, timestamptz, text, text, bigint[], jsonb, text[], timestamptz, "
+                    + "bigint, integer)",
+            "${schema}.count_jobs(text, text, timestamptz, timestamptz, text, text, bigint[], jsonb, text[])");
 
     /**
      * The functions whose body this release relies on beyond their signature, with the revision
@@ -63,7 +65,7 @@ public final class SchemaStore {
 
     /**
      * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the
-     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules, V18: workflows, V22: awaited jobs), which
+     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules, V18: workflows, V22: awaited jobs, V24: operator actions), which
      * {@link #requireMigrated} looks for too.
      */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
@@ -72,7 +74,8 @@ public final class SchemaStore {
             "${schema}.balancer_decision", "${schema}.message_queue", "${schema}.message", "${schema}.message_group",
             "${schema}.message_dedup", "${schema}.task_rate", "${schema}.task_group_cursor",
             "${schema}.schedule", "${schema}.workflow", "${schema}.job_waiting", "${schema}.job_dependency",
-            "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending", "${schema}.job_awaiter");
+            "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending", "${schema}.job_awaiter",
+            "${schema}.queue_action");
 
     /**
      * The columns added to existing tables that this release reads or writes (V20: a result's claim
