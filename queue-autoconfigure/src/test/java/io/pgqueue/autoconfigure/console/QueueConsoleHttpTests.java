@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 
+import io.pgqueue.EnqueueOptions;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
@@ -131,6 +132,57 @@ public class QueueConsoleHttpTests {
         HttpResponse<String> again = browser.act("/pgqueue/api/jobs/" + id + "/cancel");
         assertThat(again.statusCode()).as("a finished job cannot be cancelled").isEqualTo(409);
         assertThat(ConsoleClient.json(again).get("detail").asString()).isEqualTo("Job " + id + " has already finished");
+    }
+
+    @Test
+    void jobsAreSearchedInTheirPayloadsAndTagsCountedAndActedOnInBulk() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        String tag = "bulk-" + System.nanoTime();
+        for (int i = 0; i < 12; i++) {
+            this.queue.enqueue("fails", "later-" + (i % 3), EnqueueOptions.defaults().withTags(tag)
+                .withDelay(Duration.ofHours(1)));
+        }
+        String filter = "state=SCHEDULED&tag=" + tag;
+
+        JsonNode counted = ConsoleClient.json(browser.get("/pgqueue/api/jobs/count?" + filter));
+        assertThat(counted.get("count").asLong()).isEqualTo(12);
+        assertThat(counted.get("filter").asString()).isEqualTo("SCHEDULED jobs with tag " + tag);
+        assertThat(counted.get("actions").toString()).isEqualTo("[\"cancel\",\"run-at\",\"priority\"]");
+        JsonNode page = ConsoleClient.json(browser.get("/pgqueue/api/jobs?" + filter + "&limit=5"));
+        assertThat(page.get("jobs").get(0).get("tags").get(0).asString()).isEqualTo(tag);
+        String selected = page.get("jobs").get(0).get("id").asString() + "," + page.get("jobs").get(1).get("id").asString();
+
+        HttpResponse<String> some = browser.act("/pgqueue/api/bulk?" + filter + "&ids=" + selected + "&action=priority&priority=9");
+        assertThat(some.statusCode()).isEqualTo(200);
+        long first = ConsoleClient.json(some).get("id").asLong();
+        await().atMost(Duration.ofSeconds(20)).until(() -> ConsoleClient.json(browser.get("/pgqueue/api/actions/" + first))
+            .get("state").asString().equals("DONE"));
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/actions/" + first)).get("acted").asLong()).isEqualTo(2);
+
+        HttpResponse<String> all = browser.act("/pgqueue/api/bulk?" + filter + "&action=cancel");
+        JsonNode started = ConsoleClient.json(all);
+        assertThat(started.get("matched").asLong()).isEqualTo(12);
+        await().atMost(Duration.ofSeconds(20)).until(() -> ConsoleClient.json(browser.get("/pgqueue/api/actions/"
+                + started.get("id").asLong())).get("acted").asLong() == 12);
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/jobs/count?state=CANCELLED&tag=" + tag)).get("count").asLong())
+            .isEqualTo(12);
+        JsonNode trail = ConsoleClient.json(browser.get("/pgqueue/api/actions?limit=2")).get("actions");
+        assertThat(trail.get(0).get("action").asString()).isEqualTo("cancel");
+        assertThat(trail.get(0).get("target").asString()).isEqualTo("SCHEDULED jobs with tag " + tag);
+        assertThat(trail.get(1).get("target").asString()).isEqualTo("SCHEDULED jobs among 2 selected with tag " + tag);
+
+        for (String bad : new String[] { "state=FAILED&action=cancel", "state=READY&action=purge",
+                "state=READY&action=run-at&at=tomorrow", "state=READY&action=priority&priority=high",
+                "state=READY&action=cancel&match=customer.id=4", "state=READY&action=cancel&ids=1,x",
+                "state=READY&action=cancel&tag=a%00b" }) {
+            HttpResponse<String> refused = browser.act("/pgqueue/api/bulk?" + bad);
+            assertThat(refused.statusCode()).as(bad).isEqualTo(400);
+        }
+        assertThat(ConsoleClient.json(browser.act("/pgqueue/api/bulk?state=FAILED&action=cancel")).get("detail").asString())
+            .isEqualTo("A cancel action applies to " + io.pgqueue.BulkAction.cancel().groups() + " jobs, not FAILED");
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/actions?limit=1")).get("actions").get(0).get("id").asLong())
+            .as("nothing recorded").isEqualTo(started.get("id").asLong());
+        assertThat(browser.get("/pgqueue/api/actions/987654").statusCode()).isEqualTo(404);
     }
 
     @Test

@@ -46,7 +46,8 @@ class QueueConsoleReadOnlyTests {
         assertThat(browser.get("/pgqueue/").statusCode()).isEqualTo(404);
         assertThat(ConsoleClient.json(browser.get("/ops/queue/api/overview")).get("readOnly").asBoolean()).isTrue();
 
-        for (String action : new String[] { "tasks/fails/pause", "tasks/fails/rerun-failed", "rescue", "jobs/1/cancel" }) {
+        for (String action : new String[] { "tasks/fails/pause", "tasks/fails/rerun-failed", "rescue", "jobs/1/cancel",
+            "bulk?state=READY&action=cancel" }) {
             HttpResponse<String> refused = browser.act("/ops/queue/api/" + action);
             assertThat(refused.statusCode()).as(action).isEqualTo(403);
             assertThat(ConsoleClient.json(refused).get("detail").asString()).as(action)

@@ -71,7 +71,15 @@ class QueueConsoleSecurityTests {
         ConsoleClient viewer = new ConsoleClient(this.port).as("viewer", "secret");
         viewer.get("/pgqueue/api/overview");
         assertThat(viewer.act("/pgqueue/api/tasks/fails/pause").statusCode()).isEqualTo(403);
+        assertThat(viewer.act("/pgqueue/api/bulk?state=FAILED&action=delete").statusCode()).isEqualTo(403);
         assertThat(paused(operator)).isFalse();
+
+        // The audit trail names the signed-in user.
+        tools.jackson.databind.JsonNode trail = ConsoleClient.json(operator.get("/pgqueue/api/actions")).get("actions");
+        assertThat(trail.get(0).get("action").asString()).isEqualTo("resume");
+        assertThat(trail.get(0).get("actor").asString()).isEqualTo("operator");
+        assertThat(trail.get(1).get("action").asString()).isEqualTo("pause");
+        assertThat(trail).hasSize(2);
     }
 
     private static boolean paused(ConsoleClient operator) throws Exception {
