@@ -126,6 +126,7 @@ class ConsoleBrowserTests {
         WebElement row = waitFor(By.cssSelector("tr[data-job-id='" + id + "']"));
         assertThat(row.findElement(By.cssSelector("[data-field='state']")).getText()).isEqualTo("FAILED");
         assertThat(row.getText()).contains("image service timed out");
+        assertThat(row.findElement(By.cssSelector("[data-field='tags']")).getText()).as("the task's tag").isEqualTo("media");
         screenshot("jobs");
 
         row.findElement(By.cssSelector("a[data-test='job-link']")).click();
@@ -154,6 +155,12 @@ class ConsoleBrowserTests {
             .contains("Job " + id + " is queued again");
         screenshot("job-completed");
         assertThat(this.admin.job(id).orElseThrow().state().name()).isEqualTo("COMPLETED");
+
+        open("#/jobs?state=COMPLETED&task=send-push&tag=owner:ann");
+        wait(Duration.ofSeconds(20)).until(driver -> !driver.findElements(By.cssSelector("[data-test='job-table'] "
+                + "[data-field='tags']")).isEmpty() || reloaded(driver));
+        assertThat(browser.findElement(By.cssSelector("[data-test='job-table'] [data-field='tags']")).getText())
+            .as("the upload's push, tagged with its owner").isEqualTo("owner:ann");
 
         // The overview once its chart has its first minute (a few seconds after the start).
         open("#/overview");
@@ -238,6 +245,12 @@ class ConsoleBrowserTests {
         this.jdbc.update("DELETE FROM pgqueue.job_finished WHERE headers ->> 'pgqueue.tags' = 'campaign-7'");
         this.jdbc.execute("VACUUM ANALYZE pgqueue.job");
         this.jdbc.execute("VACUUM ANALYZE pgqueue.job_finished");
+    }
+
+    /** Reloads the page (a list filled after it was read shows on the next read) and says it did not find it yet. */
+    private static boolean reloaded(WebDriver driver) {
+        driver.navigate().refresh();
+        return false;
     }
 
     private List<JobPage.Job> failedThumbnails() {

@@ -167,8 +167,7 @@ BEGIN
         v_where := v_where || ' AND j.id = ANY($7)';
     END IF;
     IF p_tags IS NOT NULL AND cardinality(p_tags) > 0 THEN
-        v_where := v_where || ' AND NOT EXISTS (SELECT 1 FROM unnest($9) AS t(tag) WHERE strpos('','' || '
-                   'coalesce(j.headers ->> ''pgqueue.tags'', '''') || '','', '','' || t.tag || '','') = 0)';
+        v_where := v_where || ' AND string_to_array(j.headers ->> ''pgqueue.tags'', '','') @> $9';
     END IF;
     FOR v_match IN SELECT * FROM jsonb_array_elements(coalesce(p_matches, '[]'))
     LOOP

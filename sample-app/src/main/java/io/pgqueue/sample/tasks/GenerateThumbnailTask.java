@@ -11,7 +11,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * attempt is kept with the job, with what the handler logged ({@code history}): the console's job
  * page and {@code GET /actuator/queues/generate-thumbnail/{id}} show them.
  */
-@QueueTask(name = "generate-thumbnail", concurrency = 4, history = true, terminal = GenerateThumbnailTask.FileGoneException.class,
+@QueueTask(name = "generate-thumbnail", concurrency = 4, history = true, tags = "media", terminal = GenerateThumbnailTask.FileGoneException.class,
         retry = @QueueTask.Backoff(kind = QueueTask.Backoff.Kind.EXPONENTIAL, delay = "200ms", multiplier = 2,
                 maxDelay = "10s", jitter = 0.3))
 public class GenerateThumbnailTask implements TaskHandler<GenerateThumbnailTask.Thumbnail> {

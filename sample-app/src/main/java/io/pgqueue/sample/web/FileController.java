@@ -62,8 +62,10 @@ public class FileController {
         }
         Long fileId = this.jdbc.queryForObject("INSERT INTO file (owner, folder, name, size_bytes) VALUES (?, ?, ?, ?) "
                 + "RETURNING id", Long.class, upload.owner(), upload.folder(), upload.name(), upload.sizeBytes());
+        // Tagged with its owner: the console finds (and can cancel) every push to one user.
         EnqueueResult push = this.queue.enqueue(SendPushTask.class,
-                new SendPushTask.Push(upload.owner(), "Uploaded " + upload.name()));
+                new SendPushTask.Push(upload.owner(), "Uploaded " + upload.name()),
+                EnqueueOptions.defaults().withTags("owner:" + upload.owner()));
         EnqueueResult sync = this.queue.enqueue(SyncDevicesTask.class,
                 new SyncDevicesTask.Sync(upload.owner(), "file " + fileId));
         EnqueuedWorkflow publication = this.queue.workflow("upload")
