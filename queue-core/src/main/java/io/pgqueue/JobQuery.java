@@ -1,10 +1,13 @@
 package io.pgqueue;
 
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * One page of jobs an operator asks for ({@link QueueAdmin#jobs}): a group of jobs, optional
@@ -94,6 +97,76 @@ public record JobQuery(Group group, String task, Instant from, Instant to, Strin
      */
     public static JobQuery of(Group group) {
         return new JobQuery(group, null, null, null, null, null, null, List.of(), List.of(), null, DEFAULT_LIMIT);
+    }
+
+    /**
+     * Reads a query's group and filters from request parameters, as the console's API and the
+     * {@code queues} endpoint take them: {@code state} (a {@link Group}, default FAILED), {@code task},
+     * {@code from} and {@code to} (instants such as {@code 2026-01-31T12:00:00Z}), {@code dedupKey},
+     * {@code error}, {@code ids} (comma-separated job ids), {@code tag} (comma-separated, repeatable)
+     * and {@code match} (a {@link JsonMatch}, repeatable). Blank values count as absent.
+     * @param parameters the values of a parameter by its name (none when absent)
+     * @return the first page of the query, of {@value #DEFAULT_LIMIT} jobs
+     * @throws IllegalArgumentException naming the parameter, if one is not valid or holds the
+     * character U+0000 (which PostgreSQL's text cannot hold), or a time is outside the years 1 to 9999
+     */
+    public static JobQuery fromParameters(Function<String, List<String>> parameters) {
+        Function<String, String> one = name -> {
+            List<String> values = values(parameters, name);
+            return values.isEmpty() ? null : values.get(0);
+        };
+        String state = one.apply("state");
+        String ids = one.apply("ids");
+        return JobQuery.of(Group.of(state == null ? Group.FAILED.name() : state))
+            .withTask(one.apply("task"))
+            .withTimeRange(instant(one.apply("from"), "from"), instant(one.apply("to"), "to"))
+            .withDedupKey(one.apply("dedupKey"))
+            .withErrorText(one.apply("error"))
+            .withIds(ids == null ? null : Arrays.stream(ids.split(",")).map(String::strip).filter(id -> !id.isEmpty())
+                .map(id -> {
+                    try {
+                        return Long.valueOf(id);
+                    }
+                    catch (NumberFormatException ex) {
+                        throw new IllegalArgumentException("ids: '" + id + "' is not a job id", ex);
+                    }
+                }).toList())
+            .withMatches(values(parameters, "match").stream().map(JsonMatch::parse).toList())
+            .withTags(values(parameters, "tag").stream().flatMap(tag -> Arrays.stream(tag.split(",")))
+                .map(String::strip).filter(tag -> !tag.isEmpty()).toList());
+    }
+
+    /** The earliest and the latest instant a time filter may name: PostgreSQL keeps years 1 to 9999 exactly. */
+    private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+
+    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
+    private static List<String> values(Function<String, List<String>> parameters, String name) {
+        List<String> values = parameters.apply(name);
+        if (values == null) {
+            return List.of();
+        }
+        if (values.stream().anyMatch(value -> value != null && value.indexOf('\u0000') >= 0)) {
+            throw new IllegalArgumentException(name + " must not contain the character U+0000");
+        }
+        return values.stream().filter(value -> value != null && !value.isBlank()).map(String::strip).toList();
+    }
+
+    private static Instant instant(String text, String name) {
+        if (text == null) {
+            return null;
+        }
+        Instant instant;
+        try {
+            instant = Instant.parse(text);
+        }
+        catch (DateTimeParseException ex) {
+            throw new IllegalArgumentException(name + " '" + text + "' is not an instant such as 2026-01-31T12:00:00Z", ex);
+        }
+        if (instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
+            throw new IllegalArgumentException(name + " '" + text + "' is out of range: years 1 to 9999");
+        }
+        return instant;
     }
 
     /**

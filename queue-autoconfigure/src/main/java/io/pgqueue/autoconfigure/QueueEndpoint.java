@@ -9,11 +9,15 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
 
+import io.pgqueue.BulkAction;
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.JobAttempt;
+import io.pgqueue.JobPage;
+import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.NodeInfo;
+import io.pgqueue.QueueAction;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.RateLimit;
@@ -56,8 +60,11 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>{@code GET /actuator/queues/{task}}: one task with its most recent failures;</li>
  * <li>{@code GET /actuator/queues/{task}/{jobId}}: one job with its payload and result;</li>
  * <li>{@code GET /actuator/queues/workflows/{id}}: one workflow with its jobs and their results;</li>
+ * <li>{@code GET /actuator/queues/jobs/{group}?task=&tag=&match=...}: one page of a search, as the console's;</li>
+ * <li>{@code GET /actuator/queues/actions/latest}, {@code GET /actuator/queues/actions/{id}}: the audit trail, one action;</li>
  * <li>{@code POST /actuator/queues/{task}} with {@code {"action": "pause" | "resume" | "rerun-failed" | "rescue"}};</li>
- * <li>{@code POST /actuator/queues/{task}/{jobId}} with {@code {"action": "rerun" | "cancel"}}.</li>
+ * <li>{@code POST /actuator/queues/{task}/{jobId}} with {@code {"action": "rerun" | "cancel"}};</li>
+ * <li>{@code POST /actuator/queues/jobs/{group}} with {@code {"action": ..., <filters>}}: a bulk action.</li>
  * </ul>
  */
 @Endpoint(id = "queues", defaultAccess = Access.READ_ONLY)
@@ -105,6 +112,15 @@ public class QueueEndpoint {
         this.tasks = tasks;
         this.workers = workers;
         this.misses = misses;
+    }
+
+    /**
+     * @param actor who acts, or {@code null}
+     * @return this endpoint acting through {@link QueueAdmin#as}, so that its actions are recorded as theirs
+     */
+    QueueEndpoint as(@Nullable String actor) {
+        return new QueueEndpoint(this.admin.as(actor), this.stats, this.tasks, this.workers, this.misses, this.balancer,
+                this.messages, this.showJobData);
     }
 
     /**
@@ -294,17 +310,151 @@ public class QueueEndpoint {
 
     /**
      * Describes one workflow (or batch) with each of its jobs and their results,
-     * {@code workflows/<id>}, or one job with its payload and result, {@code <task>/<jobId>}.
-     * @param scope {@code workflows}, or the job's task
-     * @param id the workflow id or the job id
-     * @return the description, or {@code null} (404) when there is no such workflow, or no such job of
-     * the task
+     * {@code workflows/<id>}; one job with its payload and result, {@code <task>/<jobId>}; one page
+     * of a search, {@code jobs/<group>} (the filters as the console's API takes them, see
+     * {@link JobQuery#fromParameters}, with {@code after}, {@code limit} and {@code count=true} for
+     * the number of matching jobs too); the audit trail, {@code actions/latest} (newest first, before
+     * the action {@code before}), or one action with its progress, {@code actions/<id>}.
+     * @param scope {@code workflows}, {@code jobs}, {@code actions}, or the job's task
+     * @param id the workflow id, the group, {@code latest} or the action id, or the job id
+     * @param task a search's task
+     * @param from a search's start of its time range
+     * @param to a search's end of its time range
+     * @param dedupKey a search's dedup key
+     * @param error a search's error text
+     * @param tag a search's tags (comma-separated, or several)
+     * @param match a search's value matches, e.g. {@code payload.customer.id=42} (one or several)
+     * @param ids a search's job ids (comma-separated)
+     * @param after the {@code next} of a search's previous page
+     * @param limit the most jobs (or actions) on the page
+     * @param count {@code true}: a search counts its matching jobs too
+     * @param before the audit trail's page ends before this action id
+     * @return the description, or {@code null} (404) when there is no such workflow, job of the task or action
      */
     @ReadOperation
-    public @Nullable Map<String, Object> workflowOrJob(@Selector String scope, @Selector long id) {
-        if (!"workflows".equals(scope)) {
-            return this.admin.job(id).filter(job -> job.task().equals(scope)).map(this::job).orElse(null);
+    public @Nullable Map<String, Object> workflowOrJob(@Selector String scope, @Selector String id, @Nullable String task,
+            @Nullable String from, @Nullable String to, @Nullable String dedupKey, @Nullable String error,
+            @Nullable Object tag, @Nullable Object match, @Nullable String ids, @Nullable String after,
+            @Nullable String limit, @Nullable String count, @Nullable String before) {
+        switch (scope) {
+            case "jobs" -> {
+                return search(filters(id, task, from, to, dedupKey, error, tag, match, ids), after, limit, count);
+            }
+            case "actions" -> {
+                return actions(id, limit, before);
+            }
+            case "workflows" -> {
+                return workflow(number(id, "workflow id"));
+            }
+            default -> {
+                long jobId = number(id, "job id");
+                return this.admin.job(jobId).filter(job -> job.task().equals(scope)).map(this::job).orElse(null);
+            }
         }
+    }
+
+    private Map<String, Object> search(JobQuery query, @Nullable String after, @Nullable String limit, @Nullable String count) {
+        JobQuery page = query.withLimit(limit == null || limit.isBlank() ? JobQuery.DEFAULT_LIMIT : (int) number(limit, "limit"))
+            .after(after);
+        JobPage found = this.admin.jobs(page);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("state", query.group().name());
+        body.put("filter", query.describe());
+        if ("true".equalsIgnoreCase(count == null ? null : count.strip())) {
+            body.put("count", this.admin.count(query));
+        }
+        body.put("jobs", found.jobs().stream().map(job -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("id", job.id());
+            entry.put("task", job.task());
+            entry.put("state", job.state());
+            entry.put("priority", job.priority());
+            entry.put("attempt", job.attempt());
+            entry.put("maxAttempts", job.maxAttempts());
+            entry.put("createdAt", job.createdAt());
+            entry.put("scheduleTime", job.scheduleTime());
+            entry.put("startedAt", job.startedAt());
+            entry.put("finishedAt", job.finishedAt());
+            entry.put("dedupKey", job.dedupKey());
+            entry.put("tags", job.tags());
+            entry.put("error", jobData(job.error()));
+            return entry;
+        }).toList());
+        body.put("next", found.next());
+        return body;
+    }
+
+    private @Nullable Map<String, Object> actions(String id, @Nullable String limit, @Nullable String before) {
+        if (!"latest".equals(id)) {
+            return this.admin.action(number(id, "action id")).map(QueueEndpoint::action).orElse(null);
+        }
+        int size = limit == null || limit.isBlank() ? JobQuery.DEFAULT_LIMIT : (int) number(limit, "limit");
+        Long older = before == null || before.isBlank() ? null : number(before, "before");
+        return Map.of("actions", call(() -> this.admin.actions(older, size)).stream().map(QueueEndpoint::action).toList());
+    }
+
+    private static Map<String, Object> action(QueueAction action) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("id", action.id());
+        body.put("actor", action.actor());
+        body.put("action", action.action());
+        body.put("target", action.target());
+        body.put("state", action.state());
+        body.put("matched", action.matched());
+        body.put("acted", action.acted());
+        body.put("skipped", action.skipped());
+        body.put("node", action.node());
+        body.put("message", action.message());
+        body.put("startedAt", action.startedAt());
+        body.put("updatedAt", action.updatedAt());
+        body.put("finishedAt", action.finishedAt());
+        return body;
+    }
+
+    /** A search's group and filters, read as the console's API reads them; a bad one is a 400 naming it. */
+    private static JobQuery filters(String group, @Nullable String task, @Nullable String from, @Nullable String to,
+            @Nullable String dedupKey, @Nullable String error, @Nullable Object tag, @Nullable Object match,
+            @Nullable Object ids) {
+        Map<String, List<String>> parameters = new LinkedHashMap<>();
+        parameters.put("state", List.of(group));
+        parameters.put("task", strings(task));
+        parameters.put("from", strings(from));
+        parameters.put("to", strings(to));
+        parameters.put("dedupKey", strings(dedupKey));
+        parameters.put("error", strings(error));
+        parameters.put("tag", strings(tag));
+        // In a request body every field is a string: several matches come one per line.
+        parameters.put("match", strings(match).stream().flatMap(each -> each.lines()).toList());
+        parameters.put("ids", List.of(String.join(",", strings(ids))));
+        try {
+            return JobQuery.fromParameters(name -> parameters.getOrDefault(name, List.of()));
+        }
+        catch (IllegalArgumentException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid filter");
+        }
+    }
+
+    /** A request's value as texts: one text, or each of a list (a JSON array in a body, a repeated query parameter). */
+    private static List<String> strings(@Nullable Object value) {
+        if (value == null) {
+            return List.of();
+        }
+        if (value instanceof java.util.Collection<?> values) {
+            return values.stream().filter(java.util.Objects::nonNull).map(String::valueOf).toList();
+        }
+        return List.of(String.valueOf(value));
+    }
+
+    private static long number(String text, String what) {
+        try {
+            return Long.parseLong(text.strip());
+        }
+        catch (NumberFormatException ex) {
+            throw new InvalidEndpointRequestException("'" + text + "' is not a " + what, "Invalid " + what);
+        }
+    }
+
+    private @Nullable Map<String, Object> workflow(long id) {
         return this.admin.workflow(id).map(info -> {
             Map<String, Object> body = workflow(info);
             body.put("jobs", info.steps().stream().map(step -> {
@@ -466,10 +616,50 @@ public class QueueEndpoint {
      * @param action the action
      * @return what changed
      */
+    public Map<String, Object> jobAction(String task, long jobId, @Nullable String action) {
+        return jobAction(task, Long.toString(jobId), action, null, null, null, null, null, null, null, null, null, null);
+    }
+
+    /**
+     * Acts on one job, {@code <task>/<jobId>}: {@code rerun} (a FAILED job) or {@code cancel}; or
+     * starts a bulk action on every job a search matches, {@code jobs/<group>} (see
+     * {@link QueueAdmin#startBulk}): {@code rerun}, {@code cancel}, {@code delete}, {@code run-now},
+     * {@code run-at} (with {@code at}) or {@code priority} (with {@code priority}), the filters as
+     * {@link #workflowOrJob} reads them.
+     * @param scope {@code jobs}, or the job's task
+     * @param target the group of a bulk action, or the job id
+     * @param action the action
+     * @param task a bulk action's task filter
+     * @param from a bulk action's start of its time range
+     * @param to a bulk action's end of its time range
+     * @param dedupKey a bulk action's dedup key
+     * @param error a bulk action's error text
+     * @param tag a bulk action's tags
+     * @param match a bulk action's value matches
+     * @param ids a bulk action's job ids
+     * @param at {@code run-at}: the instant
+     * @param priority {@code priority}: the priority
+     * @return what changed; a bulk action as recorded, with its id to follow at {@code actions/<id>}
+     */
     @WriteOperation
-    public Map<String, Object> jobAction(@Selector String task, @Selector long jobId, @Nullable String action) {
-        requireKnown(task);
-        requireJobOf(task, jobId);
+    public Map<String, Object> jobAction(@Selector String scope, @Selector String target, @Nullable String action,
+            @Nullable String task, @Nullable String from, @Nullable String to, @Nullable String dedupKey,
+            @Nullable String error, @Nullable Object tag, @Nullable Object match, @Nullable Object ids,
+            @Nullable String at, @Nullable Object priority) {
+        if ("jobs".equals(scope)) {
+            JobQuery query = filters(target, task, from, to, dedupKey, error, tag, match, ids);
+            BulkAction bulk;
+            try {
+                bulk = BulkAction.of(action, at, priority == null ? null : String.valueOf(priority));
+            }
+            catch (IllegalArgumentException ex) {
+                throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid action");
+            }
+            return action(call(() -> this.admin.startBulk(query, bulk)));
+        }
+        long jobId = number(target, "job id");
+        requireKnown(scope);
+        requireJobOf(scope, jobId);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("jobId", jobId);
         body.put("action", action);

@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure;
 
+import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -9,6 +10,7 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
@@ -59,6 +61,7 @@ public class QueueEndpointWebExtension {
 
     /**
      * Acts on a task; see {@link QueueEndpoint#taskAction}.
+     * @param security who asks: the action is recorded as theirs
      * @param task the task
      * @param action the action
      * @param name {@code schedule}, {@code unschedule}: the schedule's name
@@ -69,29 +72,46 @@ public class QueueEndpointWebExtension {
      * @return what changed, or 404, 409 or 400 with the reason
      */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> taskAction(@Selector String task, @Nullable String action,
-            @Nullable String name, @Nullable String cron, @Nullable String zone, @Nullable Object payload,
-            @Nullable String catchUp) {
+    public WebEndpointResponse<Map<String, Object>> taskAction(@Nullable SecurityContext security, @Selector String task,
+            @Nullable String action, @Nullable String name, @Nullable String cron, @Nullable String zone,
+            @Nullable Object payload, @Nullable String catchUp) {
         return answer("POST", task, action,
-                () -> this.endpoint.taskAction(task, action, name, cron, zone, payload, catchUp));
+                () -> as(security).taskAction(task, action, name, cron, zone, payload, catchUp));
     }
 
     /**
-     * Acts on one job; see {@link QueueEndpoint#jobAction}.
-     * @param task the job's task
-     * @param jobId the job's id
+     * Acts on one job, or starts a bulk action on the jobs a search matches; see {@link QueueEndpoint#jobAction}.
+     * @param security who asks: the action is recorded as theirs
+     * @param scope {@code jobs}, or the job's task
+     * @param target the group of a bulk action, or the job's id
      * @param action the action
+     * @param task a bulk action's task filter
+     * @param from a bulk action's start of its time range
+     * @param to a bulk action's end of its time range
+     * @param dedupKey a bulk action's dedup key
+     * @param error a bulk action's error text
+     * @param tag a bulk action's tags
+     * @param match a bulk action's value matches
+     * @param ids a bulk action's job ids
+     * @param at {@code run-at}: the instant
+     * @param priority {@code priority}: the priority
      * @return what changed, or 404, 409 or 400 with the reason
      */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> jobAction(@Selector String task, @Selector String jobId,
-            @Nullable String action) {
-        return answer("POST", task + "/" + jobId, action,
-                () -> this.endpoint.jobAction(task, parseJobId(jobId), action));
+    public WebEndpointResponse<Map<String, Object>> jobAction(@Nullable SecurityContext security, @Selector String scope,
+            @Selector String target, @Nullable String action, @Nullable String task, @Nullable String from,
+            @Nullable String to, @Nullable String dedupKey, @Nullable String error, @Nullable Object tag,
+            @Nullable Object match, @Nullable Object ids, @Nullable String at, @Nullable Object priority) {
+        return answer("POST", scope + "/" + target, action, () -> {
+            String checked = "jobs".equals(scope) ? target : Long.toString(parseJobId(target));
+            return as(security).jobAction(scope, checked, action, task, from, to, dedupKey, error, tag, match, ids, at,
+                    priority);
+        });
     }
 
     /**
      * Acts on the shards; see {@link QueueEndpoint#shardAction}.
+     * @param security who asks: the action is recorded as theirs
      * @param scope {@code shards}
      * @param kind {@code partitions} or {@code shard}
      * @param target the partition, or the shard's name
@@ -100,10 +120,58 @@ public class QueueEndpointWebExtension {
      * @return what changed, or 404, 409 or 400 with the reason
      */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> shardAction(@Selector String scope, @Selector String kind,
-            @Selector String target, @Nullable String action, @Nullable String shard) {
+    public WebEndpointResponse<Map<String, Object>> shardAction(@Nullable SecurityContext security, @Selector String scope,
+            @Selector String kind, @Selector String target, @Nullable String action, @Nullable String shard) {
         return answer("POST", scope + "/" + kind + "/" + target, action,
-                () -> this.endpoint.shardAction(scope, kind, target, action, shard));
+                () -> as(security).shardAction(scope, kind, target, action, shard));
+    }
+
+    /**
+     * Acts on a task as no one in particular; see {@link #taskAction(SecurityContext, String, String, String, String, String, Object, String)}.
+     * @param task the task
+     * @param action the action
+     * @param name the schedule's name
+     * @param cron the cron expression
+     * @param zone the time zone
+     * @param payload the payload of the schedule's jobs
+     * @param catchUp RUN_ONCE, RUN_ALL or SKIP
+     * @return what changed, or 404, 409 or 400 with the reason
+     */
+    public WebEndpointResponse<Map<String, Object>> taskAction(String task, @Nullable String action,
+            @Nullable String name, @Nullable String cron, @Nullable String zone, @Nullable Object payload,
+            @Nullable String catchUp) {
+        return taskAction(null, task, action, name, cron, zone, payload, catchUp);
+    }
+
+    /**
+     * Acts on one job as no one in particular.
+     * @param task the job's task
+     * @param jobId the job's id
+     * @param action the action
+     * @return what changed, or 404, 409 or 400 with the reason
+     */
+    public WebEndpointResponse<Map<String, Object>> jobAction(String task, String jobId, @Nullable String action) {
+        return jobAction(null, task, jobId, action, null, null, null, null, null, null, null, null, null, null);
+    }
+
+    /**
+     * Acts on the shards as no one in particular.
+     * @param scope {@code shards}
+     * @param kind {@code partitions} or {@code shard}
+     * @param target the partition, or the shard's name
+     * @param action the action
+     * @param shard the shard to move a partition to
+     * @return what changed, or 404, 409 or 400 with the reason
+     */
+    public WebEndpointResponse<Map<String, Object>> shardAction(String scope, String kind, String target,
+            @Nullable String action, @Nullable String shard) {
+        return shardAction(null, scope, kind, target, action, shard);
+    }
+
+    /** The endpoint acting as the signed-in user, so that the audit trail names them. */
+    private QueueEndpoint as(@Nullable SecurityContext security) {
+        Principal principal = security == null ? null : security.getPrincipal();
+        return this.endpoint.as(principal == null ? null : principal.getName());
     }
 
     private static long parseJobId(String jobId) {

@@ -5,10 +5,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Base64;
 
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.QueueClient;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.security.autoconfigure.actuate.web.servlet.EndpointRequest;
@@ -23,8 +27,11 @@ import org.springframework.security.core.userdetails.User;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.test.context.ContextConfiguration;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The Actuator security example of docs/monitoring.md, as written: operators read the queues
@@ -70,8 +77,13 @@ class QueueEndpointSecurityTests {
 
     private static final HttpClient http = HttpClient.newHttpClient();
 
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
     @LocalServerPort
     int port;
+
+    @Autowired
+    QueueClient queue;
 
     @Test
     void operatorsReadAndOnlyTheAdminRoleWrites() throws Exception {
@@ -101,6 +113,51 @@ class QueueEndpointSecurityTests {
         assertThat(asString.body()).contains("\"payload\":\"{\\\"owner\\\": \\\"ann\\\"}\"");
         assertThat(send("POST", "/actuator/queues/send-push", "admin",
                 "{\"action\":\"unschedule\",\"name\":\"hourly\"}").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void scriptsSearchJobsAndActOnEveryMatchRecordedAsTheSignedInUser() throws Exception {
+        String tag = "endpoint-" + System.nanoTime();
+        for (int i = 0; i < 6; i++) {
+            this.queue.enqueue("send-push", new TestHandlers.Push(i < 2 ? "ann" : "bob", "hello " + i),
+                    EnqueueOptions.defaults().withTags(tag).withDelay(Duration.ofHours(1)));
+        }
+        HttpResponse<String> found = send("GET", "/actuator/queues/jobs/SCHEDULED?tag=" + tag
+                + "&match=payload.user%3Dann&count=true", "operator", null);
+        assertThat(found.statusCode()).as(found.body()).isEqualTo(200);
+        JsonNode page = JSON.readTree(found.body());
+        assertThat(page.get("count").asLong()).isEqualTo(2);
+        assertThat(page.get("jobs")).hasSize(2);
+        assertThat(page.get("jobs").get(0).get("tags").get(0).asString()).isEqualTo(tag);
+        assertThat(page.get("filter").asString()).isEqualTo("SCHEDULED jobs with payload.user=ann; tag " + tag);
+
+        String bulk = "{\"action\":\"priority\",\"priority\":\"9\",\"tag\":\"" + tag + "\"}";
+        assertThat(send("POST", "/actuator/queues/jobs/SCHEDULED", "operator", bulk).statusCode()).isEqualTo(403);
+        HttpResponse<String> started = send("POST", "/actuator/queues/jobs/SCHEDULED", "admin", bulk);
+        assertThat(started.statusCode()).as(started.body()).isEqualTo(200);
+        long id = JSON.readTree(started.body()).get("id").asLong();
+        assertThat(JSON.readTree(started.body()).get("matched").asLong()).isEqualTo(6);
+        await().atMost(Duration.ofSeconds(20)).until(() -> JSON.readTree(send("GET", "/actuator/queues/actions/" + id,
+                "operator", null).body()).get("state").asString().equals("DONE"));
+        JsonNode done = JSON.readTree(send("GET", "/actuator/queues/actions/" + id, "operator", null).body());
+        assertThat(done.get("acted").asLong()).isEqualTo(6);
+        assertThat(done.get("actor").asString()).isEqualTo("admin");
+
+        HttpResponse<String> cancelled = send("POST", "/actuator/queues/jobs/SCHEDULED", "admin",
+                "{\"action\":\"cancel\",\"tag\":\"" + tag + "\",\"match\":\"payload.user=bob\\npayload.file=hello 5\"}");
+        assertThat(JSON.readTree(cancelled.body()).get("matched").asLong()).as(cancelled.body()).isOne();
+
+        HttpResponse<String> wrongGroup = send("POST", "/actuator/queues/jobs/SCHEDULED", "admin",
+                "{\"action\":\"delete\",\"tag\":\"" + tag + "\"}");
+        assertThat(wrongGroup.statusCode()).isEqualTo(400);
+        assertThat(wrongGroup.body()).contains("not SCHEDULED");
+        assertThat(send("GET", "/actuator/queues/jobs/SCHEDULED?match=owner", "operator", null).statusCode()).isEqualTo(400);
+        assertThat(send("GET", "/actuator/queues/jobs/NOWHERE", "operator", null).statusCode()).isEqualTo(400);
+        assertThat(send("GET", "/actuator/queues/actions/987654321", "operator", null).statusCode()).isEqualTo(404);
+        JsonNode trail = JSON.readTree(send("GET", "/actuator/queues/actions/latest?limit=5", "operator", null).body());
+        assertThat(trail.get("actions").get(0).get("action").asString()).isEqualTo("cancel");
+        assertThat(trail.get("actions").get(0).get("actor").asString()).isEqualTo("admin");
+        assertThat(trail.get("actions").get(1).get("id").asLong()).isEqualTo(id);
     }
 
     private HttpResponse<String> send(String method, String path, String user, String json) throws Exception {

@@ -1,8 +1,6 @@
 package io.pgqueue.autoconfigure.console;
 
 import java.security.Principal;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -164,28 +162,9 @@ final class ConsoleApi {
             .orElseGet(() -> problem(HttpStatus.NOT_FOUND, "No action has id " + id));
     }
 
-    /** The group and filters of a request: state, task, from, to, dedupKey, error, ids, match (repeated), tag (repeated). */
+    /** The group and filters of a request, see {@link JobQuery#fromParameters}. */
     private static JobQuery query(ServerRequest request) {
-        JobQuery.Group group = JobQuery.Group.of(text(request, "state").orElse("FAILED"));
-        List<JobQuery.JsonMatch> matches = texts(request, "match").stream().map(JobQuery.JsonMatch::parse).toList();
-        List<String> tags = texts(request, "tag").stream()
-            .flatMap(tag -> Arrays.stream(tag.split(",")))
-            .map(String::strip)
-            .filter(tag -> !tag.isEmpty())
-            .toList();
-        return JobQuery.of(group)
-            .withTask(text(request, "task").orElse(null))
-            .withTimeRange(instant(request, "from"), instant(request, "to"))
-            .withDedupKey(text(request, "dedupKey").orElse(null))
-            .withErrorText(text(request, "error").orElse(null))
-            .withIds(text(request, "ids").filter(ids -> !ids.isBlank()).map(ConsoleApi::ids).orElse(null))
-            .withMatches(matches)
-            .withTags(tags);
-    }
-
-    private static List<Long> ids(String text) {
-        return Arrays.stream(text.split(",")).map(String::strip).filter(id -> !id.isEmpty())
-            .map(id -> number(id, "job id")).toList();
+        return JobQuery.fromParameters(name -> request.params().getOrDefault(name, List.of()));
     }
 
     private static long number(String text, String what) {
@@ -405,39 +384,6 @@ final class ConsoleApi {
         catch (NumberFormatException ex) {
             throw new IllegalArgumentException("limit '" + limit + "' is not a number");
         }
-    }
-
-    /** The earliest and the latest instant a time filter may name: PostgreSQL keeps years 1 to 9999 exactly. */
-    private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
-
-    private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
-
-    private static Instant instant(ServerRequest request, String name) {
-        Optional<String> value = text(request, name).filter(text -> !text.isBlank());
-        if (value.isEmpty()) {
-            return null;
-        }
-        Instant instant;
-        try {
-            instant = Instant.parse(value.get().trim());
-        }
-        catch (DateTimeParseException ex) {
-            throw new IllegalArgumentException(name + " '" + value.get() + "' is not an instant such as "
-                    + "2026-01-31T12:00:00Z");
-        }
-        if (instant.isBefore(EARLIEST) || instant.isAfter(LATEST)) {
-            throw new IllegalArgumentException(name + " '" + value.get() + "' is out of range: years 1 to 9999");
-        }
-        return instant;
-    }
-
-    /** A repeated request parameter, each refused as {@link #text} refuses one. */
-    private static List<String> texts(ServerRequest request, String name) {
-        List<String> values = request.params().getOrDefault(name, List.of());
-        if (values.stream().anyMatch(value -> value != null && value.indexOf('\u0000') >= 0)) {
-            throw new IllegalArgumentException(name + " must not contain the character U+0000");
-        }
-        return values.stream().filter(value -> value != null && !value.isBlank()).toList();
     }
 
     /** A request parameter; PostgreSQL's text holds no U+0000, so a parameter with one is refused by name. */
