@@ -378,6 +378,8 @@
 
   // Actions are shown only once the server said the console is not read-only.
   const canAct = () => app.overview != null && app.overview.readOnly === false;
+  // Job data (payloads, errors…) and searches inside it, unless the server said this user sees none.
+  const seesJobData = () => app.overview == null || app.overview.jobData !== false;
 
   // ---------------------------------------------------------------- actions
 
@@ -774,11 +776,12 @@
       h('label', null, 'From', h('input', { type: 'datetime-local', name: 'from', step: 1, value: toLocalInput(filters.from) })),
       h('label', null, 'To', h('input', { type: 'datetime-local', name: 'to', step: 1, value: toLocalInput(filters.to) })),
       h('label', null, 'Dedup key', h('input', { type: 'text', name: 'dedupKey', value: filters.dedupKey, spellcheck: 'false' })),
-      h('label', null, 'Error contains', h('input', { type: 'search', name: 'error', maxlength: 200, value: filters.error })),
+      h('label', null, 'Error contains', h('input', { type: 'search', name: 'error', maxlength: 200, value: filters.error,
+        disabled: !seesJobData(), title: seesJobData() ? null : 'Job data needs the admin role' })),
       h('label', null, 'Tags', h('input', { type: 'text', name: 'tag', value: filters.tag, spellcheck: 'false',
         placeholder: 'vip, eu', title: 'Jobs with all of these tags' })),
       h('label', { class: 'wide' }, 'Payload, headers or result',
-        h('textarea', { name: 'match', rows: 1, spellcheck: 'false', 'data-test': 'filter-match',
+        h('textarea', { name: 'match', rows: 1, spellcheck: 'false', 'data-test': 'filter-match', disabled: !seesJobData(),
           placeholder: 'payload.customer.id=42', title: 'One per line: payload.<path>=<value>, headers.<name>=<value> or result.<path>=<value>' },
         filters.match.join('\n'))),
       h('div', { class: 'filter-buttons' },

@@ -101,10 +101,13 @@ public class QueueEndpoint {
     /** Whether reads carry job data: with Spring Security, or when the application allows it unauthenticated. */
     private final boolean showJobData;
 
+    private final RedactedFields redacted;
+
     QueueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
             ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PartitionBalancer balancer,
-            MessageQueues messages, boolean showJobData) {
+            MessageQueues messages, boolean showJobData, RedactedFields redacted) {
         this.showJobData = showJobData;
+        this.redacted = redacted;
         this.balancer = balancer;
         this.messages = messages;
         this.admin = admin;
@@ -120,7 +123,7 @@ public class QueueEndpoint {
      */
     QueueEndpoint as(@Nullable String actor) {
         return new QueueEndpoint(this.admin.as(actor), this.stats, this.tasks, this.workers, this.misses, this.balancer,
-                this.messages, this.showJobData);
+                this.messages, this.showJobData, this.redacted);
     }
 
     /**
@@ -412,7 +415,7 @@ public class QueueEndpoint {
     }
 
     /** A search's group and filters, read as the console's API reads them; a bad one is a 400 naming it. */
-    private static JobQuery filters(String group, @Nullable String task, @Nullable String from, @Nullable String to,
+    private JobQuery filters(String group, @Nullable String task, @Nullable String from, @Nullable String to,
             @Nullable String dedupKey, @Nullable String error, @Nullable Object tag, @Nullable Object match,
             @Nullable Object ids) {
         Map<String, List<String>> parameters = new LinkedHashMap<>();
@@ -427,7 +430,9 @@ public class QueueEndpoint {
         parameters.put("match", strings(match).stream().flatMap(each -> each.lines()).toList());
         parameters.put("ids", List.of(String.join(",", strings(ids))));
         try {
-            return JobQuery.fromParameters(name -> parameters.getOrDefault(name, List.of()));
+            JobQuery query = JobQuery.fromParameters(name -> parameters.getOrDefault(name, List.of()));
+            this.redacted.requireSearchable(query);
+            return query;
         }
         catch (IllegalArgumentException ex) {
             throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid filter");
@@ -488,10 +493,10 @@ public class QueueEndpoint {
         body.put("finishedAt", job.finishedAt());
         body.put("leaseOwner", job.leaseOwner());
         body.put("dedupKey", job.dedupKey());
-        body.put("progress", job.progress());
-        body.put("payload", jobData(job.payload()));
+        body.put("progress", this.redacted.redact(job.progress()));
+        body.put("payload", jobData(this.redacted.redact(job.payload())));
         body.put("lastError", jobData(job.lastError()));
-        body.put("result", jobData(job.result()));
+        body.put("result", jobData(this.redacted.redact(job.result())));
         List<JobAttempt> attempts = this.admin.attempts(job.id()).orElse(List.of());
         if (!attempts.isEmpty()) {
             body.put("attempts", attempts.stream().map(this::attempt).toList());

@@ -31,7 +31,7 @@ public final class QueueEndpointAutoConfiguration {
 
     /** Every write operation of the endpoint, as the start-up warning names them. */
     static final String WRITES = "pause, resume, re-run, re-run of all failed jobs, cancel, rescue, schedule (which "
-            + "enqueues jobs), unschedule, partition moves and shard drains";
+            + "enqueues jobs), unschedule, partition moves, shard drains and bulk actions on the jobs a search matches";
 
     @Bean
     @ConditionalOnMissingBean
@@ -53,7 +53,8 @@ public final class QueueEndpointAutoConfiguration {
                     + "(pgqueue.endpoint.allow-unauthenticated-job-data=true): anyone who reaches the management port "
                     + "reads it");
         }
-        return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages(), showJobData);
+        return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages(), showJobData,
+                new RedactedFields(properties.getRedactedFields()));
     }
 
     private static boolean securityPresent(ClassLoader classLoader) {

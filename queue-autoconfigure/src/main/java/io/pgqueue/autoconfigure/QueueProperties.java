@@ -51,6 +51,12 @@ public class QueueProperties {
     private DataSize maxPayloadSize = DataSize.ofBytes(QueueDefaults.MAX_PAYLOAD_BYTES);
 
     /**
+     * JSON field names (ignoring case) whose values the console and the queues endpoint never show
+     * in a job's payload, headers, result or progress, at any depth, and that searches may not match on.
+     */
+    private List<String> redactedFields = new ArrayList<>();
+
+    /**
      * Timeout of each statement the queue runs itself (enqueue, claim, writes, maintenance); a
      * statement running longer is cancelled. Zero for none.
      */
@@ -149,6 +155,14 @@ public class QueueProperties {
 
     public void setMaxPayloadSize(DataSize maxPayloadSize) {
         this.maxPayloadSize = maxPayloadSize;
+    }
+
+    public List<String> getRedactedFields() {
+        return this.redactedFields;
+    }
+
+    public void setRedactedFields(List<String> redactedFields) {
+        this.redactedFields = redactedFields;
     }
 
     public Duration getStatementTimeout() {

@@ -12,7 +12,8 @@ import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 /**
  * The demo's two users, on every node: web nodes sign them in ({@link SampleSecurity}), and every
  * node that runs jobs loads the user a job runs as ({@code pgqueue.interceptors.security-context}).
- * {@code operator} reads the queue; {@code admin} also changes it and uses the console. A real
+ * {@code operator} reads the queue, and the console without job data (its viewer role); {@code admin}
+ * also changes it and uses all of the console. A real
  * application keeps its users elsewhere (LDAP, OAuth 2, a database).
  */
 @Configuration(proxyBeanMethods = false)
@@ -23,7 +24,7 @@ class SampleUsers {
             @Value("${sample.security.admin-password}") String adminPassword) {
         PasswordEncoder encoder = PasswordEncoderFactories.createDelegatingPasswordEncoder();
         return new InMemoryUserDetailsManager(
-                User.withUsername("operator").password(encoder.encode(operatorPassword)).roles("OPERATOR").build(),
+                User.withUsername("operator").password(encoder.encode(operatorPassword)).roles("OPERATOR", "QUEUE_VIEWER").build(),
                 User.withUsername("admin").password(encoder.encode(adminPassword)).roles("OPERATOR", "QUEUE_ADMIN")
                     .build());
     }

@@ -75,7 +75,11 @@ class SampleApplicationTests {
         operator.get().uri("/actuator/queues").exchange().expectStatus().isOk();
         operator.post().uri("/actuator/queues/copy-folder").contentType(MediaType.APPLICATION_JSON)
             .body(Map.of("action", "pause")).exchange().expectStatus().isForbidden();
-        operator.get().uri("/pgqueue/api/overview").exchange().expectStatus().isForbidden();
+        operator.get().uri("/pgqueue/api/overview").exchange().expectStatus().isOk().expectBody(Map.class)
+            .value(overview -> assertThat(overview).as("the console's viewer: read-only, without job data")
+                .containsEntry("readOnly", true).containsEntry("jobData", false));
+        operator.post().uri("/pgqueue/api/rescue").header("X-PgQueue-Console", "1").exchange().expectStatus()
+            .isForbidden();
         this.http.get().uri("/pgqueue/api/overview").exchange().expectStatus().isOk();
         assertThat(map(get("/actuator/queues").get("tasks")).get("copy-folder").toString())
             .as("nothing paused by the refused writes").contains("paused=false");

@@ -10,6 +10,7 @@ import java.util.Optional;
 
 import io.pgqueue.BulkAction;
 import io.pgqueue.CancelResult;
+import io.pgqueue.JobAttempt;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
@@ -22,6 +23,7 @@ import io.pgqueue.QueueAdminException;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
+import io.pgqueue.autoconfigure.RedactedFields;
 import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskStats;
@@ -62,8 +64,15 @@ final class ConsoleApi {
 
     private final boolean readOnly;
 
+    private final ConsoleAccess access;
+
+    private final RedactedFields redacted;
+
     ConsoleApi(QueueAdmin admin, QueueStatistics stats, ConsoleHistory history,
-            ObjectProvider<QueueWorkerNode> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly) {
+            ObjectProvider<QueueWorkerNode> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly,
+            ConsoleAccess access, RedactedFields redacted) {
+        this.access = access;
+        this.redacted = redacted;
         this.admin = admin;
         this.stats = stats;
         this.history = history;
@@ -94,7 +103,8 @@ final class ConsoleApi {
             return body;
         }).toList();
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("readOnly", this.readOnly);
+        body.put("readOnly", this.readOnly || !this.access.admin(request));
+        body.put("jobData", this.access.jobData(request));
         body.put("user", request.principal().map(Principal::getName).orElse(null));
         body.put("statsTakenAt", latest.takenAt());
         body.put("statsError", latest.error() == null ? null : latest.error().toString());
@@ -114,9 +124,13 @@ final class ConsoleApi {
             .withLimit(text(request, "limit").map(ConsoleApi::limit).orElse(JobQuery.DEFAULT_LIMIT))
             .after(text(request, "after").orElse(null));
         JobPage page = this.admin.jobs(query);
+        boolean jobData = this.access.jobData(request);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("state", query.group().name());
-        body.put("jobs", page.jobs());
+        body.put("jobs", jobData ? page.jobs() : page.jobs().stream().map(job -> new JobPage.Job(job.id(), job.task(),
+                job.state(), job.priority(), job.attempt(), job.maxAttempts(), job.createdAt(), job.scheduleTime(),
+                job.startedAt(), job.finishedAt(), job.dedupKey(), job.error() == null ? null : ConsoleAccess.HIDDEN,
+                job.leaseOwner(), job.tags())).toList());
         body.put("next", page.next());
         return json(body);
     }
@@ -162,9 +176,17 @@ final class ConsoleApi {
             .orElseGet(() -> problem(HttpStatus.NOT_FOUND, "No action has id " + id));
     }
 
-    /** The group and filters of a request, see {@link JobQuery#fromParameters}. */
-    private static JobQuery query(ServerRequest request) {
-        return JobQuery.fromParameters(name -> request.params().getOrDefault(name, List.of()));
+    /**
+     * The group and filters of a request, see {@link JobQuery#fromParameters}; a search inside job
+     * data is refused for users who may not see it, and a match on a redacted field for everyone.
+     */
+    private JobQuery query(ServerRequest request) {
+        JobQuery query = JobQuery.fromParameters(name -> request.params().getOrDefault(name, List.of()));
+        if ((!query.matches().isEmpty() || query.errorText() != null) && !this.access.jobData(request)) {
+            throw new ConsoleAccess.Refused(this.access.noJobData());
+        }
+        this.redacted.requireSearchable(query);
+        return query;
     }
 
     private static long number(String text, String what) {
@@ -189,13 +211,14 @@ final class ConsoleApi {
             return problem(HttpStatus.NOT_FOUND, "No job has id " + id + " (or retention removed it)");
         }
         JobSnapshot job = found.get();
+        boolean jobData = this.access.jobData(request);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("id", job.id());
         body.put("task", job.task());
         body.put("state", job.state());
         body.put("priority", job.priority());
-        body.put("payload", job.payload());
-        body.put("headers", job.headers());
+        body.put("payload", jobData ? this.redacted.redact(job.payload()) : ConsoleAccess.HIDDEN_JSON);
+        body.put("headers", jobData ? this.redacted.redact(job.headers()) : ConsoleAccess.HIDDEN_JSON);
         body.put("scheduleTime", job.scheduleTime());
         body.put("delayToleranceDeadline", job.delayToleranceDeadline());
         body.put("attempt", job.attempt());
@@ -205,13 +228,19 @@ final class ConsoleApi {
         body.put("dedupKey", job.dedupKey());
         body.put("rerunRequested", job.rerunRequested());
         body.put("cancelRequested", job.cancelRequested());
-        body.put("lastError", job.lastError());
+        body.put("lastError", jobData || job.lastError() == null ? job.lastError() : ConsoleAccess.HIDDEN);
         body.put("createdAt", job.createdAt());
         body.put("startedAt", job.startedAt());
         body.put("finishedAt", job.finishedAt());
-        body.put("progress", job.progress());
-        body.put("result", job.result());
-        body.put("attempts", this.admin.attempts(id).orElse(List.of()));
+        body.put("progress", jobData ? this.redacted.redact(job.progress())
+                : job.progress() == null ? null : ConsoleAccess.HIDDEN_JSON);
+        body.put("result", jobData ? this.redacted.redact(job.result())
+                : job.result() == null ? null : ConsoleAccess.HIDDEN_JSON);
+        List<JobAttempt> attempts = this.admin.attempts(id).orElse(List.of());
+        body.put("attempts", jobData ? attempts : attempts.stream().map(attempt -> new JobAttempt(attempt.attempt(),
+                attempt.outcome(), attempt.node(), attempt.startedAt(), attempt.endedAt(),
+                attempt.error() == null ? null : ConsoleAccess.HIDDEN, List.of(), attempt.droppedLogLines()
+                        + attempt.log().size())).toList());
         body.put("partition", job.partition());
         body.put("workflow", workflowOf(job.headers()));
         body.put("tags", parse(job.headers()) instanceof Map<?, ?> headers && headers.get(QueueDefaults.TAGS_HEADER) != null
@@ -267,6 +296,9 @@ final class ConsoleApi {
             return Optional.of(problem(HttpStatus.FORBIDDEN, "The console is read-only: add Spring Security (the "
                     + "console then needs its role), or set pgqueue.console.read-only=false"));
         }
+        if (!this.access.admin(request)) {
+            return Optional.of(problem(HttpStatus.FORBIDDEN, this.access.noAction()));
+        }
         if (request.headers().firstHeader(ACTION_HEADER) == null) {
             return Optional.of(problem(HttpStatus.FORBIDDEN, "An action needs the " + ACTION_HEADER + " header"));
         }
@@ -285,6 +317,9 @@ final class ConsoleApi {
                 case INVALID -> HttpStatus.BAD_REQUEST;
             };
             return problem(status, ex.getMessage());
+        }
+        if (failure instanceof ConsoleAccess.Refused) {
+            return problem(HttpStatus.FORBIDDEN, failure.getMessage());
         }
         if (failure instanceof IllegalArgumentException) {
             return problem(HttpStatus.BAD_REQUEST, failure.getMessage());

@@ -7,7 +7,9 @@ import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueConfigurationException;
 import io.pgqueue.autoconfigure.QueueEndpointAutoConfiguration;
+import io.pgqueue.autoconfigure.QueueProperties;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
+import io.pgqueue.autoconfigure.RedactedFields;
 import io.pgqueue.observe.QueueStatistics;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -62,7 +64,7 @@ public final class QueueConsoleAutoConfiguration {
     @ConditionalOnMissingBean(name = "pgqueueConsoleRoutes")
     RouterFunction<ServerResponse> pgqueueConsoleRoutes(QueueConsoleProperties properties, QueueAdmin admin,
             QueueStatistics stats, ConsoleHistory history, ObjectProvider<QueueWorkerNode> workers,
-            ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans) {
+            ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans, QueueProperties queue) {
         String path = path(properties.getPath());
         boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);
         boolean readOnly = properties.getReadOnly() != null ? properties.getReadOnly() : !secured;
@@ -82,7 +84,10 @@ public final class QueueConsoleAutoConfiguration {
                             ? "; it is read-only"
                             : ", and pause, re-run and cancel them (pgqueue.console.read-only=false)", properties.getRole());
         }
-        return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, history, workers, misses, readOnly),
+        ConsoleAccess access = new ConsoleAccess(secured, properties.getRole(), properties.getViewerRole(),
+                properties.isViewersSeeJobData());
+        return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, history, workers, misses, readOnly, access,
+                new RedactedFields(queue.getRedactedFields())),
                 secured ? null : new ConsoleHosts(properties.getAllowedHosts()));
     }
 

@@ -28,6 +28,19 @@ public class QueueConsoleProperties {
     private String role = "QUEUE_ADMIN";
 
     /**
+     * Role of users who may see the console but not act (without the {@code ROLE_} prefix), when
+     * Spring Security is present. They see no job data (payloads, headers, results, progress, errors,
+     * logs) unless {@code viewers-see-job-data} allows it.
+     */
+    private String viewerRole = "QUEUE_VIEWER";
+
+    /**
+     * Whether users with only the viewer role see job data (payloads, headers, results, progress,
+     * errors, attempt logs) and may search inside it.
+     */
+    private boolean viewersSeeJobData;
+
+    /**
      * Whether the console only shows, without actions (pause, resume, re-run, cancel, rescue). By
      * default, read-only unless Spring Security protects it.
      */
@@ -69,6 +82,22 @@ public class QueueConsoleProperties {
 
     public void setRole(String role) {
         this.role = role;
+    }
+
+    public String getViewerRole() {
+        return this.viewerRole;
+    }
+
+    public void setViewerRole(String viewerRole) {
+        this.viewerRole = viewerRole;
+    }
+
+    public boolean isViewersSeeJobData() {
+        return this.viewersSeeJobData;
+    }
+
+    public void setViewersSeeJobData(boolean viewersSeeJobData) {
+        this.viewersSeeJobData = viewersSeeJobData;
     }
 
     public Boolean getReadOnly() {

@@ -12,6 +12,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpMethod;
 import org.springframework.security.config.Customizer;
 import org.springframework.security.config.annotation.web.builders.HttpSecurity;
 import org.springframework.security.web.SecurityFilterChain;
@@ -20,8 +21,9 @@ import org.springframework.security.web.csrf.CsrfToken;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * The console's own security filter chain, when Spring Security is present: every request below
- * {@code pgqueue.console.path} needs {@code pgqueue.console.role}, signed in through the
+ * The console's own security filter chain, when Spring Security is present: reading the console
+ * below {@code pgqueue.console.path} needs {@code pgqueue.console.role} or
+ * {@code pgqueue.console.viewer-role}, acting needs {@code pgqueue.console.role}, signed in through the
  * application's session or HTTP Basic; actions need the CSRF token the page reads from the
  * {@code XSRF-TOKEN} cookie. Ordered before a chain without a matcher (the application's default
  * one), so the console's rules apply to its path; a chain of the application's with a higher
@@ -38,7 +40,9 @@ class QueueConsoleSecurityConfiguration {
             throws Exception {
         String path = QueueConsoleAutoConfiguration.path(properties.getPath());
         http.securityMatcher(path, path + "/**")
-            .authorizeHttpRequests(requests -> requests.anyRequest().hasRole(properties.getRole()))
+            .authorizeHttpRequests(requests -> requests
+                .requestMatchers(HttpMethod.GET, path, path + "/**").hasAnyRole(properties.getRole(), properties.getViewerRole())
+                .anyRequest().hasRole(properties.getRole()))
             .httpBasic(Customizer.withDefaults())
             .csrf(csrf -> csrf.spa())
             .addFilterAfter(new CsrfCookieFilter(), CsrfFilter.class);

@@ -1,9 +1,17 @@
 package io.pgqueue.autoconfigure.console;
 
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
 
+import io.pgqueue.EnqueueOptions;
+import io.pgqueue.QueueClient;
+import io.pgqueue.QueueTask;
+import io.pgqueue.TaskContext;
+import io.pgqueue.TaskHandler;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -13,6 +21,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.test.context.ContextConfiguration;
+import tools.jackson.databind.JsonNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,20 +32,68 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(classes = QueueConsoleSecurityTests.SecuredApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = { "pgqueue.workers.enabled=false", "pgqueue.console.role=OPS" })
+        properties = { "pgqueue.workers.enabled=false", "pgqueue.console.role=OPS",
+                "pgqueue.redacted-fields=password,cardNumber" })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 class QueueConsoleSecurityTests {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(QueueConsoleHttpTests.Fails.class)
+    @Import({ QueueConsoleHttpTests.Fails.class, Signups.class })
     static class SecuredApplication {
 
         @Bean
         InMemoryUserDetailsManager users() {
             return new InMemoryUserDetailsManager(User.withUsername("operator").password("{noop}secret").roles("OPS").build(),
-                    User.withUsername("viewer").password("{noop}secret").roles("USER").build());
+                    User.withUsername("viewer").password("{noop}secret").roles("USER").build(),
+                    User.withUsername("watcher").password("{noop}secret").roles("QUEUE_VIEWER").build());
         }
+    }
+
+    record Signup(String user, String password, Map<String, String> card) {
+    }
+
+    @QueueTask(name = "signup")
+    static class Signups implements TaskHandler<Signup> {
+
+        @Override
+        public void handle(Signup payload, TaskContext context) {
+        }
+    }
+
+    @Autowired
+    QueueClient queue;
+
+    @Test
+    void viewersReadWithoutJobDataOrActionsAndRedactedFieldsAreHiddenFromEveryone() throws Exception {
+        long id = this.queue.enqueue("signup", new Signup("ann", "hunter2", Map.of("cardNumber", "4111", "brand", "visa")),
+                EnqueueOptions.defaults().withDelay(Duration.ofHours(1))).jobId();
+        ConsoleClient watcher = new ConsoleClient(this.port).as("watcher", "secret");
+        JsonNode overview = ConsoleClient.json(watcher.get("/pgqueue/api/overview"));
+        assertThat(overview.get("readOnly").asBoolean()).as("a viewer does not act").isTrue();
+        assertThat(overview.get("jobData").asBoolean()).isFalse();
+        JsonNode seen = ConsoleClient.json(watcher.get("/pgqueue/api/jobs/" + id));
+        assertThat(seen.get("payload").asString()).isEqualTo("\"hidden: job data needs the console's admin role\"");
+        assertThat(seen.get("task").asString()).isEqualTo("signup");
+        assertThat(ConsoleClient.json(watcher.get("/pgqueue/api/jobs?state=SCHEDULED&task=signup")).get("jobs").get(0)
+            .get("id").asLong()).isEqualTo(id);
+        HttpResponse<String> probe = watcher.get("/pgqueue/api/jobs?state=SCHEDULED&match=payload.user%3Dann");
+        assertThat(probe.statusCode()).isEqualTo(403);
+        assertThat(ConsoleClient.json(probe).get("detail").asString()).contains("needs the role OPS");
+        assertThat(watcher.get("/pgqueue/api/jobs/count?state=SCHEDULED&error=boom").statusCode()).isEqualTo(403);
+        assertThat(watcher.act("/pgqueue/api/bulk?state=SCHEDULED&action=cancel").statusCode()).isEqualTo(403);
+        assertThat(watcher.act("/pgqueue/api/jobs/" + id + "/cancel").statusCode()).isEqualTo(403);
+
+        ConsoleClient operator = new ConsoleClient(this.port).as("operator", "secret");
+        String payload = ConsoleClient.json(operator.get("/pgqueue/api/jobs/" + id)).get("payload").asString();
+        assertThat(payload).contains("\"user\":\"ann\"", "\"password\":\"[redacted]\"", "\"cardNumber\":\"[redacted]\"",
+                "\"brand\":\"visa\"").doesNotContain("hunter2", "4111");
+        HttpResponse<String> redacted = operator.get("/pgqueue/api/jobs?state=SCHEDULED&match=payload.password%3Dhunter2");
+        assertThat(redacted.statusCode()).isEqualTo(400);
+        assertThat(ConsoleClient.json(redacted).get("detail").asString()).contains("payload.password is redacted");
+        assertThat(ConsoleClient.json(operator.get("/pgqueue/api/jobs?state=SCHEDULED&match=payload.user%3Dann"))
+            .get("jobs").get(0).get("id").asLong()).isEqualTo(id);
+        assertThat(this.queue.find(id).orElseThrow().state().name()).isEqualTo("READY");
     }
 
     @LocalServerPort
