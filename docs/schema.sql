@@ -434,6 +434,23 @@ CREATE TABLE pgqueue.task_group_cursor (
     CONSTRAINT task_group_cursor_pkey PRIMARY KEY (task)
 );
 
+CREATE TABLE pgqueue.task_history (
+    step_seconds integer NOT NULL,
+    bucket timestamp with time zone NOT NULL,
+    task text NOT NULL,
+    completed bigint NOT NULL DEFAULT 0,
+    failed bigint NOT NULL DEFAULT 0,
+    retried bigint NOT NULL DEFAULT 0,
+    waits bigint NOT NULL DEFAULT 0,
+    wait_sum_ms bigint NOT NULL DEFAULT 0,
+    wait_max_ms bigint NOT NULL DEFAULT 0,
+    runs bigint NOT NULL DEFAULT 0,
+    run_sum_ms bigint NOT NULL DEFAULT 0,
+    run_max_ms bigint NOT NULL DEFAULT 0,
+    CONSTRAINT task_history_pkey PRIMARY KEY (step_seconds, bucket, task),
+    CONSTRAINT task_history_step CHECK ((step_seconds = ANY (ARRAY[60, 3600])))
+);
+
 CREATE TABLE pgqueue.task_rate (
     task text NOT NULL,
     permits double precision NOT NULL,

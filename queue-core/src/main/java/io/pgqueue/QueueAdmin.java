@@ -1,5 +1,8 @@
 package io.pgqueue;
 
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
@@ -17,9 +20,11 @@ import io.pgqueue.internal.shard.PartitionMap;
 import io.pgqueue.internal.shard.PartitionMover;
 import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.ControlStore;
+import io.pgqueue.internal.store.HistoryStore;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.NodeStore;
 import io.pgqueue.internal.worker.Rescuer;
+import io.pgqueue.observe.TaskHistory;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.ScheduleInfo;
 import io.pgqueue.schedule.Schedules;
@@ -60,6 +65,10 @@ public final class QueueAdmin {
 
     private final BulkActions bulk;
 
+    private final HistoryStore history;
+
+    private final Clock clock;
+
     private final String actor;
 
     /**
@@ -75,6 +84,8 @@ public final class QueueAdmin {
         this.engine = engine;
         this.actor = actor;
         this.bulk = engine.bulkActions();
+        this.history = engine.stores().history();
+        this.clock = engine.settings().clock();
         this.shards = engine.shards();
         this.schedules = engine.scheduler();
         this.jobs = engine.stores().jobs();
@@ -492,6 +503,27 @@ public final class QueueAdmin {
         }
         return this.bulk.list(before, limit);
     }
+
+    /**
+     * Reads what each task did over a window, on every node: per minute for a window of up to a day,
+     * per hour for a longer one, up to a week (see {@link TaskHistory}). Worker nodes add their
+     * figures every few seconds; the queue keeps a day of minutes and a week of hours.
+     * @param window how far back, from now: more than zero, at most 7 days
+     * @return each task's history, by task name; a task with no figures in the window is left out
+     * @throws QueueAdminException {@link Reason#INVALID} if the window is not positive or longer than 7 days
+     */
+    public Map<String, TaskHistory> history(Duration window) {
+        if (window == null || window.isZero() || window.isNegative() || window.compareTo(MAX_HISTORY) > 0) {
+            throw new QueueAdminException(Reason.INVALID, "A history window is more than zero and at most "
+                    + MAX_HISTORY.toDays() + " days, not " + window);
+        }
+        Duration step = window.compareTo(Duration.ofDays(1)) <= 0 ? HistoryStore.MINUTE : HistoryStore.HOUR;
+        Instant from = this.clock.instant().minus(window);
+        return this.history.read(step, from.minusMillis(Math.floorMod(from.toEpochMilli(), step.toMillis())));
+    }
+
+    /** The longest window {@link #history} reads. */
+    public static final Duration MAX_HISTORY = Duration.ofDays(7);
 
     private void record(String action, String target, long acted, String message) {
         this.bulk.record(this.actor, action, target, acted, message);

@@ -14,6 +14,7 @@ import io.pgqueue.internal.balance.BalancerService;
 import io.pgqueue.internal.enqueue.Enqueuer;
 import io.pgqueue.internal.message.MessageEngine;
 import io.pgqueue.internal.observe.QueueStatsPoller;
+import io.pgqueue.internal.observe.TaskHistoryRecorder;
 import io.pgqueue.internal.result.JobAwaiter;
 import io.pgqueue.internal.schedule.Scheduler;
 import io.pgqueue.internal.shard.LimitShare;
@@ -22,6 +23,8 @@ import io.pgqueue.internal.store.QueueStores;
 import io.pgqueue.internal.store.StatsStore;
 import io.pgqueue.internal.worker.QueueWorkers;
 import io.pgqueue.internal.worker.Rescuer;
+import io.pgqueue.observe.QueueEvents;
+import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.worker.PoolState;
 import io.pgqueue.worker.WorkerSettings;
 import io.pgqueue.worker.WorkerTask;
@@ -40,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * <li>statistics: the periodic aggregate behind metrics, health and the admin's counts;</li>
  * <li>message queues: listening for sends and housekeeping, if any message queue exists;</li>
  * <li>balancer: partition loads recorded and, where enabled, balanced (sharded);</li>
- * <li>workers: this node's pools, if it runs workers;</li>
+ * <li>workers: this node's pools, if it runs workers, and the writer of their figures to the task history;</li>
  * <li>scheduler: the schedules configured with this node's tasks written, and fired (with workers).</li>
  * </ol>
  * Steps 1 and 2 are what {@link #open()} runs: jobs can be routed from then on.
@@ -68,6 +71,11 @@ public final class Engine {
     private final Rescuer rescuer;
 
     private final BulkActions bulkActions;
+
+    private final TaskHistoryRecorder history;
+
+    /** The telemetry's events and the task history's recorder: what the worker runtime reports to. */
+    private final QueueEvents events;
 
     private final List<Service> services;
 
@@ -110,8 +118,10 @@ public final class Engine {
                 settings.statsInterval(), workerSettings != null ? workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
         this.scheduler = new Scheduler(main.schedules(), this.enqueuer, settings.tasks(), settings.mapper(), settings.clock(),
                 workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
+        this.history = new TaskHistoryRecorder(main.history(), settings.clock());
+        this.events = QueueEvents.of(List.of(settings.telemetry().events(), this.history));
         this.rescuer = new Rescuer(main.jobs(), workerSettings != null ? workerSettings.batchSizes().maintenance()
-                : QueueDefaults.MAINTENANCE_BATCH_SIZE, settings.telemetry().events(),
+                : QueueDefaults.MAINTENANCE_BATCH_SIZE, this.events,
                 settings.tasks().all().stream().filter(TaskDefinition::history).map(TaskDefinition::name).toList());
         this.awaiter = new JobAwaiter(() -> this.shards.all().stream().map(Shards.Shard::stores).toList(),
                 this.enqueuer::storesOf, workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
@@ -213,8 +223,9 @@ public final class Engine {
         List<WorkerTask> tasks = List.copyOf(this.settings.workerTasks().get());
         this.workerTaskNames = tasks.stream().map(WorkerTask::name).toList();
         this.workers = new QueueWorkers(this.shards, workerSettings, tasks, this.settings.mapper(), this.settings.executors(),
-                this.settings.telemetry(), this.settings.interceptors());
+                new QueueTelemetry(this.events, this.settings.telemetry().observations()), this.settings.interceptors());
         this.workers.start();
+        this.history.start();
     }
 
     private void startScheduler() {
@@ -231,6 +242,7 @@ public final class Engine {
         if (this.workers != null) {
             this.workers.stop();
         }
+        this.history.stop();
     }
 
     /** @return the runner of bulk actions on this node */

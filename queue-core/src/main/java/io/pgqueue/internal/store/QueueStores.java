@@ -22,10 +22,12 @@ import io.pgqueue.QueueConfig;
  * @param messages the message queues
  * @param balancer the partition balancer's state
  * @param actions the record of operator actions
+ * @param history the tasks' history per minute and hour
  */
 public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jobs, ControlStore controls,
         NodeStore nodes, StatsStore stats, SchemaStore schema, PartitionStore partitions, OutboxStore outbox,
-        ScheduleStore schedules, MessageStore messages, BalancerStore balancer, ActionStore actions) {
+        ScheduleStore schedules, MessageStore messages, BalancerStore balancer, ActionStore actions,
+        HistoryStore history) {
 
     /**
      * Creates the stores of a queue database.
@@ -50,6 +52,7 @@ public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jo
                 new ControlStore(dataSource, config), new NodeStore(dataSource, config), new StatsStore(dataSource, config),
                 new SchemaStore(dataSource, config.schema()), new PartitionStore(dataSource, config),
                 new OutboxStore(dataSource, config), new ScheduleStore(dataSource, config), new MessageStore(dataSource, config),
-                new BalancerStore(dataSource, config), new ActionStore(dataSource, config));
+                new BalancerStore(dataSource, config), new ActionStore(dataSource, config),
+                new HistoryStore(dataSource, config));
     }
 }

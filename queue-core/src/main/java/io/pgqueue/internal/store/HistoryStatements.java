@@ -1,0 +1,51 @@
+package io.pgqueue.internal.store;
+
+/**
+ * The SQL of the tasks' history (table {@code task_history}, V25), one named statement per
+ * operation. {@code ${schema}} stands for the validated queue schema.
+ */
+final class HistoryStatements {
+
+    private HistoryStatements() {
+    }
+
+    /**
+     * Adds one node's figures of a moment to the minute's and the hour's row of each task: counts
+     * and sums add up, maxima keep the larger. Rows are written in key order, so two nodes adding
+     * at once do not deadlock.
+     */
+    static final String ADD = """
+            INSERT INTO ${schema}.task_history AS h (step_seconds, bucket, task, completed, failed, retried, waits,
+                                                     wait_sum_ms, wait_max_ms, runs, run_sum_ms, run_max_ms)
+            SELECT s.step, to_timestamp(floor(extract(epoch FROM CAST(:at AS timestamptz)) / s.step) * s.step), f.task,
+                   f.completed, f.failed, f.retried, f.waits, f.wait_sum, f.wait_max, f.runs, f.run_sum, f.run_max
+            FROM unnest(CAST(:tasks AS text[]), CAST(:completed AS bigint[]), CAST(:failed AS bigint[]),
+                        CAST(:retried AS bigint[]), CAST(:waits AS bigint[]), CAST(:waitSums AS bigint[]),
+                        CAST(:waitMaxes AS bigint[]), CAST(:runs AS bigint[]), CAST(:runSums AS bigint[]),
+                        CAST(:runMaxes AS bigint[]))
+                 AS f(task, completed, failed, retried, waits, wait_sum, wait_max, runs, run_sum, run_max),
+                 (VALUES (60), (3600)) AS s(step)
+            ORDER BY 1, 2, 3
+            ON CONFLICT (step_seconds, bucket, task) DO UPDATE
+            SET completed = h.completed + excluded.completed, failed = h.failed + excluded.failed,
+                retried = h.retried + excluded.retried, waits = h.waits + excluded.waits,
+                wait_sum_ms = h.wait_sum_ms + excluded.wait_sum_ms,
+                wait_max_ms = greatest(h.wait_max_ms, excluded.wait_max_ms), runs = h.runs + excluded.runs,
+                run_sum_ms = h.run_sum_ms + excluded.run_sum_ms, run_max_ms = greatest(h.run_max_ms, excluded.run_max_ms)
+            """;
+
+    /** Deletes minute rows older than a day and an hour, and hour rows older than eight days. */
+    static final String PRUNE = """
+            DELETE FROM ${schema}.task_history
+            WHERE (step_seconds = 60 AND bucket < now() - interval '25 hours')
+               OR (step_seconds = 3600 AND bucket < now() - interval '8 days')
+            """;
+
+    /** The rows of a step from a time on, oldest first (the primary key serves it). */
+    static final String READ = """
+            SELECT bucket, task, completed, failed, retried, waits, wait_sum_ms, wait_max_ms, runs, run_sum_ms, run_max_ms
+            FROM ${schema}.task_history
+            WHERE step_seconds = :step AND bucket >= :from
+            ORDER BY bucket, task
+            """;
+}
