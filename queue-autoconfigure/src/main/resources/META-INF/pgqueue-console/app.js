@@ -219,6 +219,7 @@
     if (parts[0] === 'jobs' && parts.length === 1) return { page: 'jobs', params };
     if (parts[0] === 'jobs' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'detail', id: parts[1] };
     if (parts[0] === 'actions' && parts.length === 1) return { page: 'actions', params };
+    if (parts[0] === 'history' && parts.length === 1) return { page: 'history', params };
     if (parts[0] === 'actions' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'action', id: parts[1] };
     return null;
   }
@@ -269,6 +270,7 @@
     if (route.page === 'overview') loadOverview(generation);
     else if (route.page === 'jobs') loadJobs(generation, route.params);
     else if (route.page === 'actions') loadActions(generation, route.params);
+    else if (route.page === 'history') loadHistoryPage(generation, route.params);
     else if (route.page === 'action') loadAction(generation, route.id);
     else loadDetail(generation, route.id);
   }
@@ -569,72 +571,196 @@
     const legend = h('div', { class: 'legend' },
       h('span', { class: 'swatch swatch-completed' }), `Completed ${num(total((p) => p.completed))}`,
       h('span', { class: 'swatch swatch-failed' }), `Failed ${num(total((p) => p.failed))}`,
-      h('span', { class: 'muted' }, ' per minute, last hour'));
+      h('span', { class: 'muted' }, ' per minute, last hour'),
+      h('a', { href: '#/history?window=24h', class: 'btn btn-link btn-sm', 'data-test': 'history-link' }, '24 h and 7 days'));
     return h('section', { class: 'card', 'data-key': 'history' },
       h('div', { class: 'card-head' }, h('h2', null, 'Throughput'), legend),
-      h('div', { class: 'chart-box' }, historyChart(history, chartWidth())));
+      h('div', { class: 'chart-box' }, countChart(slotsOf(history), chartWidth(), 'history-chart')));
   }
 
-  // Two panels on one time axis: completed per minute above, failed per minute (own scale) below.
-  function historyChart(history, width) {
+  // The points of a history in at most `maxBars` slots ending now: each slot adds up the steps it spans.
+  function slotsOf(history, maxBars = 144) {
+    const stepMs = ((history && history.stepSeconds) || 60) * 1000;
+    const windowMs = ((history && history.windowSeconds) || 3600) * 1000;
+    const group = Math.max(1, Math.ceil(windowMs / stepMs / maxBars));
+    const slotMs = stepMs * group;
+    const count = Math.round(windowMs / slotMs);
+    const now = Date.now() + app.serverOffsetMs;
+    const end = Math.floor(now / slotMs) * slotMs;
+    const start = end - (count - 1) * slotMs;
+    const slots = Array.from({ length: count }, (_, i) => ({ at: start + i * slotMs, completed: 0, failed: 0, retried: 0,
+      started: 0, waitSum: 0, waitMaxMs: 0, ran: 0, runSum: 0, runMaxMs: 0, any: false }));
+    for (const p of (history && history.points) || []) {
+      const i = Math.floor((Date.parse(p.at) - start) / slotMs);
+      if (Number.isNaN(i) || i < 0 || i >= count) continue;
+      const slot = slots[i];
+      slot.any = true;
+      slot.completed += p.completed || 0;
+      slot.failed += p.failed || 0;
+      slot.retried += p.retried || 0;
+      slot.started += p.started || 0;
+      slot.waitSum += (p.waitAvgMs || 0) * (p.started || 0);
+      slot.waitMaxMs = Math.max(slot.waitMaxMs, p.waitMaxMs || 0);
+      slot.ran += p.ran || 0;
+      slot.runSum += (p.runAvgMs || 0) * (p.ran || 0);
+      slot.runMaxMs = Math.max(slot.runMaxMs, p.runMaxMs || 0);
+    }
+    for (const slot of slots) {
+      slot.waitAvgMs = slot.started ? slot.waitSum / slot.started : null;
+      slot.runAvgMs = slot.ran ? slot.runSum / slot.ran : null;
+    }
+    return { slots, slotMs, start, any: slots.some((slot) => slot.any), unit: slotUnit(slotMs) };
+  }
+
+  function slotUnit(ms) {
+    if (ms % 3600000 === 0) return ms === 3600000 ? 'hour' : `${ms / 3600000} h`;
+    return ms === 60000 ? 'min' : `${ms / 60000} min`;
+  }
+
+  function slotLabel(ms, slotMs) {
+    return slotMs >= 3600000 ? `${formatTime(new Date(ms).toISOString()).slice(5, 16)}` : formatClock(ms);
+  }
+
+  function chartFrame(key, top, panelH, peak, ticks, label, margin, width, format) {
+    const step = niceStep(peak, ticks);
+    const max = Math.max(step, Math.ceil(peak / step) * step);
+    const y = (v) => top + panelH - (v / max) * panelH;
+    const grid = [];
+    for (let v = 0; v <= max; v += step) {
+      grid.push(s('line', { class: v === 0 ? 'axis' : 'gridline', x1: margin.left, x2: width - margin.right, y1: y(v), y2: y(v) }),
+        s('text', { class: 'tick', x: margin.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, format(v)));
+    }
+    grid.push(s('text', { class: 'panel-label', x: margin.left + 4, y: top + 10 }, label));
+    return { y, grid: s('g', { 'data-key': `${key}-grid` }, grid) };
+  }
+
+  function timeLabels(data, margin, slotW, height) {
+    const n = data.slots.length;
+    return s('g', { 'data-key': 'labels' }, [0, Math.round(n / 4), Math.round(n / 2), Math.round((3 * n) / 4), n - 1].map((i) =>
+      s('text', { class: 'tick', x: margin.left + (i + 0.5) * slotW, y: height - 6,
+        'text-anchor': i === 0 ? 'start' : i === n - 1 ? 'end' : 'middle' }, slotLabel(data.start + i * data.slotMs, data.slotMs))));
+  }
+
+  // Two panels on one time axis: jobs completed per slot above, failed (own scale) below.
+  function countChart(data, width, test) {
     const margin = { left: 48, right: 14, top: 10, bottom: 24 };
     const completedH = 120;
     const gap = 14;
     const failedH = 44;
     const height = margin.top + completedH + gap + failedH + margin.bottom;
-    const points = (history && history.points) || [];
-    const stepMs = ((history && history.stepSeconds) || 60) * 1000;
-    const attrs = { 'data-test': 'history-chart', class: 'chart', viewBox: `0 0 ${width} ${height}`,
-      width: '100%', height, role: 'img', 'aria-label': 'Jobs completed and failed per minute' };
-    if (!points.length) {
+    const attrs = { 'data-test': test, class: 'chart', viewBox: `0 0 ${width} ${height}`,
+      width: '100%', height, role: 'img', 'aria-label': `Jobs completed and failed per ${data.unit}` };
+    if (!data.any) {
       return s('svg', attrs,
         s('text', { x: width / 2, y: height / 2, 'text-anchor': 'middle', class: 'chart-empty' }, 'No history yet'));
     }
-    const slots = 60;
-    const end = Date.parse(points[points.length - 1].at);
-    const start = end - (slots - 1) * stepMs;
-    const innerW = width - margin.left - margin.right;
-    const slotW = innerW / slots;
+    const slotW = (width - margin.left - margin.right) / data.slots.length;
     const barW = Math.max(1, slotW - 2);
-
-    const panel = (key, pick, top, panelH, ticks, label) => {
-      const peak = points.reduce((max, p) => Math.max(max, pick(p) || 0), 0);
-      const step = niceStep(peak, ticks);
-      const max = Math.max(step, Math.ceil(peak / step) * step);
-      const y = (v) => top + panelH - (v / max) * panelH;
-      const grid = [];
-      for (let v = 0; v <= max; v += step) {
-        grid.push(s('line', { class: v === 0 ? 'axis' : 'gridline', x1: margin.left, x2: width - margin.right, y1: y(v), y2: y(v) }),
-          s('text', { class: 'tick', x: margin.left - 6, y: y(v) + 4, 'text-anchor': 'end' }, num(v)));
-      }
-      grid.push(s('text', { class: 'panel-label', x: margin.left + 4, y: top + 10 }, label));
-      return { y, grid: s('g', { 'data-key': `${key}-grid` }, grid) };
-    };
-    const completed = panel('completed', (p) => p.completed, margin.top, completedH, 4, 'completed / min');
-    const failed = panel('failed', (p) => p.failed, margin.top + completedH + gap, failedH, 1, 'failed / min');
-
-    const bars = [];
-    for (const p of points) {
-      const at = Date.parse(p.at);
-      const i = Math.round((at - start) / stepMs);
-      if (Number.isNaN(i) || i < 0 || i >= slots) continue;
+    const peak = (pick) => data.slots.reduce((max, p) => Math.max(max, pick(p)), 0);
+    const completed = chartFrame('completed', margin.top, completedH, peak((p) => p.completed), 4,
+      `completed / ${data.unit}`, margin, width, num);
+    const failed = chartFrame('failed', margin.top + completedH + gap, failedH, peak((p) => p.failed), 1,
+      `failed / ${data.unit}`, margin, width, num);
+    const bars = data.slots.map((p, i) => {
+      if (!p.any) return null;
       const x = margin.left + i * slotW;
-      const c = p.completed || 0;
-      const f = p.failed || 0;
-      bars.push(s('g', { 'data-key': p.at, class: 'bar' },
-        s('title', null, `${formatClock(at)}: ${num(c)} completed, ${num(f)} failed`),
+      return s('g', { 'data-key': String(p.at), class: 'bar' },
+        s('title', null, `${slotLabel(p.at, data.slotMs)}: ${num(p.completed)} completed, ${num(p.failed)} failed, `
+          + `${num(p.retried)} retried`),
         s('rect', { class: 'hit', x, y: margin.top, width: slotW, height: height - margin.top - margin.bottom }),
-        s('rect', { class: 'bar-completed', x: x + 1, y: completed.y(c), width: barW, height: completed.y(0) - completed.y(c) }),
-        f ? s('rect', { class: 'bar-failed', x: x + 1, y: failed.y(f), width: barW, height: failed.y(0) - failed.y(f) }) : null));
-    }
-    const labels = [0, 15, 30, 45, slots - 1].map((i) =>
-      s('text', { class: 'tick', x: margin.left + (i + 0.5) * slotW, y: height - 6,
-        'text-anchor': i === 0 ? 'start' : i === slots - 1 ? 'end' : 'middle' }, formatClock(start + i * stepMs)));
-    return s('svg', attrs,
-      completed.grid,
-      failed.grid,
-      s('g', { 'data-key': 'labels' }, labels),
+        s('rect', { class: 'bar-completed', x: x + 1, y: completed.y(p.completed), width: barW,
+          height: completed.y(0) - completed.y(p.completed) }),
+        p.failed ? s('rect', { class: 'bar-failed', x: x + 1, y: failed.y(p.failed), width: barW,
+          height: failed.y(0) - failed.y(p.failed) }) : null);
+    });
+    return s('svg', attrs, completed.grid, failed.grid, timeLabels(data, margin, slotW, height),
       s('g', { 'data-key': 'bars' }, bars));
+  }
+
+  // One panel of a time in milliseconds: its average per slot as bars, its maximum as a line.
+  function timeChart(data, width, test, avgKey, maxKey, label) {
+    const margin = { left: 56, right: 14, top: 10, bottom: 24 };
+    const panelH = 110;
+    const height = margin.top + panelH + margin.bottom;
+    const attrs = { 'data-test': test, class: 'chart', viewBox: `0 0 ${width} ${height}`, width: '100%', height,
+      role: 'img', 'aria-label': label };
+    if (!data.any) {
+      return s('svg', attrs,
+        s('text', { x: width / 2, y: height / 2, 'text-anchor': 'middle', class: 'chart-empty' }, 'No history yet'));
+    }
+    const slotW = (width - margin.left - margin.right) / data.slots.length;
+    const barW = Math.max(1, slotW - 2);
+    const peak = data.slots.reduce((max, p) => Math.max(max, p[maxKey] || 0), 0);
+    const frame = chartFrame(test, margin.top, panelH, peak, 3, label, margin, width, (v) => formatMillis(v));
+    const bars = [];
+    const line = [];
+    data.slots.forEach((p, i) => {
+      if (p[avgKey] == null) return;
+      const x = margin.left + i * slotW;
+      bars.push(s('g', { 'data-key': String(p.at) },
+        s('title', null, `${slotLabel(p.at, data.slotMs)}: average ${formatMillis(p[avgKey])}, longest ${formatMillis(p[maxKey])}`),
+        s('rect', { class: 'bar-completed', x: x + 1, y: frame.y(p[avgKey]), width: barW, height: frame.y(0) - frame.y(p[avgKey]) })));
+      line.push(`${x + slotW / 2},${frame.y(p[maxKey] || 0)}`);
+    });
+    return s('svg', attrs, frame.grid, timeLabels(data, margin, slotW, height), s('g', { 'data-key': 'bars' }, bars),
+      line.length > 1 ? s('polyline', { class: 'line-max', points: line.join(' '), fill: 'none' }) : null);
+  }
+
+  function formatMillis(ms) {
+    if (ms == null) return '—';
+    if (ms < 1000) return `${Math.round(ms)} ms`;
+    if (ms < 60000) return `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`;
+    return `${(ms / 60000).toFixed(1)} min`;
+  }
+
+  // ---------------------------------------------------------------- history
+
+  async function loadHistoryPage(generation, params) {
+    const span = ['1h', '24h', '7d'].includes(params.get('window')) ? params.get('window') : '24h';
+    const task = params.get('task') || '';
+    try {
+      const [history] = await Promise.all([
+        api(`history?${new URLSearchParams({ window: span, task })}`),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderHistoryPage(history, span, task));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+    }
+    later(generation, OVERVIEW_REFRESH_MS * 5, () => loadHistoryPage(generation, params));
+  }
+
+  function renderHistoryPage(history, span, task) {
+    const data = slotsOf(history);
+    const width = chartWidth();
+    const total = (pick) => data.slots.reduce((sum, p) => sum + pick(p), 0);
+    const tabs = ['1h', '24h', '7d'].map((w) => h('a', { href: `#/history?${new URLSearchParams({ window: w, task })}`,
+      class: 'tab', 'aria-current': w === span ? 'page' : null, 'data-test': `window-${w}` }, w));
+    const form = h('form', { class: 'filters', 'data-test': 'history-filter', autocomplete: 'off' },
+      h('label', null, 'Task', h('select', { name: 'task', 'data-test': 'history-task' },
+        h('option', { value: '', selected: !task }, 'every task'),
+        (history.tasks || []).map((name) => h('option', { value: name, selected: name === task }, name)))));
+    return h('div', { class: 'page', 'data-test': 'history-page' },
+      h('div', { class: 'page-head' }, h('h1', null, 'History'), h('nav', { class: 'tabs', 'aria-label': 'Window' }, tabs),
+        h('span', { class: 'muted small' }, `per ${data.unit}, kept by the queue: a day of minutes, a week of hours`)),
+      h('section', { class: 'card' }, form),
+      h('section', { class: 'card', 'data-key': 'throughput' },
+        h('div', { class: 'card-head' }, h('h2', null, 'Throughput'),
+          h('div', { class: 'legend', 'data-test': 'history-totals' },
+            `${num(total((p) => p.completed))} completed, ${num(total((p) => p.failed))} failed, `
+              + `${num(total((p) => p.retried))} retried`)),
+        h('div', { class: 'chart-box' }, countChart(data, width, 'history-throughput'))),
+      h('section', { class: 'card', 'data-key': 'wait' },
+        h('div', { class: 'card-head' }, h('h2', null, 'Wait'),
+          h('div', { class: 'legend muted' }, 'from due to start: average (bars), longest (line)')),
+        h('div', { class: 'chart-box' }, timeChart(data, width, 'history-wait', 'waitAvgMs', 'waitMaxMs', 'wait'))),
+      h('section', { class: 'card', 'data-key': 'run' },
+        h('div', { class: 'card-head' }, h('h2', null, 'Run time'),
+          h('div', { class: 'legend muted' }, 'average (bars), longest (line)')),
+        h('div', { class: 'chart-box' }, timeChart(data, width, 'history-run', 'runAvgMs', 'runMaxMs', 'run time'))));
   }
 
   function renderNodes(nodes) {
@@ -1185,6 +1311,13 @@
   });
 
   document.addEventListener('change', (event) => {
+    const historyTask = event.target.closest('select[data-test="history-task"]');
+    if (historyTask) {
+      const route = parseRoute();
+      const span = route && route.params ? route.params.get('window') || '24h' : '24h';
+      location.hash = `#/history?${new URLSearchParams({ window: span, task: historyTask.value })}`;
+      return;
+    }
     const box = event.target.closest('input[data-select]');
     const choice = event.target.closest('select[data-test="bulk-action"]');
     if (!box && !choice) return;

@@ -62,6 +62,7 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>{@code GET /actuator/queues/workflows/{id}}: one workflow with its jobs and their results;</li>
  * <li>{@code GET /actuator/queues/jobs/{group}?task=&tag=&match=...}: one page of a search, as the console's;</li>
  * <li>{@code GET /actuator/queues/actions/latest}, {@code GET /actuator/queues/actions/{id}}: the audit trail, one action;</li>
+ * <li>{@code GET /actuator/queues/history/{window}}: what each task did over {@code 1h}, {@code 24h} or {@code 7d};</li>
  * <li>{@code POST /actuator/queues/{task}} with {@code {"action": "pause" | "resume" | "rerun-failed" | "rescue"}};</li>
  * <li>{@code POST /actuator/queues/{task}/{jobId}} with {@code {"action": "rerun" | "cancel"}};</li>
  * <li>{@code POST /actuator/queues/jobs/{group}} with {@code {"action": ..., <filters>}}: a bulk action.</li>
@@ -317,10 +318,12 @@ public class QueueEndpoint {
      * of a search, {@code jobs/<group>} (the filters as the console's API takes them, see
      * {@link JobQuery#fromParameters}, with {@code after}, {@code limit} and {@code count=true} for
      * the number of matching jobs too); the audit trail, {@code actions/latest} (newest first, before
-     * the action {@code before}), or one action with its progress, {@code actions/<id>}.
-     * @param scope {@code workflows}, {@code jobs}, {@code actions}, or the job's task
-     * @param id the workflow id, the group, {@code latest} or the action id, or the job id
-     * @param task a search's task
+     * the action {@code before}), or one action with its progress, {@code actions/<id>}; what each
+     * task (or {@code task}) did per minute or hour, {@code history/1h}, {@code history/24h},
+     * {@code history/7d}.
+     * @param scope {@code workflows}, {@code jobs}, {@code actions}, {@code history}, or the job's task
+     * @param id the workflow id, the group, {@code latest} or the action id, the window, or the job id
+     * @param task a search's task, or the history's
      * @param from a search's start of its time range
      * @param to a search's end of its time range
      * @param dedupKey a search's dedup key
@@ -345,6 +348,9 @@ public class QueueEndpoint {
             }
             case "actions" -> {
                 return actions(id, limit, before);
+            }
+            case "history" -> {
+                return history(id, task);
             }
             case "workflows" -> {
                 return workflow(number(id, "workflow id"));
@@ -384,6 +390,27 @@ public class QueueEndpoint {
             return entry;
         }).toList());
         body.put("next", found.next());
+        return body;
+    }
+
+    private Map<String, Object> history(String window, @Nullable String task) {
+        Duration span;
+        try {
+            span = HistoryFigures.window(window);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid window");
+        }
+        Map<String, Object> tasks = new LinkedHashMap<>();
+        this.admin.history(span).forEach((name, history) -> {
+            if (task == null || task.isBlank() || task.strip().equals(name)) {
+                tasks.put(name, HistoryFigures.merged(List.of(history)));
+            }
+        });
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("window", window);
+        body.put("stepSeconds", span.compareTo(Duration.ofDays(1)) <= 0 ? 60 : 3600);
+        body.put("tasks", tasks);
         return body;
     }
 

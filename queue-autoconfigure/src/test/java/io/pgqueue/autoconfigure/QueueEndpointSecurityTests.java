@@ -158,6 +158,11 @@ class QueueEndpointSecurityTests {
         assertThat(trail.get("actions").get(0).get("action").asString()).isEqualTo("cancel");
         assertThat(trail.get("actions").get(0).get("actor").asString()).isEqualTo("admin");
         assertThat(trail.get("actions").get(1).get("id").asLong()).isEqualTo(id);
+
+        HttpResponse<String> history = send("GET", "/actuator/queues/history/24h?task=send-push", "operator", null);
+        assertThat(history.statusCode()).as(history.body()).isEqualTo(200);
+        assertThat(JSON.readTree(history.body()).get("stepSeconds").asInt()).isEqualTo(60);
+        assertThat(send("GET", "/actuator/queues/history/2h", "operator", null).statusCode()).isEqualTo(400);
     }
 
     private HttpResponse<String> send(String method, String path, String user, String json) throws Exception {

@@ -167,6 +167,13 @@ class ConsoleBrowserTests {
         wait(Duration.ofSeconds(20)).until(driver -> !driver.findElement(By.cssSelector("svg[data-test='history-chart']"))
             .getText().contains("No history yet"));
         screenshot("overview");
+
+        // The history the queue keeps: a day of minutes, with the failed and the completed thumbnail.
+        open("#/history?window=24h&task=generate-thumbnail");
+        wait(Duration.ofSeconds(30)).until(driver -> driver.findElement(By.cssSelector("[data-test='history-totals']"))
+            .getText().matches("[1-9][0-9]* completed, [1-9][0-9]* failed, .*") || reloaded(driver));
+        waitFor(By.cssSelector("svg[data-test='history-run'] rect.bar-completed"));
+        screenshot("history");
     }
 
     @Test

@@ -1,12 +1,16 @@
 package io.pgqueue.autoconfigure.console;
 
 import java.security.Principal;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 import io.pgqueue.BulkAction;
 import io.pgqueue.CancelResult;
@@ -22,10 +26,12 @@ import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
+import io.pgqueue.autoconfigure.HistoryFigures;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.autoconfigure.RedactedFields;
 import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
+import io.pgqueue.observe.TaskHistory;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.schedule.ScheduleInfo;
 import io.pgqueue.worker.PoolState;
@@ -56,8 +62,6 @@ final class ConsoleApi {
 
     private final QueueStatistics stats;
 
-    private final ConsoleHistory history;
-
     private final ObjectProvider<QueueWorkerNode> workers;
 
     private final ObjectProvider<LocalDeadlineMisses> misses;
@@ -68,14 +72,12 @@ final class ConsoleApi {
 
     private final RedactedFields redacted;
 
-    ConsoleApi(QueueAdmin admin, QueueStatistics stats, ConsoleHistory history,
-            ObjectProvider<QueueWorkerNode> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly,
+    ConsoleApi(QueueAdmin admin, QueueStatistics stats, ObjectProvider<QueueWorkerNode> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly,
             ConsoleAccess access, RedactedFields redacted) {
         this.access = access;
         this.redacted = redacted;
         this.admin = admin;
         this.stats = stats;
-        this.history = history;
         this.workers = workers;
         this.misses = misses;
         this.readOnly = readOnly;
@@ -109,12 +111,36 @@ final class ConsoleApi {
         body.put("statsTakenAt", latest.takenAt());
         body.put("statsError", latest.error() == null ? null : latest.error().toString());
         body.put("tasks", tasks);
-        body.put("history", Map.of("stepSeconds", ConsoleHistory.STEP.toSeconds(), "points",
-                this.history.points().stream().map(point -> Map.of("at", point.at(), "completed", point.completed(),
-                        "failed", point.failed())).toList()));
+        body.put("history", Map.of("windowSeconds", HOUR.toSeconds(), "stepSeconds", 60,
+                "points", HistoryFigures.merged(this.admin.history(HOUR).values())));
         body.put("nodes", this.admin.nodes().stream().map(NodeInfo::describe).toList());
         body.put("pools", pools());
         body.put("schedules", this.admin.schedules().stream().map(ConsoleApi::schedule).toList());
+        return json(body);
+    }
+
+    private static final Duration HOUR = Duration.ofHours(1);
+
+    /**
+     * {@code GET api/history?window=24h&task=}: what every task (or one) did over {@code 1h},
+     * {@code 24h} or {@code 7d}, per minute or per hour, from the queue's task history.
+     */
+    ServerResponse history(ServerRequest request) {
+        String window = text(request, "window").filter(text -> !text.isBlank()).orElse("24h").strip();
+        Duration span = HistoryFigures.window(window);
+        Map<String, TaskHistory> all = this.admin.history(span);
+        String task = text(request, "task").filter(text -> !text.isBlank()).map(String::strip).orElse(null);
+        Collection<TaskHistory> chosen = task == null ? all.values()
+                : Optional.ofNullable(all.get(task)).map(List::of).orElse(List.of());
+        Set<String> tasks = new TreeSet<>(this.admin.knownTasks());
+        tasks.addAll(all.keySet());
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("window", window);
+        body.put("windowSeconds", span.toSeconds());
+        body.put("stepSeconds", span.compareTo(Duration.ofDays(1)) <= 0 ? 60 : 3600);
+        body.put("task", task);
+        body.put("tasks", tasks);
+        body.put("points", HistoryFigures.merged(chosen));
         return json(body);
     }
 

@@ -44,6 +44,7 @@ final class ConsoleRoutes {
             .GET(path + "/api/overview", api::overview)
             .GET(path + "/api/jobs", api::jobs)
             .GET(path + "/api/jobs/count", api::count)
+            .GET(path + "/api/history", api::history)
             .GET(path + "/api/actions", api::actions)
             .GET(path + "/api/actions/{id}", api::action)
             .POST(path + "/api/bulk", request -> refusedOr(api, request, api::bulk))

@@ -56,14 +56,9 @@ public final class QueueConsoleAutoConfiguration {
     }
 
     @Bean
-    ConsoleHistory pgqueueConsoleHistory(QueueStatistics stats) {
-        return new ConsoleHistory(stats);
-    }
-
-    @Bean
     @ConditionalOnMissingBean(name = "pgqueueConsoleRoutes")
     RouterFunction<ServerResponse> pgqueueConsoleRoutes(QueueConsoleProperties properties, QueueAdmin admin,
-            QueueStatistics stats, ConsoleHistory history, ObjectProvider<QueueWorkerNode> workers,
+            QueueStatistics stats, ObjectProvider<QueueWorkerNode> workers,
             ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans, QueueProperties queue) {
         String path = path(properties.getPath());
         boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);
@@ -86,7 +81,7 @@ public final class QueueConsoleAutoConfiguration {
         }
         ConsoleAccess access = new ConsoleAccess(secured, properties.getRole(), properties.getViewerRole(),
                 properties.isViewersSeeJobData());
-        return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, history, workers, misses, readOnly, access,
+        return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, workers, misses, readOnly, access,
                 new RedactedFields(queue.getRedactedFields())),
                 secured ? null : new ConsoleHosts(properties.getAllowedHosts()));
     }

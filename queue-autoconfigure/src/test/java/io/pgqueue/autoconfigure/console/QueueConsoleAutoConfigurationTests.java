@@ -35,9 +35,8 @@ class QueueConsoleAutoConfigurationTests {
         .withPropertyValues("pgqueue.workers.enabled=false");
 
     @Test
-    void registeredByDefaultWithItsHistory() {
+    void registeredByDefault() {
         this.runner.run(context -> assertThat(context).hasNotFailed().hasBean("pgqueueConsoleRoutes")
-            .hasSingleBean(ConsoleHistory.class)
             .doesNotHaveBean(QueueConsoleAutoConfiguration.SECURITY_CHAIN));
     }
 

@@ -186,6 +186,28 @@ public class QueueConsoleHttpTests {
     }
 
     @Test
+    void theHistoryOfWhatTheWorkersDidOutlivesThePageAndComesPerMinuteOrPerHour() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        long id = this.queue.enqueue("fails", "history-" + System.nanoTime()).jobId();
+        await().atMost(Duration.ofSeconds(20)).until(() -> this.admin.job(id).orElseThrow().state() == JobState.COMPLETED);
+        // Worker nodes add their figures every 10 s.
+        await().atMost(Duration.ofSeconds(30)).until(() -> ConsoleClient.json(browser.get("/pgqueue/api/history?window=1h"
+                + "&task=fails")).get("points").size() > 0);
+        JsonNode hour = ConsoleClient.json(browser.get("/pgqueue/api/history?window=1h&task=fails"));
+        assertThat(hour.get("stepSeconds").asInt()).isEqualTo(60);
+        assertThat(hour.get("tasks").toString()).contains("\"fails\"");
+        assertThat(hour.get("points").get(0).get("completed").asLong()).isPositive();
+        JsonNode week = ConsoleClient.json(browser.get("/pgqueue/api/history?window=7d"));
+        assertThat(week.get("stepSeconds").asInt()).isEqualTo(3600);
+        assertThat(week.get("points").get(0).get("ran").asLong()).isPositive();
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/overview")).get("history").get("points").size())
+            .as("the overview's hour reads the same history").isPositive();
+        HttpResponse<String> bad = browser.get("/pgqueue/api/history?window=2h");
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(ConsoleClient.json(bad).get("detail").asString()).isEqualTo("Unknown history window '2h'; use 1h, 24h or 7d");
+    }
+
+    @Test
     void aJobActionIsNotFoundForAnUnknownJobAndAConflictForAJobInTheWrongState() throws Exception {
         ConsoleClient browser = new ConsoleClient(this.port);
         for (String action : new String[] { "rerun", "cancel" }) {
