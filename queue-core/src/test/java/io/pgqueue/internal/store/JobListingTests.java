@@ -125,6 +125,17 @@ class JobListingTests {
         assertThat(Group.of(" failed ")).isEqualTo(Group.FAILED);
     }
 
+    @Test
+    void theListingOfTheReleaseBeforeStillAnswersItsNodes() {
+        for (int i = 0; i < 12; i++) {
+            finished(3_000 + i, "copy", "FAILED", BASE.plusSeconds(i), null, i % 2 == 0 ? "timeout" : "refused");
+        }
+        List<Long> listed = queue.jdbc().queryForList("SELECT id FROM pgqueue.list_jobs('FAILED', 'copy', NULL, NULL, "
+                + "NULL, 'timeout', NULL, NULL, 5)", Long.class);
+        assertThat(listed).containsExactly(3010L, 3008L, 3006L, 3004L, 3002L)
+            .isEqualTo(ids(JobQuery.of(Group.FAILED).withTask("copy").withErrorText("timeout").withLimit(5)));
+    }
+
     private static List<Long> ids(JobQuery query) {
         return queue.store().list(query).jobs().stream().map(JobPage.Job::id).toList();
     }
