@@ -220,6 +220,8 @@
     if (parts[0] === 'jobs' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'detail', id: parts[1] };
     if (parts[0] === 'actions' && parts.length === 1) return { page: 'actions', params };
     if (parts[0] === 'history' && parts.length === 1) return { page: 'history', params };
+    if (parts[0] === 'workflows' && parts.length === 1) return { page: 'workflows', params };
+    if (parts[0] === 'workflows' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'workflow', id: parts[1] };
     if (parts[0] === 'actions' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'action', id: parts[1] };
     return null;
   }
@@ -249,7 +251,8 @@
     app.loadError = null;
     renderNotices();
     for (const link of document.querySelectorAll('[data-nav]')) {
-      const section = route.page === 'detail' ? 'jobs' : route.page === 'action' ? 'actions' : route.page;
+      const section = route.page === 'detail' ? 'jobs' : route.page === 'action' ? 'actions'
+        : route.page === 'workflow' ? 'workflows' : route.page;
       if (link.dataset.nav === section) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
@@ -271,6 +274,8 @@
     else if (route.page === 'jobs') loadJobs(generation, route.params);
     else if (route.page === 'actions') loadActions(generation, route.params);
     else if (route.page === 'history') loadHistoryPage(generation, route.params);
+    else if (route.page === 'workflows') loadWorkflows(generation);
+    else if (route.page === 'workflow') loadWorkflow(generation, route.id);
     else if (route.page === 'action') loadAction(generation, route.id);
     else loadDetail(generation, route.id);
   }
@@ -711,6 +716,168 @@
     if (ms < 1000) return `${Math.round(ms)} ms`;
     if (ms < 60000) return `${(ms / 1000).toFixed(ms < 10000 ? 1 : 0)} s`;
     return `${(ms / 60000).toFixed(1)} min`;
+  }
+
+  // ---------------------------------------------------------------- workflows
+
+  async function loadWorkflows(generation) {
+    try {
+      const [page] = await Promise.all([
+        api('workflows?limit=100'),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderWorkflows(page.workflows || []));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+    }
+    later(generation, OVERVIEW_REFRESH_MS, () => loadWorkflows(generation));
+  }
+
+  function renderWorkflows(workflows) {
+    const rows = workflows.map((w) => h('tr', { 'data-key': `workflow:${w.id}`, 'data-workflow-id': w.id },
+      h('td', { class: 'num id' }, h('a', { href: `#/workflows/${w.id}`, 'data-test': 'workflow-link' }, w.id)),
+      h('td', { class: 'name' }, w.name),
+      h('td', null, badge(w.state)),
+      h('td', { class: 'num' }, num(w.jobs)),
+      h('td', { class: 'num' }, num(w.completed)),
+      h('td', { class: 'num' }, num(w.failed)),
+      h('td', { class: 'num' }, num(w.cancelled)),
+      h('td', null, time(w.createdAt)),
+      h('td', null, w.finishedAt ? time(w.finishedAt) : h('span', { class: 'muted' }, '—'))));
+    return h('div', { class: 'page' },
+      h('div', { class: 'page-head' }, h('h1', null, 'Workflows'),
+        h('span', { class: 'muted small' }, 'workflows and batches: the running ones newest first, then the latest finished')),
+      h('section', { class: 'card' }, workflows.length
+        ? h('div', { class: 'table-wrap' }, h('table', { class: 'grid', 'data-test': 'workflow-table' },
+          h('thead', null, h('tr', null, h('th', { class: 'num' }, 'ID'), h('th', null, 'Name'), h('th', null, 'State'),
+            h('th', { class: 'num' }, 'Jobs'), h('th', { class: 'num' }, 'Completed'), h('th', { class: 'num' }, 'Failed'),
+            h('th', { class: 'num' }, 'Cancelled'), h('th', null, 'Created'), h('th', null, 'Finished'))),
+          h('tbody', null, rows)))
+        : h('p', { class: 'empty', 'data-test': 'no-workflows' }, 'No workflow or batch is kept.')));
+  }
+
+  async function loadWorkflow(generation, id) {
+    try {
+      const [workflow] = await Promise.all([
+        api(`workflows/${id}`),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderWorkflow(workflow));
+      if (workflow.state === 'RUNNING') later(generation, DETAIL_REFRESH_MS, () => loadWorkflow(generation, id));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+      if (e.status !== 404) later(generation, RETRY_MS, () => loadWorkflow(generation, id));
+    }
+  }
+
+  function stepMillis(step) {
+    return step.startedAt && step.finishedAt ? Date.parse(step.finishedAt) - Date.parse(step.startedAt) : null;
+  }
+
+  // The steps as a graph, left to right: a step's column is one past the furthest step it comes after.
+  function workflowGraph(workflow) {
+    const steps = workflow.steps || [];
+    const byId = new Map(steps.map((st) => [st.jobId, st.step]));
+    const before = new Map(steps.map((st) => [st.step, [...new Set([...(st.after || []),
+      ...(st.waitsFor || []).map((id) => byId.get(id)).filter(Boolean)])]]));
+    const column = new Map();
+    const columnOf = (name, seen = new Set()) => {
+      if (column.has(name)) return column.get(name);
+      if (seen.has(name)) return 0;
+      seen.add(name);
+      const deps = (before.get(name) || []).filter((dep) => before.has(dep));
+      const value = deps.length ? 1 + Math.max(...deps.map((dep) => columnOf(dep, seen))) : 0;
+      column.set(name, value);
+      return value;
+    };
+    steps.forEach((st) => columnOf(st.step));
+    const rows = new Map();
+    const place = new Map();
+    for (const st of steps) {
+      const c = column.get(st.step);
+      const r = rows.get(c) || 0;
+      rows.set(c, r + 1);
+      place.set(st.step, { c, r });
+    }
+    const boxW = 170;
+    const boxH = 50;
+    const gapX = 60;
+    const gapY = 18;
+    const pad = 10;
+    const columns = Math.max(1, ...[...column.values()].map((c) => c + 1));
+    const maxRows = Math.max(1, ...rows.values());
+    const width = pad * 2 + columns * boxW + (columns - 1) * gapX;
+    const height = pad * 2 + maxRows * boxH + (maxRows - 1) * gapY;
+    const at = (name) => {
+      const p = place.get(name);
+      return { x: pad + p.c * (boxW + gapX), y: pad + p.r * (boxH + gapY) };
+    };
+    const edges = [];
+    for (const st of steps) {
+      const to = at(st.step);
+      for (const dep of before.get(st.step) || []) {
+        if (!place.has(dep)) continue;
+        const from = at(dep);
+        const x1 = from.x + boxW;
+        const y1 = from.y + boxH / 2;
+        const x2 = to.x;
+        const y2 = to.y + boxH / 2;
+        edges.push(s('path', { class: 'edge', 'marker-end': 'url(#arrow)', d: `M${x1},${y1} C${x1 + gapX / 2},${y1} ${x2 - gapX / 2},${y2} ${x2},${y2}` }));
+      }
+    }
+    const nodes = steps.map((st) => {
+      const p = at(st.step);
+      const took = stepMillis(st);
+      return s('a', { href: `#/jobs/${st.jobId}`, 'data-step': st.step },
+        s('g', { class: `node node-${String(st.state || 'unknown').toLowerCase()}` },
+          s('title', null, `${st.step} (${st.task}): ${st.state}${took != null ? `, ${formatMillis(took)}` : ''}`),
+          s('rect', { x: p.x, y: p.y, width: boxW, height: boxH, rx: 6 }),
+          s('text', { x: p.x + 10, y: p.y + 20, class: 'node-name' }, st.step.length > 20 ? `${st.step.slice(0, 19)}…` : st.step),
+          s('text', { x: p.x + 10, y: p.y + 38, class: 'node-detail' },
+            `${st.state}${took != null ? ` · ${formatMillis(took)}` : ''}`)));
+    });
+    return s('svg', { class: 'graph', 'data-test': 'workflow-graph', viewBox: `0 0 ${width} ${height}`, width, height,
+      role: 'img', 'aria-label': 'The workflow\'s steps' },
+      s('defs', null, s('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 6, markerHeight: 6,
+        orient: 'auto-start-reverse' }, s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'arrow' }))),
+      s('g', { 'data-key': 'edges' }, edges), s('g', { 'data-key': 'nodes' }, nodes));
+  }
+
+  function renderWorkflow(workflow) {
+    const steps = workflow.steps || [];
+    const rows = steps.map((st) => h('tr', { 'data-key': `step:${st.jobId}`, 'data-step': st.step },
+      h('td', { class: 'name' }, st.step),
+      h('td', { class: 'num id' }, h('a', { href: `#/jobs/${st.jobId}` }, st.jobId)),
+      h('td', null, st.task),
+      h('td', { 'data-field': 'state' }, badge(st.state)),
+      h('td', null, (st.after || []).join(', ') || h('span', { class: 'muted' }, '—')),
+      h('td', { class: 'num' }, num(st.attempt)),
+      h('td', null, st.startedAt ? time(st.startedAt) : h('span', { class: 'muted' }, '—')),
+      h('td', { class: 'num' }, formatMillis(stepMillis(st))),
+      h('td', { class: 'error-cell' }, st.result != null ? h('span', { class: 'mono', title: st.result }, firstLine(st.result))
+        : st.lastError && (st.state === 'FAILED' || st.state === 'CANCELLED')
+          ? h('span', { title: firstLine(st.lastError) }, firstLine(st.lastError)) : h('span', { class: 'muted' }, '—'))));
+    return h('div', { class: 'page', 'data-test': 'workflow-page' },
+      h('div', { class: 'page-head' }, h('h1', null, `Workflow ${workflow.id}: ${workflow.name}`), badge(workflow.state),
+        h('span', { class: 'spacer' }), h('a', { href: '#/workflows', class: 'btn btn-link' }, '← All workflows')),
+      h('section', { class: 'card', 'data-key': 'counts' },
+        h('p', { 'data-test': 'workflow-counts' }, `${num(workflow.jobs)} jobs: ${num(workflow.completed)} completed, `
+          + `${num(workflow.failed)} failed, ${num(workflow.cancelled)} cancelled; a failed step's dependents `
+          + `${workflow.onDependencyFailure === 'RUN' ? 'run' : 'are cancelled'}`)),
+      h('section', { class: 'card', 'data-key': 'graph' }, h('h2', null, 'Steps'),
+        h('div', { class: 'graph-box' }, workflowGraph(workflow))),
+      h('section', { class: 'card', 'data-key': 'steps' },
+        h('div', { class: 'table-wrap' }, h('table', { class: 'grid', 'data-test': 'step-table' },
+          h('thead', null, h('tr', null, h('th', null, 'Step'), h('th', { class: 'num' }, 'Job'), h('th', null, 'Task'),
+            h('th', null, 'State'), h('th', null, 'After'), h('th', { class: 'num' }, 'Attempt'), h('th', null, 'Started'),
+            h('th', { class: 'num' }, 'Took'), h('th', null, 'Result or error'))),
+          h('tbody', null, rows)))));
   }
 
   // ---------------------------------------------------------------- history
@@ -1234,7 +1401,7 @@
           field('Partition', 'partition', num(job.partition)),
           field('Dedup key', 'dedupKey', job.dedupKey ? h('span', { class: 'mono' }, job.dedupKey) : '—'),
           field('Tags', 'tags', (job.tags || []).length ? job.tags.map((tag) => h('span', { class: 'tag' }, tag)) : '—'),
-          field('Workflow', 'workflow', job.workflow != null ? String(job.workflow) : '—'),
+          field('Workflow', 'workflow', job.workflow != null ? h('a', { href: `#/workflows/${job.workflow}` }, String(job.workflow)) : '—'),
           field('Created', 'createdAt', time(job.createdAt, true)),
           field('Scheduled', 'scheduleTime', time(job.scheduleTime, true)),
           field('Started', 'startedAt', time(job.startedAt, true)),

@@ -161,6 +161,9 @@ public final class QueueDefaults {
     /** The header that holds a job's step name in its workflow. */
     public static final String STEP_HEADER = "pgqueue.workflow.step";
 
+    /** The header that holds the names of the steps a workflow's step comes after, as a JSON array. */
+    public static final String AFTER_HEADER = "pgqueue.workflow.after";
+
     /** The header a job released after its dependencies gets: how many of them completed. */
     public static final String DEPENDENCIES_SUCCEEDED_HEADER = "pgqueue.dependencies.succeeded";
 

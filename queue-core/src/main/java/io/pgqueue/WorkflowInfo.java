@@ -35,8 +35,22 @@ public record WorkflowInfo(long id, String name, String state, DependencyFailure
      * @param waitsFor the ids of the jobs it waits (or waited) for, until it ends
      * @param result the result it recorded as JSON text, once it completed in the attempt that recorded
      * it; else {@code null}
+     * @param after the steps it comes after, as the workflow declared them (kept after it ended);
+     * empty for a step without any
+     * @param createdAt when it was enqueued
+     * @param startedAt when its last attempt started, or {@code null}
+     * @param finishedAt when it ended, or {@code null}
      */
     public record Step(String step, long jobId, String task, JobState state, int attempt, String lastError,
-            List<Long> waitsFor, String result) {
+            List<Long> waitsFor, String result, List<String> after, Instant createdAt, Instant startedAt,
+            Instant finishedAt) {
+
+        /**
+         * Copies the lists.
+         */
+        public Step {
+            waitsFor = waitsFor == null ? List.of() : List.copyOf(waitsFor);
+            after = after == null ? List.of() : List.copyOf(after);
+        }
     }
 }

@@ -498,7 +498,11 @@ public class QueueEndpoint {
                 job.put("attempt", step.attempt());
                 job.put("lastError", jobData(step.lastError()));
                 job.put("waitsFor", step.waitsFor());
-                job.put("result", jobData(step.result()));
+                job.put("after", step.after());
+                job.put("createdAt", step.createdAt());
+                job.put("startedAt", step.startedAt());
+                job.put("finishedAt", step.finishedAt());
+                job.put("result", jobData(this.redacted.redact(step.result())));
                 return job;
             }).toList());
             return body;

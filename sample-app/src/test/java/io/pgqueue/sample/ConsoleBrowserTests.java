@@ -168,6 +168,15 @@ class ConsoleBrowserTests {
             .getText().contains("No history yet"));
         screenshot("overview");
 
+        // The upload's workflow: thumbnail and scan, then publish after both.
+        browser.findElement(By.cssSelector("a[data-test='nav-workflows']")).click();
+        waitFor(By.cssSelector("[data-test='workflow-table'] a[data-test='workflow-link']")).click();
+        WebElement graph = waitFor(By.cssSelector("svg[data-test='workflow-graph']"));
+        assertThat(graph.findElements(By.cssSelector("a[data-step]"))).hasSize(3);
+        assertThat(browser.findElement(By.cssSelector("[data-test='step-table'] tr[data-step='publish']")).getText())
+            .contains("thumbnail, scan");
+        screenshot("workflow");
+
         // The history the queue keeps: a day of minutes, with the failed and the completed thumbnail.
         open("#/history?window=24h&task=generate-thumbnail");
         wait(Duration.ofSeconds(30)).until(driver -> driver.findElement(By.cssSelector("[data-test='history-totals']"))

@@ -25,6 +25,7 @@ import io.pgqueue.QueueAction;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.WorkflowInfo;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.HistoryFigures;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
@@ -142,6 +143,36 @@ final class ConsoleApi {
         body.put("tasks", tasks);
         body.put("points", HistoryFigures.merged(chosen));
         return json(body);
+    }
+
+    /** {@code GET api/workflows}: the running workflows and batches, newest first, then the latest finished. */
+    ServerResponse workflows(ServerRequest request) {
+        int limit = text(request, "limit").map(ConsoleApi::limit).orElse(JobQuery.DEFAULT_LIMIT);
+        if (limit < 1 || limit > JobQuery.MAX_LIMIT) {
+            throw new IllegalArgumentException("limit must be 1 to " + JobQuery.MAX_LIMIT + ", was " + limit);
+        }
+        return json(Map.of("workflows", this.admin.workflows(limit)));
+    }
+
+    /**
+     * {@code GET api/workflows/{id}}: a workflow with its steps, what each comes after, its state,
+     * timing and result (job data: hidden and redacted as a job's).
+     */
+    ServerResponse workflow(ServerRequest request) {
+        long id = number(request.pathVariable("id"), "workflow id");
+        Optional<WorkflowInfo> found = this.admin.workflow(id);
+        if (found.isEmpty()) {
+            return problem(HttpStatus.NOT_FOUND, "No workflow has id " + id + " (or retention removed it)");
+        }
+        WorkflowInfo info = found.get();
+        boolean jobData = this.access.jobData(request);
+        List<WorkflowInfo.Step> steps = info.steps().stream().map(step -> new WorkflowInfo.Step(step.step(), step.jobId(),
+                step.task(), step.state(), step.attempt(),
+                jobData || step.lastError() == null ? step.lastError() : ConsoleAccess.HIDDEN, step.waitsFor(),
+                jobData ? this.redacted.redact(step.result()) : step.result() == null ? null : ConsoleAccess.HIDDEN_JSON,
+                step.after(), step.createdAt(), step.startedAt(), step.finishedAt())).toList();
+        return json(new WorkflowInfo(info.id(), info.name(), info.state(), info.onDependencyFailure(), info.jobs(),
+                info.completed(), info.failed(), info.cancelled(), info.createdAt(), info.finishedAt(), steps));
     }
 
     /** {@code GET api/jobs}: one page of a group of jobs, see {@link JobQuery}. */

@@ -45,6 +45,8 @@ final class ConsoleRoutes {
             .GET(path + "/api/jobs", api::jobs)
             .GET(path + "/api/jobs/count", api::count)
             .GET(path + "/api/history", api::history)
+            .GET(path + "/api/workflows", api::workflows)
+            .GET(path + "/api/workflows/{id}", api::workflow)
             .GET(path + "/api/actions", api::actions)
             .GET(path + "/api/actions/{id}", api::action)
             .POST(path + "/api/bulk", request -> refusedOr(api, request, api::bulk))

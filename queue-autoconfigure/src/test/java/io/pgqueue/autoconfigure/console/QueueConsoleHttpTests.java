@@ -7,12 +7,14 @@ import java.time.Duration;
 import java.util.Map;
 
 import io.pgqueue.EnqueueOptions;
+import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.JobState;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.Workflow;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -205,6 +207,32 @@ public class QueueConsoleHttpTests {
         HttpResponse<String> bad = browser.get("/pgqueue/api/history?window=2h");
         assertThat(bad.statusCode()).isEqualTo(400);
         assertThat(ConsoleClient.json(bad).get("detail").asString()).isEqualTo("Unknown history window '2h'; use 1h, 24h or 7d");
+    }
+
+    @Test
+    void aWorkflowIsShownWithWhatEachStepComesAfterItsStatesAndTimes() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        EnqueuedWorkflow flow = this.queue.workflow("report")
+            .add("collect", "fails", "fine")
+            .add("render", "fails", "fine", Workflow.after("collect"))
+            .add("send", "fails", "fine", Workflow.after("collect", "render"))
+            .enqueue();
+        await().atMost(Duration.ofSeconds(30)).until(() -> this.admin.workflow(flow.id()).orElseThrow().state()
+            .equals("COMPLETED"));
+
+        JsonNode listed = ConsoleClient.json(browser.get("/pgqueue/api/workflows"));
+        assertThat(listed.get("workflows").toString()).contains("\"id\":" + flow.id());
+        JsonNode shown = ConsoleClient.json(browser.get("/pgqueue/api/workflows/" + flow.id()));
+        assertThat(shown.get("name").asString()).isEqualTo("report");
+        assertThat(shown.get("completed").asInt()).isEqualTo(3);
+        JsonNode send = shown.get("steps").get(2);
+        assertThat(send.get("step").asString()).isEqualTo("send");
+        assertThat(send.get("after").toString()).isEqualTo("[\"collect\",\"render\"]");
+        assertThat(send.get("state").asString()).isEqualTo("COMPLETED");
+        assertThat(send.get("startedAt").isNull()).isFalse();
+        assertThat(send.get("finishedAt").isNull()).isFalse();
+        assertThat(browser.get("/pgqueue/api/workflows/987654321").statusCode()).isEqualTo(404);
+        assertThat(browser.get("/pgqueue/api/workflows/x").statusCode()).isEqualTo(400);
     }
 
     @Test

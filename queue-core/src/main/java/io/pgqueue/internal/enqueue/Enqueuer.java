@@ -50,6 +50,9 @@ public final class Enqueuer implements AutoCloseable {
 
     private final TaskRegistry tasks;
 
+    /** Writes the header of a workflow step's predecessors. */
+    private final ObjectMapper mapper;
+
     private final ObservationRegistry observations;
 
     private final QueueEvents events;
@@ -75,6 +78,7 @@ public final class Enqueuer implements AutoCloseable {
         JobStore store = shards.main().stores().jobs();
         QueueConfig config = shards.main().stores().config();
         this.tasks = tasks;
+        this.mapper = mapper;
         this.events = telemetry.events();
         this.observations = telemetry.observations();
         this.interceptors = List.copyOf(interceptors);
@@ -192,6 +196,9 @@ public final class Enqueuer implements AutoCloseable {
             EnqueueOptions options = request.options()
                 .withHeader(QueueDefaults.WORKFLOW_HEADER, Long.toString(workflowId))
                 .withHeader(QueueDefaults.STEP_HEADER, step.name());
+            if (!step.after().isEmpty()) {
+                options = options.withHeader(QueueDefaults.AFTER_HEADER, this.mapper.writeValueAsString(step.after()));
+            }
             NewJob job = this.preparer.prepareDependent(definitions.get(i), JobRequest.of(request.task(), request.payload(), options),
                     propagated, "Step '" + step.name() + "' of workflow '" + workflow.name() + "'").inPartition(partition);
             graph.add(new GraphWriter.GraphJob(job, options.dependsOn(), step.after().stream().map(index::get).toList(),

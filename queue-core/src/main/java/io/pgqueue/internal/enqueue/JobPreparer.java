@@ -230,7 +230,7 @@ public final class JobPreparer {
      */
     public static void requireNoWorkflowHeaders(JobRequest request) {
         for (String name : request.options().headers().keySet()) {
-            if (name.equals(QueueDefaults.WORKFLOW_HEADER) || name.equals(QueueDefaults.STEP_HEADER)
+            if (name.equals(QueueDefaults.WORKFLOW_HEADER) || name.startsWith(QueueDefaults.WORKFLOW_HEADER + ".")
                     || name.startsWith("pgqueue.dependencies.")) {
                 throw new InvalidJobException("The header '" + name + "' of a '" + request.task() + "' job is set by "
                         + "pgqueue's workflows; leave it out (copying a running job's headers would copy it)");

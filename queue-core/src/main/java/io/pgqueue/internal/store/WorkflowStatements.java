@@ -107,7 +107,10 @@ public final class WorkflowStatements {
                    coalesce(j.state, CASE WHEN w.id IS NOT NULL THEN 'WAITING' END, f.state) AS state,
                    coalesce(j.attempt, f.attempt, 0) AS attempt, coalesce(j.last_error, f.last_error) AS last_error,
                    ARRAY(SELECT d.depends_on FROM ${schema}.job_dependency AS d WHERE d.job_id = s.id ORDER BY 1) AS waits_for,
-                   (SELECT CAST(r.result AS text) FROM ${schema}.job_result AS r WHERE r.id = s.id AND r.completed) AS result
+                   (SELECT CAST(r.result AS text) FROM ${schema}.job_result AS r WHERE r.id = s.id AND r.completed) AS result,
+                   coalesce(j.headers, w.headers, f.headers) ->> 'pgqueue.workflow.after' AS after,
+                   coalesce(j.created_at, w.created_at, f.created_at) AS created_at,
+                   coalesce(j.started_at, f.started_at) AS started_at, f.finished_at
             FROM ${schema}.workflow AS wf
             CROSS JOIN LATERAL (SELECT e.key, CAST(e.value AS bigint) AS id FROM jsonb_each_text(wf.steps) AS e) AS s
             LEFT JOIN ${schema}.job AS j ON j.id = s.id

@@ -27,6 +27,7 @@ import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.core.JacksonException;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -303,8 +304,23 @@ public final class WorkflowStore {
         List<WorkflowInfo.Step> steps = this.jdbc.query(this.workflowJobs, params, (rs, row) -> new WorkflowInfo.Step(
                 rs.getString("step"), rs.getLong("id"), rs.getString("task"),
                 rs.getString("state") == null ? null : JobState.valueOf(rs.getString("state")), rs.getInt("attempt"),
-                rs.getString("last_error"), longs(rs.getArray("waits_for")), rs.getString("result")));
+                rs.getString("last_error"), longs(rs.getArray("waits_for")), rs.getString("result"),
+                after(rs.getString("after")), StoreSupport.instant(rs, "created_at"), StoreSupport.instant(rs, "started_at"),
+                StoreSupport.instant(rs, "finished_at")));
         return this.jdbc.query(this.workflow, params, (rs, row) -> workflow(rs, steps)).stream().findFirst();
+    }
+
+    /** The steps a step comes after, from its header (a JSON array of names); none without one. */
+    private static List<String> after(String json) {
+        if (json == null) {
+            return List.of();
+        }
+        try {
+            return List.of(JSON.readValue(json, String[].class));
+        }
+        catch (JacksonException ex) {
+            return List.of();
+        }
     }
 
     /**

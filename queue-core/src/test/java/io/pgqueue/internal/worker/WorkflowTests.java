@@ -123,6 +123,14 @@ class WorkflowTests {
                     org.assertj.core.groups.Tuple.tuple("d", JobState.COMPLETED));
         assertThat(info.steps()).as("a step's dependencies are dropped once it ended").allSatisfy(step ->
                 assertThat(step.waitsFor()).isEmpty());
+        assertThat(info.steps()).as("the graph as declared, kept after it ended").extracting(WorkflowInfo.Step::after)
+            .containsExactly(List.of(), List.of("a"), List.of("a"), List.of("b", "c"));
+        assertThat(info.steps()).allSatisfy(step -> {
+            assertThat(step.startedAt()).isAfterOrEqualTo(step.createdAt());
+            assertThat(step.finishedAt()).isAfterOrEqualTo(step.startedAt());
+        });
+        assertThat(info.steps().get(3).startedAt()).as("d after b's 200 ms").isAfter(info.steps().get(1).finishedAt()
+            .minusMillis(1));
         assertThat(queue.jdbc().queryForObject("SELECT workflows FROM " + queue.config().schema()
                 + ".workflow_total WHERE state = 'COMPLETED'", Long.class)).isEqualTo(1);
     }
