@@ -221,6 +221,8 @@
     if (parts[0] === 'actions' && parts.length === 1) return { page: 'actions', params };
     if (parts[0] === 'history' && parts.length === 1) return { page: 'history', params };
     if (parts[0] === 'workflows' && parts.length === 1) return { page: 'workflows', params };
+    if (parts[0] === 'queues' && parts.length === 1) return { page: 'queues', params };
+    if (parts[0] === 'queues' && parts.length === 2) return { page: 'queue', name: decodeURIComponent(parts[1]) };
     if (parts[0] === 'workflows' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'workflow', id: parts[1] };
     if (parts[0] === 'actions' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'action', id: parts[1] };
     return null;
@@ -252,7 +254,7 @@
     renderNotices();
     for (const link of document.querySelectorAll('[data-nav]')) {
       const section = route.page === 'detail' ? 'jobs' : route.page === 'action' ? 'actions'
-        : route.page === 'workflow' ? 'workflows' : route.page;
+        : route.page === 'workflow' ? 'workflows' : route.page === 'queue' ? 'queues' : route.page;
       if (link.dataset.nav === section) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
     }
@@ -275,6 +277,8 @@
     else if (route.page === 'actions') loadActions(generation, route.params);
     else if (route.page === 'history') loadHistoryPage(generation, route.params);
     else if (route.page === 'workflows') loadWorkflows(generation);
+    else if (route.page === 'queues') loadQueues(generation);
+    else if (route.page === 'queue') loadQueue(generation, route.name);
     else if (route.page === 'workflow') loadWorkflow(generation, route.id);
     else if (route.page === 'action') loadAction(generation, route.id);
     else loadDetail(generation, route.id);
@@ -878,6 +882,100 @@
             h('th', null, 'State'), h('th', null, 'After'), h('th', { class: 'num' }, 'Attempt'), h('th', null, 'Started'),
             h('th', { class: 'num' }, 'Took'), h('th', null, 'Result or error'))),
           h('tbody', null, rows)))));
+  }
+
+  // ---------------------------------------------------------------- message queues
+
+  async function loadQueues(generation) {
+    try {
+      const [page] = await Promise.all([
+        api('queues'),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderQueues(page.queues || []));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+    }
+    later(generation, OVERVIEW_REFRESH_MS, () => loadQueues(generation));
+  }
+
+  const queueHref = (name) => `#/queues/${encodeURIComponent(name)}`;
+  const held = (q) => q.visible + q.inFlight + q.delayed > 0;
+
+  function renderQueues(queues) {
+    const rows = queues.map((q) => h('tr', { 'data-key': `queue:${q.name}`, 'data-queue': q.name },
+      h('td', { class: 'name' }, h('a', { href: queueHref(q.name), 'data-test': 'queue-link' }, q.name)),
+      h('td', null, q.fifo ? 'FIFO' : 'standard'),
+      countCell('visible', q.visible),
+      countCell('inFlight', q.inFlight),
+      countCell('delayed', q.delayed),
+      h('td', { class: 'num', 'data-field': 'oldest' }, held(q) ? formatDuration(q.oldestAgeSeconds) : '—'),
+      h('td', null, q.deadLetterQueue ? h('a', { href: queueHref(q.deadLetterQueue) }, q.deadLetterQueue)
+        : h('span', { class: 'muted' }, '—')),
+      h('td', null, (q.deadLetterSources || []).length ? q.deadLetterSources.map((source, i) =>
+        [i ? ', ' : '', h('a', { href: queueHref(source) }, source)]) : h('span', { class: 'muted' }, '—'))));
+    return h('div', { class: 'page' },
+      h('div', { class: 'page-head' }, h('h1', null, 'Message queues'),
+        h('span', { class: 'muted small' }, 'the queues of the SQS-compatible API, counted every statistics interval')),
+      h('section', { class: 'card' }, queues.length
+        ? h('div', { class: 'table-wrap' }, h('table', { class: 'grid', 'data-test': 'queue-table' },
+          h('thead', null, h('tr', null, h('th', null, 'Queue'), h('th', null, 'Type'), h('th', { class: 'num' }, 'Visible'),
+            h('th', { class: 'num' }, 'In flight'), h('th', { class: 'num' }, 'Delayed'), h('th', { class: 'num' }, 'Oldest'),
+            h('th', null, 'Dead letters go to'), h('th', null, 'Dead letters of'))),
+          h('tbody', null, rows)))
+        : h('p', { class: 'empty', 'data-test': 'no-queues' }, 'No message queue exists.')));
+  }
+
+  async function loadQueue(generation, name) {
+    try {
+      const [queue] = await Promise.all([
+        api(`queues/${encodeURIComponent(name)}?limit=50`),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(renderQueue(queue));
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+    }
+    later(generation, OVERVIEW_REFRESH_MS, () => loadQueue(generation, name));
+  }
+
+  function renderQueue(q) {
+    const field = (label, name, value) => [h('dt', null, label), h('dd', { 'data-field': name }, value)];
+    const rows = (q.messages || []).map((m) => h('tr', { 'data-key': `message:${m.messageId}`, 'data-message': m.messageId },
+      h('td', { class: 'mono' }, m.messageId.slice(0, 8)),
+      h('td', { 'data-field': 'state' }, m.state),
+      h('td', null, time(m.sentAt)),
+      h('td', { class: 'num' }, num(m.receiveCount)),
+      h('td', null, m.groupId || h('span', { class: 'muted' }, '—')),
+      h('td', { class: 'error-cell' }, h('pre', { class: 'code', 'data-field': 'body' }, m.body)),
+      h('td', null, m.attributes ? h('pre', { class: 'code' }, m.attributes) : h('span', { class: 'muted' }, '—'))));
+    return h('div', { class: 'page', 'data-test': 'queue-page' },
+      h('div', { class: 'page-head' }, h('h1', null, q.name), h('span', { class: 'spacer' }),
+        h('a', { href: '#/queues', class: 'btn btn-link' }, '← All message queues')),
+      h('section', { class: 'card' }, h('dl', { class: 'fields' },
+        field('Type', 'type', q.fifo ? 'FIFO' : 'standard'),
+        field('Visible', 'visible', num(q.visible)),
+        field('In flight', 'inFlight', num(q.inFlight)),
+        field('Delayed', 'delayed', num(q.delayed)),
+        field('Oldest message', 'oldest', held(q) ? formatDuration(q.oldestAgeSeconds) : '—'),
+        field('Visibility timeout', 'visibility', formatDuration(q.visibilityTimeoutSeconds)),
+        field('Dead letters go to', 'deadLetterQueue', q.deadLetterQueue
+          ? [h('a', { href: queueHref(q.deadLetterQueue) }, q.deadLetterQueue), ` after ${q.maxReceiveCount} receives`] : '—'),
+        field('Dead letters of', 'deadLetterSources', (q.deadLetterSources || []).join(', ') || '—'))),
+      h('section', { class: 'card', 'data-key': 'messages' },
+        h('h2', null, 'Oldest messages'),
+        h('p', { class: 'muted small' }, 'Peeked, not received: no receipt handle, no change to their visibility or receive count.'),
+        rows.length ? h('div', { class: 'table-wrap' }, h('table', { class: 'grid', 'data-test': 'message-table' },
+          h('thead', null, h('tr', null, h('th', null, 'Message'), h('th', null, 'State'), h('th', null, 'Sent'),
+            h('th', { class: 'num' }, 'Receives'), h('th', null, 'Group'), h('th', null, 'Body'), h('th', null, 'Attributes'))),
+          h('tbody', null, rows)))
+          : h('p', { class: 'empty', 'data-test': 'no-messages' }, 'The queue is empty.')));
   }
 
   // ---------------------------------------------------------------- history

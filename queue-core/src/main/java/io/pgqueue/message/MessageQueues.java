@@ -108,6 +108,17 @@ public interface MessageQueues {
     Map<String, MessageQueueCounts> counts();
 
     /**
+     * Reads a queue's oldest messages without receiving them: no receipt handle is issued, no
+     * visibility or receive count changes (what an operator's console shows).
+     * @param name the queue
+     * @param limit the most messages, 1 to 100
+     * @return the messages, oldest sent first, in whatever state (visible, in flight, delayed)
+     * @throws MessageQueueException {@code QueueDoesNotExist} for an unknown queue
+     * @throws IllegalArgumentException if the limit is out of range
+     */
+    List<PeekedMessage> peek(String name, int limit);
+
+    /**
      * @param name a queue's name
      * @return its messages, counted by the database now
      * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue

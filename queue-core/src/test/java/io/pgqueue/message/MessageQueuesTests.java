@@ -66,6 +66,30 @@ class MessageQueuesTests {
     }
 
     @Test
+    void aPeekShowsMessagesInEveryStateAndChangesNothing() {
+        create("peeked");
+        messages.send("peeked", OutgoingMessage.of("first"));
+        messages.send("peeked", OutgoingMessage.of("second").withAttributes(Map.of("kind",
+                MessageAttributeValue.string("x"))));
+        messages.send("peeked", OutgoingMessage.of("later").withDelay(Duration.ofMinutes(5)));
+        assertThat(receive("peeked", 1)).singleElement().extracting(ReceivedMessage::body).isEqualTo("first");
+
+        List<PeekedMessage> seen = messages.peek("peeked", 10);
+
+        java.time.Instant now = java.time.Instant.now();
+        assertThat(seen).extracting(PeekedMessage::body).containsExactly("first", "second", "later");
+        assertThat(seen).extracting(message -> message.state(now)).containsExactly("in flight", "visible", "delayed");
+        assertThat(seen.get(0).receiveCount()).isOne();
+        assertThat(seen.get(1).attributes()).contains("\"kind\"");
+        assertThat(messages.peek("peeked", 10)).as("peeking twice changes nothing").isEqualTo(seen);
+        assertThat(receive("peeked", 10)).extracting(ReceivedMessage::body).as("nothing received by the peeks")
+            .containsExactly("second");
+        assertThat(messages.peek("peeked", 1)).hasSize(1);
+        assertThatThrownBy(() -> messages.peek("peeked", 0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> messages.peek("nowhere", 5)).isInstanceOf(MessageQueueException.class);
+    }
+
+    @Test
     void aMessageIsSentReceivedAndDeleted() {
         create("orders");
         SentMessage sent = messages.send("orders", OutgoingMessage.of("hello")

@@ -10,6 +10,11 @@ import java.util.Map;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.QueueAdmin;
+import io.pgqueue.message.MessageQueueAttributes;
+import io.pgqueue.message.MessageQueues;
+import io.pgqueue.message.OutgoingMessage;
+import io.pgqueue.message.ReceiveRequest;
+import io.pgqueue.message.RedrivePolicy;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -75,6 +80,9 @@ class ConsoleBrowserTests {
 
     @Autowired
     JdbcTemplate jdbc;
+
+    @Autowired
+    MessageQueues messages;
 
     @BeforeAll
     static void startBrowser() throws IOException {
@@ -267,6 +275,29 @@ class ConsoleBrowserTests {
     private static boolean reloaded(WebDriver driver) {
         driver.navigate().refresh();
         return false;
+    }
+
+    @Test
+    void messageQueuesAreSeenWithTheirCountsDeadLetterQueueAndMessages() throws IOException {
+        this.messages.createQueue("orders-dead", MessageQueueAttributes.defaults(), Map.of());
+        this.messages.createQueue("orders", MessageQueueAttributes.defaults()
+            .withRedrivePolicy(new RedrivePolicy("orders-dead", 5)), Map.of());
+        this.messages.send("orders", OutgoingMessage.of("{\"order\": 1041, \"total\": 18.5}"));
+        this.messages.send("orders", OutgoingMessage.of("{\"order\": 1042, \"total\": 7}"));
+        this.messages.receive("orders", ReceiveRequest.of(1).withWaitTime(Duration.ZERO));
+
+        open("#/queues");
+        WebElement row = waitFor(By.cssSelector("[data-test='queue-table'] tr[data-queue='orders']"));
+        assertThat(row.getText()).contains("orders-dead");
+        screenshot("queues");
+        row.findElement(By.cssSelector("a[data-test='queue-link']")).click();
+        waitFor(By.cssSelector("[data-test='message-table']"));
+        assertThat(browser.findElements(By.cssSelector("[data-test='message-table'] tbody tr"))).hasSize(2);
+        assertThat(browser.findElement(By.cssSelector("[data-test='message-table'] tbody tr [data-field='state']")).getText())
+            .isEqualTo("in flight");
+        assertThat(browser.findElement(By.cssSelector("[data-test='message-table']")).getText()).contains("\"order\": 1042");
+        screenshot("queue");
+        assertThat(this.messages.counts("orders").visible()).as("peeking received nothing").isOne();
     }
 
     private List<JobPage.Job> failedThumbnails() {

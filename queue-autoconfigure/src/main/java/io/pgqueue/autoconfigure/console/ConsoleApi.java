@@ -2,6 +2,8 @@ package io.pgqueue.autoconfigure.console;
 
 import java.security.Principal;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -32,6 +34,12 @@ import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.autoconfigure.RedactedFields;
 import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
+import io.pgqueue.message.MessageQueueCounts;
+import io.pgqueue.message.MessageQueueException;
+import io.pgqueue.message.MessageQueueInfo;
+import io.pgqueue.message.MessageQueues;
+import io.pgqueue.message.PeekedMessage;
+import io.pgqueue.message.RedrivePolicy;
 import io.pgqueue.observe.TaskHistory;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.schedule.ScheduleInfo;
@@ -71,11 +79,14 @@ final class ConsoleApi {
 
     private final ConsoleAccess access;
 
+    private final MessageQueues messages;
+
     private final RedactedFields redacted;
 
     ConsoleApi(QueueAdmin admin, QueueStatistics stats, ObjectProvider<QueueWorkerNode> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly,
-            ConsoleAccess access, RedactedFields redacted) {
+            ConsoleAccess access, RedactedFields redacted, MessageQueues messages) {
         this.access = access;
+        this.messages = messages;
         this.redacted = redacted;
         this.admin = admin;
         this.stats = stats;
@@ -143,6 +154,79 @@ final class ConsoleApi {
         body.put("tasks", tasks);
         body.put("points", HistoryFigures.merged(chosen));
         return json(body);
+    }
+
+    /**
+     * {@code GET api/queues}: every message queue with its counts, the age of its oldest message,
+     * its dead-letter queue and the queues whose dead letters it takes.
+     */
+    ServerResponse queues(ServerRequest request) {
+        Map<String, MessageQueueCounts> counts = this.messages.counts();
+        List<Map<String, Object>> queues = new ArrayList<>();
+        String after = null;
+        while (true) {
+            List<MessageQueueInfo> page = this.messages.listQueues("", after, MESSAGE_QUEUES_PAGE);
+            for (MessageQueueInfo info : page) {
+                queues.add(messageQueue(info, counts.get(info.name())));
+            }
+            if (page.size() < MESSAGE_QUEUES_PAGE) {
+                break;
+            }
+            after = page.get(page.size() - 1).name();
+        }
+        return json(Map.of("queues", queues));
+    }
+
+    private static final int MESSAGE_QUEUES_PAGE = 1000;
+
+    /** {@code GET api/queues/{name}}: one message queue, and its oldest messages as they are (peeked, not received). */
+    ServerResponse messageQueue(ServerRequest request) {
+        String name = request.pathVariable("name");
+        int limit = text(request, "limit").map(ConsoleApi::limit).orElse(20);
+        MessageQueueInfo info;
+        List<PeekedMessage> peeked;
+        try {
+            info = this.messages.queue(name);
+            peeked = this.messages.peek(name, limit);
+        }
+        catch (MessageQueueException ex) {
+            return problem(HttpStatus.NOT_FOUND, "No message queue is named '" + name + "'");
+        }
+        boolean jobData = this.access.jobData(request);
+        Instant now = Instant.now();
+        Map<String, Object> body = messageQueue(info, this.messages.counts(name));
+        body.put("messages", peeked.stream().map(message -> {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("messageId", message.messageId());
+            entry.put("state", message.state(now));
+            entry.put("sentAt", message.sentAt());
+            entry.put("visibleAt", message.visibleAt());
+            entry.put("receiveCount", message.receiveCount());
+            entry.put("groupId", message.groupId());
+            entry.put("body", jobData ? this.redacted.redact(message.body()) : ConsoleAccess.HIDDEN);
+            entry.put("attributes", jobData ? this.redacted.redact(message.attributes())
+                    : message.attributes() == null ? null : ConsoleAccess.HIDDEN_JSON);
+            return entry;
+        }).toList());
+        return json(body);
+    }
+
+    private Map<String, Object> messageQueue(MessageQueueInfo info, MessageQueueCounts counts) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("name", info.name());
+        body.put("fifo", info.fifo());
+        body.put("visible", counts == null ? 0 : counts.visible());
+        body.put("inFlight", counts == null ? 0 : counts.inFlight());
+        body.put("delayed", counts == null ? 0 : counts.delayed());
+        body.put("oldestAgeSeconds", counts == null ? 0 : counts.oldestAge().toSeconds());
+        RedrivePolicy redrive = info.attributes().redrivePolicy();
+        body.put("deadLetterQueue", redrive == null ? null : redrive.deadLetterQueue());
+        body.put("maxReceiveCount", redrive == null ? null : redrive.maxReceiveCount());
+        body.put("deadLetterSources", this.messages.deadLetterSourceQueues(info.name()).stream()
+            .map(MessageQueueInfo::name).toList());
+        body.put("visibilityTimeoutSeconds", info.attributes().visibilityTimeout().toSeconds());
+        body.put("retentionSeconds", info.attributes().retention().toSeconds());
+        return body;
     }
 
     /** {@code GET api/workflows}: the running workflows and batches, newest first, then the latest finished. */

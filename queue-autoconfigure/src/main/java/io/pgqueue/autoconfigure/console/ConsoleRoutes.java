@@ -46,6 +46,8 @@ final class ConsoleRoutes {
             .GET(path + "/api/jobs/count", api::count)
             .GET(path + "/api/history", api::history)
             .GET(path + "/api/workflows", api::workflows)
+            .GET(path + "/api/queues", api::queues)
+            .GET(path + "/api/queues/{name}", api::messageQueue)
             .GET(path + "/api/workflows/{id}", api::workflow)
             .GET(path + "/api/actions", api::actions)
             .GET(path + "/api/actions/{id}", api::action)

@@ -10,6 +10,7 @@ import io.pgqueue.autoconfigure.QueueEndpointAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueProperties;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.autoconfigure.RedactedFields;
+import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.QueueStatistics;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -59,7 +60,8 @@ public final class QueueConsoleAutoConfiguration {
     @ConditionalOnMissingBean(name = "pgqueueConsoleRoutes")
     RouterFunction<ServerResponse> pgqueueConsoleRoutes(QueueConsoleProperties properties, QueueAdmin admin,
             QueueStatistics stats, ObjectProvider<QueueWorkerNode> workers,
-            ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans, QueueProperties queue) {
+            ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans, QueueProperties queue,
+            MessageQueues messages) {
         String path = path(properties.getPath());
         boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);
         boolean readOnly = properties.getReadOnly() != null ? properties.getReadOnly() : !secured;
@@ -82,7 +84,7 @@ public final class QueueConsoleAutoConfiguration {
         ConsoleAccess access = new ConsoleAccess(secured, properties.getRole(), properties.getViewerRole(),
                 properties.isViewersSeeJobData());
         return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, workers, misses, readOnly, access,
-                new RedactedFields(queue.getRedactedFields())),
+                new RedactedFields(queue.getRedactedFields()), messages),
                 secured ? null : new ConsoleHosts(properties.getAllowedHosts()));
     }
 

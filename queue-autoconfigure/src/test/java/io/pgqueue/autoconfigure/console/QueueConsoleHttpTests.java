@@ -15,6 +15,11 @@ import io.pgqueue.QueueTask;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskHandler;
 import io.pgqueue.Workflow;
+import io.pgqueue.message.MessageQueueAttributes;
+import io.pgqueue.message.MessageQueues;
+import io.pgqueue.message.OutgoingMessage;
+import io.pgqueue.message.ReceiveRequest;
+import io.pgqueue.message.RedrivePolicy;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -80,6 +85,9 @@ public class QueueConsoleHttpTests {
 
     @Autowired
     QueueAdmin admin;
+
+    @Autowired
+    MessageQueues messages;
 
     @Test
     void thePageAndItsAssetsComeFromTheJarWithTheirOwnNotFound() throws Exception {
@@ -233,6 +241,39 @@ public class QueueConsoleHttpTests {
         assertThat(send.get("finishedAt").isNull()).isFalse();
         assertThat(browser.get("/pgqueue/api/workflows/987654321").statusCode()).isEqualTo(404);
         assertThat(browser.get("/pgqueue/api/workflows/x").statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void messageQueuesAreListedWithTheirCountsAndTheirMessagesPeekedWithoutReceivingThem() throws Exception {
+        ConsoleClient browser = new ConsoleClient(this.port);
+        String dead = "dead-" + System.nanoTime();
+        String orders = "orders-" + System.nanoTime();
+        this.messages.createQueue(dead, MessageQueueAttributes.defaults(), Map.of());
+        this.messages.createQueue(orders, MessageQueueAttributes.defaults().withRedrivePolicy(new RedrivePolicy(dead, 3)),
+                Map.of());
+        this.messages.send(orders, OutgoingMessage.of("{\"order\": 1}"));
+        this.messages.send(orders, OutgoingMessage.of("{\"order\": 2}"));
+        this.messages.receive(orders, ReceiveRequest.of(1).withWaitTime(Duration.ZERO));
+
+        JsonNode all = ConsoleClient.json(browser.get("/pgqueue/api/queues"));
+        JsonNode listed = null;
+        for (JsonNode queue : all.get("queues")) {
+            if (queue.get("name").asString().equals(orders)) {
+                listed = queue;
+            }
+        }
+        assertThat(listed).isNotNull();
+        assertThat(listed.get("deadLetterQueue").asString()).isEqualTo(dead);
+        assertThat(listed.get("visible").asLong() + listed.get("inFlight").asLong()).isEqualTo(2);
+        JsonNode shown = ConsoleClient.json(browser.get("/pgqueue/api/queues/" + orders));
+        assertThat(shown.get("messages")).hasSize(2);
+        assertThat(shown.get("messages").get(0).get("state").asString()).isEqualTo("in flight");
+        assertThat(shown.get("messages").get(1).get("body").asString()).isEqualTo("{\"order\": 2}");
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/queues/" + dead)).get("deadLetterSources").toString())
+            .isEqualTo("[\"" + orders + "\"]");
+        assertThat(this.messages.receive(orders, ReceiveRequest.of(10).withWaitTime(Duration.ZERO)))
+            .as("the peek received nothing").hasSize(1);
+        assertThat(browser.get("/pgqueue/api/queues/no-such-queue").statusCode()).isEqualTo(404);
     }
 
     @Test

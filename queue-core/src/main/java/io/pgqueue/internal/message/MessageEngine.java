@@ -35,6 +35,7 @@ import io.pgqueue.message.MessageQueueException;
 import io.pgqueue.message.MessageQueueInfo;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.message.OutgoingMessage;
+import io.pgqueue.message.PeekedMessage;
 import io.pgqueue.message.ReceiveRequest;
 import io.pgqueue.message.ReceivedMessage;
 import io.pgqueue.message.RedrivePolicy;
@@ -247,6 +248,14 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     @Override
     public MessageQueueCounts counts(String name) {
         return this.catalog.counts(name);
+    }
+
+    @Override
+    public List<PeekedMessage> peek(String name, int limit) {
+        if (limit < 1 || limit > 100) {
+            throw new IllegalArgumentException("A peek reads 1 to 100 messages, not " + limit);
+        }
+        return this.store.peek(this.catalog.queue(name).id(), limit);
     }
 
     @Override

@@ -401,4 +401,14 @@ public final class MessageStatements {
             FROM ${schema}.message AS m
             GROUP BY m.queue_id
             """;
+
+    /** A queue's oldest messages, as they are, without receiving them (message_sent_idx serves it). */
+    static final String PEEK = """
+            SELECT message_id, body, CAST(attributes AS text) AS attributes, sent_at, visible_at, receive_count, group_id,
+                   dedup_id
+            FROM ${schema}.message
+            WHERE queue_id = :queue
+            ORDER BY sent_at, id
+            LIMIT :limit
+            """;
 }

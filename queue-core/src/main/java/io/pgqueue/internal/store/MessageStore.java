@@ -21,6 +21,7 @@ import io.pgqueue.message.MessageQueueAttributes;
 import io.pgqueue.message.MessageQueueError;
 import io.pgqueue.message.MessageQueueException;
 import io.pgqueue.message.MessageQueueInfo;
+import io.pgqueue.message.PeekedMessage;
 import io.pgqueue.message.RedrivePolicy;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
@@ -615,6 +616,19 @@ public final class MessageStore {
     /** @return the FIFO deduplication ids forgotten because their five minutes passed */
     public int deleteExpiredDeduplicationIds() {
         return this.jdbc.update(sql(MessageStatements.DELETE_EXPIRED_DEDUP), new MapSqlParameterSource());
+    }
+
+    /**
+     * Reads a queue's oldest messages as they are, without receiving them.
+     * @param queueId the queue's id
+     * @param limit the most messages
+     * @return the messages, oldest sent first
+     */
+    public List<PeekedMessage> peek(long queueId, int limit) {
+        return this.jdbc.query(sql(MessageStatements.PEEK), new MapSqlParameterSource("queue", queueId)
+            .addValue("limit", limit), (rs, row) -> new PeekedMessage(rs.getString("message_id"), rs.getString("body"),
+                    rs.getString("attributes"), StoreSupport.instant(rs, "sent_at"), StoreSupport.instant(rs, "visible_at"),
+                    rs.getInt("receive_count"), rs.getString("group_id"), rs.getString("dedup_id")));
     }
 
     /** @return the messages of every queue that holds some, counted */
