@@ -929,6 +929,30 @@
         : h('p', { class: 'empty', 'data-test': 'no-queues' }, 'No message queue exists.')));
   }
 
+  async function runRedrive(form) {
+    if (app.busy) return;
+    const from = form.dataset.queue;
+    const to = new FormData(form).get('to');
+    app.busy = true;
+    try {
+      const question = `Move the ${num(Number(form.dataset.visible))} visible messages of ${from} back to ${to}? They arrive `
+        + 'there visible at once, with a receive count of 0; messages in flight stay.';
+      if (!await confirmDialog(question)) return;
+      app.message = null;
+      app.actionError = null;
+      try {
+        const answer = await post(`queues/${encodeURIComponent(from)}/redrive?${new URLSearchParams({ to })}`);
+        app.message = answer.message;
+      } catch (e) {
+        app.actionError = e.message;
+      }
+      renderNotices();
+      reload();
+    } finally {
+      app.busy = false;
+    }
+  }
+
   async function loadQueue(generation, name) {
     try {
       const [queue] = await Promise.all([
@@ -968,6 +992,12 @@
         field('Dead letters go to', 'deadLetterQueue', q.deadLetterQueue
           ? [h('a', { href: queueHref(q.deadLetterQueue) }, q.deadLetterQueue), ` after ${q.maxReceiveCount} receives`] : '—'),
         field('Dead letters of', 'deadLetterSources', (q.deadLetterSources || []).join(', ') || '—'))),
+      canAct() && (q.deadLetterSources || []).length && !q.fifo ? h('section', { class: 'card', 'data-key': 'redrive' },
+        h('form', { class: 'bulk', 'data-test': 'redrive-form', autocomplete: 'off', 'data-queue': q.name, 'data-visible': q.visible },
+          h('label', null, 'Move the visible messages back to',
+            h('select', { name: 'to', 'data-test': 'redrive-to' }, q.deadLetterSources.map((source) => h('option', { value: source }, source)))),
+          h('div', { class: 'filter-buttons' },
+            h('button', { type: 'submit', class: 'btn btn-primary', 'data-test': 'redrive' }, 'Redrive…')))) : null,
       h('section', { class: 'card', 'data-key': 'messages' },
         h('h2', null, 'Oldest messages'),
         h('p', { class: 'muted small' }, 'Peeked, not received: no receipt handle, no change to their visibility or receive count.'),
@@ -1563,6 +1593,12 @@
   });
 
   document.addEventListener('submit', (event) => {
+    const redrive = event.target.closest('form[data-test="redrive-form"]');
+    if (redrive) {
+      event.preventDefault();
+      runRedrive(redrive);
+      return;
+    }
     const bulk = event.target.closest('form[data-test="bulk-form"]');
     if (bulk) {
       event.preventDefault();

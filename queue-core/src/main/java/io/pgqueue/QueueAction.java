@@ -11,7 +11,7 @@ import java.time.Instant;
  * @param id the action's id, increasing
  * @param actor who took it ({@link QueueAdmin#as}), or {@code null} when the admin was used without a name
  * @param action what was done: {@code pause}, {@code resume}, {@code rerun}, {@code rerun-failed},
- * {@code cancel}, {@code rescue}, {@code schedule-put}, {@code schedule-remove}, {@code move-partition},
+ * {@code cancel}, {@code rescue}, {@code schedule-put}, {@code schedule-remove}, {@code move-partition}, {@code redrive},
  * or a bulk action's {@link BulkAction#name()}
  * @param target what it was done to: a task, a job, a schedule, or the jobs a filter matched ({@link JobQuery#describe()})
  * @param state whether it runs or how it ended

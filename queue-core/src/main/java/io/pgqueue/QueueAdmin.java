@@ -24,6 +24,9 @@ import io.pgqueue.internal.store.HistoryStore;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.NodeStore;
 import io.pgqueue.internal.worker.Rescuer;
+import io.pgqueue.message.MessageQueueError;
+import io.pgqueue.message.MessageQueueException;
+import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.TaskHistory;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.schedule.ScheduleInfo;
@@ -502,6 +505,29 @@ public final class QueueAdmin {
                     + limit);
         }
         return this.bulk.list(before, limit);
+    }
+
+    /**
+     * Moves the visible messages of a dead-letter queue back to a queue (see
+     * {@link MessageQueues#redrive}), recorded in the audit trail.
+     * @param deadLetterQueue the queue the messages leave
+     * @param target the queue they join
+     * @param max the most messages to move
+     * @return how many moved
+     * @throws QueueAdminException {@link Reason#NOT_FOUND} for an unknown queue; {@link Reason#INVALID} for a FIFO
+     * queue, the same queue twice or a {@code max} below 1
+     */
+    public int redriveMessages(String deadLetterQueue, String target, int max) {
+        int moved;
+        try {
+            moved = this.engine.messages().redrive(deadLetterQueue, target, max);
+        }
+        catch (MessageQueueException ex) {
+            throw new QueueAdminException(ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST ? Reason.NOT_FOUND
+                    : Reason.INVALID, ex.getMessage(), ex);
+        }
+        record("redrive", "message queue " + deadLetterQueue + " to " + target, moved, "Moved " + moved + " messages");
+        return moved;
     }
 
     /**

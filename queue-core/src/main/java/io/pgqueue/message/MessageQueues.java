@@ -119,6 +119,20 @@ public interface MessageQueues {
     List<PeekedMessage> peek(String name, int limit);
 
     /**
+     * Moves the visible messages of a dead-letter queue back to a queue — its source, typically —
+     * oldest sent first, in batches of 500, each in its own transaction: they arrive there visible
+     * now, with a receive count of 0, keeping their message ids, bodies, attributes and send times.
+     * Messages in flight on the dead-letter queue stay. Standard queues only.
+     * @param deadLetterQueue the queue the messages leave
+     * @param target the queue they join
+     * @param max the most messages to move, at least 1
+     * @return how many moved
+     * @throws MessageQueueException {@code QueueDoesNotExist} for an unknown queue; {@code InvalidParameterValue}
+     * if either is a FIFO queue, they are the same queue, or {@code max} is below 1
+     */
+    int redrive(String deadLetterQueue, String target, int max);
+
+    /**
      * @param name a queue's name
      * @return its messages, counted by the database now
      * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue

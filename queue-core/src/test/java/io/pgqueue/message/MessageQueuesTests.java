@@ -90,6 +90,34 @@ class MessageQueuesTests {
     }
 
     @Test
+    void aRedriveMovesTheVisibleDeadLettersBackAsNewArrivalsAndLeavesThoseInFlight() {
+        create("work");
+        create("work-dead");
+        for (int i = 1; i <= 3; i++) {
+            messages.send("work-dead", OutgoingMessage.of("dead " + i));
+        }
+        assertThat(receive("work-dead", 1)).singleElement().extracting(ReceivedMessage::body).isEqualTo("dead 1");
+
+        assertThat(messages.redrive("work-dead", "work", 10)).isEqualTo(2);
+
+        assertThat(messages.peek("work", 10)).extracting(PeekedMessage::body, PeekedMessage::receiveCount)
+            .containsExactly(org.assertj.core.groups.Tuple.tuple("dead 2", 0), org.assertj.core.groups.Tuple.tuple("dead 3", 0));
+        assertThat(messages.peek("work-dead", 10)).extracting(PeekedMessage::body).as("in flight, it stays")
+            .containsExactly("dead 1");
+        assertThat(receive("work", 10)).extracting(ReceivedMessage::body).containsExactly("dead 2", "dead 3");
+        assertThat(messages.redrive("work-dead", "work", 10)).as("nothing visible left").isZero();
+
+        messages.createQueue("ordered.fifo", MessageQueueAttributes.defaults(), Map.of());
+        assertThatThrownBy(() -> messages.redrive("work-dead", "ordered.fifo", 10))
+            .isInstanceOfSatisfying(MessageQueueException.class, ex -> assertThat(ex.error())
+                .isEqualTo(MessageQueueError.INVALID_PARAMETER_VALUE))
+            .hasMessageContaining("ordered.fifo is a FIFO queue");
+        assertThatThrownBy(() -> messages.redrive("work", "work", 10)).isInstanceOf(MessageQueueException.class);
+        assertThatThrownBy(() -> messages.redrive("nowhere", "work", 10)).isInstanceOfSatisfying(
+                MessageQueueException.class, ex -> assertThat(ex.error()).isEqualTo(MessageQueueError.QUEUE_DOES_NOT_EXIST));
+    }
+
+    @Test
     void aMessageIsSentReceivedAndDeleted() {
         create("orders");
         SentMessage sent = messages.send("orders", OutgoingMessage.of("hello")

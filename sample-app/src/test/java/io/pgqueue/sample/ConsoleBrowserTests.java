@@ -13,6 +13,7 @@ import io.pgqueue.QueueAdmin;
 import io.pgqueue.message.MessageQueueAttributes;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.message.OutgoingMessage;
+import io.pgqueue.message.PeekedMessage;
 import io.pgqueue.message.ReceiveRequest;
 import io.pgqueue.message.RedrivePolicy;
 import io.pgqueue.testing.TestDatabaseInitializer;
@@ -298,6 +299,16 @@ class ConsoleBrowserTests {
         assertThat(browser.findElement(By.cssSelector("[data-test='message-table']")).getText()).contains("\"order\": 1042");
         screenshot("queue");
         assertThat(this.messages.counts("orders").visible()).as("peeking received nothing").isOne();
+
+        // A dead letter goes back to its source from the dead-letter queue's page.
+        this.messages.send("orders-dead", OutgoingMessage.of("{\"order\": 1040}"));
+        open("#/queues/orders-dead");
+        waitFor(By.cssSelector("[data-test='redrive-form'] [data-test='redrive']")).click();
+        waitFor(By.cssSelector("dialog[data-test='confirm'] [data-test='confirm-ok']")).click();
+        wait(Duration.ofSeconds(10)).until(driver -> driver.findElement(By.cssSelector("[data-test='message']")).getText()
+            .equals("Moved 1 message from orders-dead to orders"));
+        assertThat(this.messages.counts("orders-dead").visible()).isZero();
+        assertThat(this.messages.peek("orders", 10)).extracting(PeekedMessage::body).contains("{\"order\": 1040}");
     }
 
     private List<JobPage.Job> failedThumbnails() {

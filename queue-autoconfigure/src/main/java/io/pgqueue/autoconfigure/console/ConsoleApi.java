@@ -211,6 +211,20 @@ final class ConsoleApi {
         return json(body);
     }
 
+    /**
+     * {@code POST api/queues/{name}/redrive?to=&max=}: moves the visible messages of a dead-letter
+     * queue back to a queue (its source), at most {@code max} (default: every visible one).
+     */
+    ServerResponse redrive(ServerRequest request) {
+        String name = request.pathVariable("name");
+        String to = text(request, "to").filter(text -> !text.isBlank()).orElseThrow(() ->
+                new IllegalArgumentException("A redrive needs the queue to move the messages to: to=<queue>"));
+        long max = text(request, "max").filter(text -> !text.isBlank()).map(text -> number(text, "number of messages"))
+            .orElse((long) Integer.MAX_VALUE);
+        int moved = actor(request).redriveMessages(name, to.strip(), (int) Math.min(max, Integer.MAX_VALUE));
+        return acted(request, "Moved " + moved + " message" + (moved == 1 ? "" : "s") + " from " + name + " to " + to);
+    }
+
     private Map<String, Object> messageQueue(MessageQueueInfo info, MessageQueueCounts counts) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("name", info.name());

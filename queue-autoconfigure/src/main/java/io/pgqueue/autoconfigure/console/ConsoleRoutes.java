@@ -52,6 +52,7 @@ final class ConsoleRoutes {
             .GET(path + "/api/actions", api::actions)
             .GET(path + "/api/actions/{id}", api::action)
             .POST(path + "/api/bulk", request -> refusedOr(api, request, api::bulk))
+            .POST(path + "/api/queues/{name}/redrive", request -> refusedOr(api, request, api::redrive))
             .GET(path + "/api/jobs/{id}", api::job)
             .POST(path + "/api/tasks/{task}/{action}", request -> refusedOr(api, request, api::taskAction))
             .POST(path + "/api/jobs/{id}/{action}", request -> refusedOr(api, request, api::jobAction))

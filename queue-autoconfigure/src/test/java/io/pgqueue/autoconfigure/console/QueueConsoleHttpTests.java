@@ -274,6 +274,17 @@ public class QueueConsoleHttpTests {
         assertThat(this.messages.receive(orders, ReceiveRequest.of(10).withWaitTime(Duration.ZERO)))
             .as("the peek received nothing").hasSize(1);
         assertThat(browser.get("/pgqueue/api/queues/no-such-queue").statusCode()).isEqualTo(404);
+
+        this.messages.send(dead, OutgoingMessage.of("dead letter"));
+        HttpResponse<String> redriven = browser.act("/pgqueue/api/queues/" + dead + "/redrive?to=" + orders);
+        assertThat(redriven.statusCode()).as(redriven.body()).isEqualTo(200);
+        assertThat(ConsoleClient.json(redriven).get("message").asString()).isEqualTo("Moved 1 message from " + dead
+                + " to " + orders);
+        assertThat(this.messages.counts(dead).visible()).isZero();
+        assertThat(ConsoleClient.json(browser.get("/pgqueue/api/actions?limit=1")).get("actions").get(0).get("action")
+            .asString()).isEqualTo("redrive");
+        assertThat(browser.act("/pgqueue/api/queues/" + dead + "/redrive").statusCode()).as("no target").isEqualTo(400);
+        assertThat(browser.act("/pgqueue/api/queues/no-such-queue/redrive?to=" + orders).statusCode()).isEqualTo(404);
     }
 
     @Test

@@ -259,6 +259,36 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     }
 
     @Override
+    public int redrive(String deadLetterQueue, String target, int max) {
+        MessageQueueInfo from = this.catalog.queue(deadLetterQueue);
+        MessageQueueInfo to = this.catalog.queue(target);
+        if (from.fifo() || to.fifo()) {
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Redrive moves messages between "
+                    + "standard queues; " + (from.fifo() ? deadLetterQueue : target) + " is a FIFO queue");
+        }
+        if (from.id() == to.id()) {
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Redrive needs two queues, not "
+                    + deadLetterQueue + " twice");
+        }
+        if (max < 1) {
+            throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Redrive moves at least 1 "
+                    + "message, not " + max);
+        }
+        int moved = 0;
+        while (moved < max) {
+            int batch = this.store.redrive(from.id(), to.id(), Math.min(REDRIVE_BATCH, max - moved));
+            moved += batch;
+            if (batch == 0) {
+                break;
+            }
+        }
+        return moved;
+    }
+
+    /** The messages one statement of a redrive moves at most. */
+    private static final int REDRIVE_BATCH = 500;
+
+    @Override
     public MessageQueueInfo queue(String name) {
         ensureStarted();
         return this.catalog.queue(name);

@@ -411,4 +411,27 @@ public final class MessageStatements {
             ORDER BY sent_at, id
             LIMIT :limit
             """;
+
+    /**
+     * Moves a batch of a standard queue's visible messages, oldest sent first, to another standard
+     * queue as new arrivals there (visible now, never received), keeping their ids, bodies,
+     * attributes and send times, as a dead-letter move keeps them; in-flight messages stay.
+     */
+    static final String REDRIVE = """
+            WITH picked AS (
+                SELECT m.id FROM ${schema}.message AS m
+                WHERE m.queue_id = :from AND m.visible_at <= statement_timestamp()
+                ORDER BY m.sent_at, m.id
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED
+            ), taken AS (
+                DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked))
+                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group
+            ), moved AS (
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group)
+                SELECT :to, message_id, body, attributes, sent_at, statement_timestamp(), fair_group FROM taken
+                RETURNING 1
+            )
+            SELECT count(*) FROM moved
+            """;
 }

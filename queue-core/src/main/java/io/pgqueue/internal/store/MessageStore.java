@@ -564,6 +564,25 @@ public final class MessageStore {
     }
 
     /**
+     * Moves a batch of visible messages from one standard queue to another, and wakes the target's
+     * receivers, in one transaction.
+     * @param fromQueueId the queue the messages leave (a dead-letter queue)
+     * @param toQueueId the queue they join
+     * @param limit the most messages
+     * @return how many moved
+     */
+    public int redrive(long fromQueueId, long toQueueId, int limit) {
+        return inTransaction(() -> {
+            Long moved = this.jdbc.queryForObject(sql(MessageStatements.REDRIVE), new MapSqlParameterSource("from",
+                    fromQueueId).addValue("to", toQueueId).addValue("limit", limit), Long.class);
+            if (moved != null && moved > 0) {
+                announce(toQueueId);
+            }
+            return moved == null ? 0 : moved.intValue();
+        });
+    }
+
+    /**
      * Wakes the receivers waiting on a queue (when the current transaction commits).
      * @param queueId the queue's id
      */
