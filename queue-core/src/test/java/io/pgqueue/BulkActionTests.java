@@ -182,6 +182,25 @@ class BulkActionTests {
     }
 
     @Test
+    void aRunningActionWhoseNodeWentSilentReadsStopped() {
+        QueueAdmin admin = unsharded().admin();
+        JdbcTemplate jdbc = new JdbcTemplate(this.databases.get(0).dataSource());
+        long silent = jdbc.queryForObject("INSERT INTO pgqueue.queue_action (action, target, state, matched, node, updated_at) "
+                + "VALUES ('cancel', 'READY jobs', 'RUNNING', 10, 'gone', now() - interval '6 minutes') RETURNING id", Long.class);
+        long alive = jdbc.queryForObject("INSERT INTO pgqueue.queue_action (action, target, state, matched, node) "
+                + "VALUES ('cancel', 'READY jobs', 'RUNNING', 10, 'busy') RETURNING id", Long.class);
+
+        assertThat(admin.action(silent)).get().satisfies(action -> {
+            assertThat(action.state()).isEqualTo(QueueAction.State.STOPPED);
+            assertThat(action.message()).startsWith("No sign of its node since ").endsWith("it stopped. Running the "
+                    + "action again acts on the jobs left");
+        });
+        assertThat(admin.action(alive)).get().extracting(QueueAction::state).isEqualTo(QueueAction.State.RUNNING);
+        assertThat(admin.actions(null, 10)).extracting(QueueAction::state)
+            .containsExactly(QueueAction.State.RUNNING, QueueAction.State.STOPPED);
+    }
+
+    @Test
     void aBulkActionOverShardsCountsAndActsOnEveryShard() {
         PgQueue queue = PgQueue.builder(this.databases.get(0).dataSource())
             .tasks(TASKS)

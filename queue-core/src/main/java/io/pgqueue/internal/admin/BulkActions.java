@@ -1,5 +1,6 @@
 package io.pgqueue.internal.admin;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -8,6 +9,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +19,7 @@ import io.pgqueue.BulkAction;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.QueueAction;
+import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.store.ActionStore;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.observe.QueueEvents;
@@ -35,6 +38,9 @@ public final class BulkActions {
 
     private static final Logger log = LoggerFactory.getLogger(BulkActions.class);
 
+    /** How often a node touches the actions it runs or will run (reads call one untouched for five minutes stopped). */
+    private static final Duration KEEP_ALIVE = Duration.ofMinutes(1);
+
     /** The jobs one statement of a bulk action changes at most. */
     public static final int BATCH_SIZE = JobQuery.MAX_LIMIT;
 
@@ -47,6 +53,12 @@ public final class BulkActions {
     private final String node;
 
     private ExecutorService executor;
+
+    /** Touches the node's pending actions every minute while there are some. */
+    private PeriodicTasks keeper;
+
+    /** The actions this node runs or will run. */
+    private final Set<Long> pending = ConcurrentHashMap.newKeySet();
 
     private volatile boolean stopping;
 
@@ -119,9 +131,11 @@ public final class BulkActions {
     public QueueAction start(String actor, JobQuery query, BulkAction action) {
         QueueAction started = begin(actor, query, action);
         try {
+            this.pending.add(started.id());
             executor().execute(new Run(started.id(), query, action));
         }
         catch (RejectedExecutionException ex) {
+            this.pending.remove(started.id());
             this.actions.finish(started.id(), QueueAction.State.STOPPED, "Not started: the node is shutting down");
             throw new IllegalStateException("pgqueue is shutting down on this node; take the action on another", ex);
         }
@@ -167,6 +181,10 @@ public final class BulkActions {
                 thread.setDaemon(true);
                 return thread;
             });
+            this.keeper = new PeriodicTasks("pgqueue-bulk-actions-keeper", Duration.ofSeconds(5), List.of(
+                    new PeriodicTasks.Task("touch pending bulk actions", KEEP_ALIVE, KEEP_ALIVE,
+                            () -> this.actions.touch(List.copyOf(this.pending)))));
+            this.keeper.start();
         }
         return this.executor;
     }
@@ -177,13 +195,16 @@ public final class BulkActions {
      */
     public void stop() {
         ExecutorService running;
+        PeriodicTasks keeping;
         synchronized (this) {
             this.stopping = true;
             running = this.executor;
+            keeping = this.keeper;
         }
         if (running == null) {
             return;
         }
+        keeping.stop();
         for (Runnable waiting : running.shutdownNow()) {
             if (waiting instanceof Run run) {
                 this.actions.finish(run.id, QueueAction.State.STOPPED, "Not started: its node shut down");
@@ -216,6 +237,15 @@ public final class BulkActions {
 
         @Override
         public void run() {
+            try {
+                act();
+            }
+            finally {
+                BulkActions.this.pending.remove(this.id);
+            }
+        }
+
+        private void act() {
             long acted = 0;
             long skipped = 0;
             try {

@@ -3,6 +3,7 @@ package io.pgqueue.internal.store;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -27,6 +28,8 @@ public final class ActionStore {
 
     private final String finish;
 
+    private final String touch;
+
     private final String find;
 
     private final String list;
@@ -41,6 +44,7 @@ public final class ActionStore {
         this.insert = StoreSupport.sql(ActionStatements.INSERT, config);
         this.progress = StoreSupport.sql(ActionStatements.PROGRESS, config);
         this.finish = StoreSupport.sql(ActionStatements.FINISH, config);
+        this.touch = StoreSupport.sql(ActionStatements.TOUCH, config);
         this.find = StoreSupport.sql(ActionStatements.FIND, config);
         this.list = StoreSupport.sql(ActionStatements.LIST, config);
     }
@@ -79,6 +83,17 @@ public final class ActionStore {
     public void progress(long id, long acted, long skipped) {
         this.jdbc.update(this.progress, new MapSqlParameterSource("id", id).addValue("acted", acted)
             .addValue("skipped", skipped));
+    }
+
+    /**
+     * Touches running actions, so that reads know their node is alive (an action its node has not
+     * touched for five minutes reads STOPPED).
+     * @param ids the actions
+     */
+    public void touch(Collection<Long> ids) {
+        if (!ids.isEmpty()) {
+            this.jdbc.update(this.touch, new MapSqlParameterSource("ids", SqlArrays.bigints(ids)));
+        }
     }
 
     /**
