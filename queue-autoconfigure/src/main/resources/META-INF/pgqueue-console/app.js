@@ -724,21 +724,11 @@
 
   // ---------------------------------------------------------------- workflows
 
-  async function loadWorkflows(generation) {
-    try {
-      const [page] = await Promise.all([
-        api('workflows?limit=100'),
-        app.overview ? null : api('overview').then(useOverview, () => null),
-      ]);
-      if (generation !== app.generation) return;
-      setLoadError(null);
-      paint(renderWorkflows(page.workflows || []));
-    } catch (e) {
-      if (generation !== app.generation) return;
-      setLoadError(e);
-    }
-    later(generation, OVERVIEW_REFRESH_MS, () => loadWorkflows(generation));
+  function loadWorkflows(generation) {
+    return loadPage(generation, 'workflows?limit=100', (page) => renderWorkflows(page.workflows || []),
+      () => OVERVIEW_REFRESH_MS);
   }
+
 
   function renderWorkflows(workflows) {
     const rows = workflows.map((w) => h('tr', { 'data-key': `workflow:${w.id}`, 'data-workflow-id': w.id },
@@ -763,22 +753,11 @@
         : h('p', { class: 'empty', 'data-test': 'no-workflows' }, 'No workflow or batch is kept.')));
   }
 
-  async function loadWorkflow(generation, id) {
-    try {
-      const [workflow] = await Promise.all([
-        api(`workflows/${id}`),
-        app.overview ? null : api('overview').then(useOverview, () => null),
-      ]);
-      if (generation !== app.generation) return;
-      setLoadError(null);
-      paint(renderWorkflow(workflow));
-      if (workflow.state === 'RUNNING') later(generation, DETAIL_REFRESH_MS, () => loadWorkflow(generation, id));
-    } catch (e) {
-      if (generation !== app.generation) return;
-      setLoadError(e);
-      if (e.status !== 404) later(generation, RETRY_MS, () => loadWorkflow(generation, id));
-    }
+  function loadWorkflow(generation, id) {
+    return loadPage(generation, `workflows/${id}`, renderWorkflow,
+      (workflow) => (workflow.state === 'RUNNING' ? DETAIL_REFRESH_MS : null));
   }
+
 
   function stepMillis(step) {
     return step.startedAt && step.finishedAt ? Date.parse(step.finishedAt) - Date.parse(step.startedAt) : null;
@@ -886,21 +865,10 @@
 
   // ---------------------------------------------------------------- message queues
 
-  async function loadQueues(generation) {
-    try {
-      const [page] = await Promise.all([
-        api('queues'),
-        app.overview ? null : api('overview').then(useOverview, () => null),
-      ]);
-      if (generation !== app.generation) return;
-      setLoadError(null);
-      paint(renderQueues(page.queues || []));
-    } catch (e) {
-      if (generation !== app.generation) return;
-      setLoadError(e);
-    }
-    later(generation, OVERVIEW_REFRESH_MS, () => loadQueues(generation));
+  function loadQueues(generation) {
+    return loadPage(generation, 'queues', (page) => renderQueues(page.queues || []), () => OVERVIEW_REFRESH_MS);
   }
+
 
   const queueHref = (name) => `#/queues/${encodeURIComponent(name)}`;
   const held = (q) => q.visible + q.inFlight + q.delayed > 0;
@@ -953,21 +921,10 @@
     }
   }
 
-  async function loadQueue(generation, name) {
-    try {
-      const [queue] = await Promise.all([
-        api(`queues/${encodeURIComponent(name)}?limit=50`),
-        app.overview ? null : api('overview').then(useOverview, () => null),
-      ]);
-      if (generation !== app.generation) return;
-      setLoadError(null);
-      paint(renderQueue(queue));
-    } catch (e) {
-      if (generation !== app.generation) return;
-      setLoadError(e);
-    }
-    later(generation, OVERVIEW_REFRESH_MS, () => loadQueue(generation, name));
+  function loadQueue(generation, name) {
+    return loadPage(generation, `queues/${encodeURIComponent(name)}?limit=50`, renderQueue, () => OVERVIEW_REFRESH_MS);
   }
+
 
   function renderQueue(q) {
     const field = (label, name, value) => [h('dt', null, label), h('dd', { 'data-field': name }, value)];
@@ -1010,23 +967,13 @@
 
   // ---------------------------------------------------------------- history
 
-  async function loadHistoryPage(generation, params) {
+  function loadHistoryPage(generation, params) {
     const span = ['1h', '24h', '7d'].includes(params.get('window')) ? params.get('window') : '24h';
     const task = params.get('task') || '';
-    try {
-      const [history] = await Promise.all([
-        api(`history?${new URLSearchParams({ window: span, task })}`),
-        app.overview ? null : api('overview').then(useOverview, () => null),
-      ]);
-      if (generation !== app.generation) return;
-      setLoadError(null);
-      paint(renderHistoryPage(history, span, task));
-    } catch (e) {
-      if (generation !== app.generation) return;
-      setLoadError(e);
-    }
-    later(generation, OVERVIEW_REFRESH_MS * 5, () => loadHistoryPage(generation, params));
+    return loadPage(generation, `history?${new URLSearchParams({ window: span, task })}`,
+      (history) => renderHistoryPage(history, span, task), () => OVERVIEW_REFRESH_MS * 5);
   }
+
 
   function renderHistoryPage(history, span, task) {
     const data = slotsOf(history);
@@ -1313,6 +1260,29 @@
     }
   }
 
+  // ---------------------------------------------------------------- pages that load one answer
+
+  // Loads a page's answer (and the overview once, for the header), paints it, and loads it again
+  // after refresh(answer) ms while that gives a number, or after RETRY_MS when it failed (but for a 404).
+  async function loadPage(generation, path, render, refresh) {
+    const again = () => loadPage(generation, path, render, refresh);
+    try {
+      const [data] = await Promise.all([
+        api(path),
+        app.overview ? null : api('overview').then(useOverview, () => null),
+      ]);
+      if (generation !== app.generation) return;
+      setLoadError(null);
+      paint(render(data));
+      const ms = refresh(data);
+      if (ms) later(generation, ms, again);
+    } catch (e) {
+      if (generation !== app.generation) return;
+      setLoadError(e);
+      if (e.status !== 404) later(generation, RETRY_MS, again);
+    }
+  }
+
   // ---------------------------------------------------------------- bulk actions and the audit trail
 
   async function runBulk(form, scope) {
@@ -1364,23 +1334,13 @@
     }
   }
 
-  async function loadActions(generation, params) {
+  function loadActions(generation, params) {
     const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (params.get('before')) query.set('before', params.get('before'));
-    try {
-      const [page] = await Promise.all([
-        api(`actions?${query}`),
-        app.overview ? null : api('overview').then(useOverview, () => null),
-      ]);
-      if (generation !== app.generation) return;
-      setLoadError(null);
-      paint(renderActions(page.actions || [], params.get('before')));
-    } catch (e) {
-      if (generation !== app.generation) return;
-      setLoadError(e);
-    }
-    later(generation, OVERVIEW_REFRESH_MS, () => loadActions(generation, params));
+    return loadPage(generation, `actions?${query}`, (page) => renderActions(page.actions || [], params.get('before')),
+      () => OVERVIEW_REFRESH_MS);
   }
+
 
   function progress(action) {
     const total = action.matched || 0;
@@ -1425,22 +1385,11 @@
           older ? h('a', { class: 'btn btn-sm', href: `#/actions?before=${older}` }, 'Older') : null)));
   }
 
-  async function loadAction(generation, id) {
-    try {
-      const [action] = await Promise.all([
-        api(`actions/${id}`),
-        app.overview ? null : api('overview').then(useOverview, () => null),
-      ]);
-      if (generation !== app.generation) return;
-      setLoadError(null);
-      paint(renderAction(action));
-      if (action.state === 'RUNNING') later(generation, ACTION_REFRESH_MS, () => loadAction(generation, id));
-    } catch (e) {
-      if (generation !== app.generation) return;
-      setLoadError(e);
-      if (e.status !== 404) later(generation, RETRY_MS, () => loadAction(generation, id));
-    }
+  function loadAction(generation, id) {
+    return loadPage(generation, `actions/${id}`, renderAction,
+      (action) => (action.state === 'RUNNING' ? ACTION_REFRESH_MS : null));
   }
+
 
   function renderAction(action) {
     const field = (label, name, value) => [h('dt', null, label), h('dd', { 'data-field': name }, value)];
