@@ -291,6 +291,17 @@ CREATE TABLE pgqueue.message_queue (
     CONSTRAINT message_queue_visibility_timeout_s_check CHECK (((visibility_timeout_s >= 0) AND (visibility_timeout_s <= 43200)))
 );
 
+CREATE TABLE pgqueue.message_queue_history (
+    step_seconds integer NOT NULL,
+    bucket timestamp with time zone NOT NULL,
+    queue text NOT NULL,
+    sent bigint NOT NULL DEFAULT 0,
+    received bigint NOT NULL DEFAULT 0,
+    deleted bigint NOT NULL DEFAULT 0,
+    CONSTRAINT message_queue_history_pkey PRIMARY KEY (step_seconds, bucket, queue),
+    CONSTRAINT message_queue_history_step CHECK ((step_seconds = ANY (ARRAY[60, 3600])))
+);
+
 CREATE TABLE pgqueue.move_applied (
     source integer NOT NULL,
     batch bigint NOT NULL,

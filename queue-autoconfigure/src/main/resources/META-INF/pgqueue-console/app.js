@@ -872,6 +872,7 @@
 
   const queueHref = (name) => `#/queues/${encodeURIComponent(name)}`;
   const held = (q) => q.visible + q.inFlight + q.delayed > 0;
+  const rate = (perMinute) => (perMinute ? (perMinute < 10 ? perMinute.toFixed(1) : num(Math.round(perMinute))) : '0');
 
   function renderQueues(queues) {
     const rows = queues.map((q) => h('tr', { 'data-key': `queue:${q.name}`, 'data-queue': q.name },
@@ -881,6 +882,8 @@
       countCell('inFlight', q.inFlight),
       countCell('delayed', q.delayed),
       h('td', { class: 'num', 'data-field': 'oldest' }, held(q) ? formatDuration(q.oldestAgeSeconds) : '—'),
+      h('td', { class: 'num', 'data-field': 'sent' }, rate(q.sentPerMinute)),
+      h('td', { class: 'num', 'data-field': 'received' }, rate(q.receivedPerMinute)),
       h('td', null, q.deadLetterQueue ? h('a', { href: queueHref(q.deadLetterQueue) }, q.deadLetterQueue)
         : h('span', { class: 'muted' }, '—')),
       h('td', null, (q.deadLetterSources || []).length ? q.deadLetterSources.map((source, i) =>
@@ -892,6 +895,8 @@
         ? h('div', { class: 'table-wrap' }, h('table', { class: 'grid', 'data-test': 'queue-table' },
           h('thead', null, h('tr', null, h('th', null, 'Queue'), h('th', null, 'Type'), h('th', { class: 'num' }, 'Visible'),
             h('th', { class: 'num' }, 'In flight'), h('th', { class: 'num' }, 'Delayed'), h('th', { class: 'num' }, 'Oldest'),
+            h('th', { class: 'num', title: 'per minute, last 5 minutes, every node' }, 'Sent / min'),
+            h('th', { class: 'num', title: 'per minute, last 5 minutes, every node' }, 'Received / min'),
             h('th', null, 'Dead letters go to'), h('th', null, 'Dead letters of'))),
           h('tbody', null, rows)))
         : h('p', { class: 'empty', 'data-test': 'no-queues' }, 'No message queue exists.')));
@@ -946,6 +951,8 @@
         field('Delayed', 'delayed', num(q.delayed)),
         field('Oldest message', 'oldest', held(q) ? formatDuration(q.oldestAgeSeconds) : '—'),
         field('Visibility timeout', 'visibility', formatDuration(q.visibilityTimeoutSeconds)),
+        field('Sent, received, deleted', 'rates', `${rate(q.sentPerMinute)}, ${rate(q.receivedPerMinute)}, `
+          + `${rate(q.deletedPerMinute)} per minute (last 5 minutes)`),
         field('Dead letters go to', 'deadLetterQueue', q.deadLetterQueue
           ? [h('a', { href: queueHref(q.deadLetterQueue) }, q.deadLetterQueue), ` after ${q.maxReceiveCount} receives`] : '—'),
         field('Dead letters of', 'deadLetterSources', (q.deadLetterSources || []).join(', ') || '—'))),

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 import io.pgqueue.QueueAdminException.Reason;
@@ -546,6 +547,26 @@ public final class QueueAdmin {
         Duration step = window.compareTo(Duration.ofDays(1)) <= 0 ? HistoryStore.MINUTE : HistoryStore.HOUR;
         Instant from = this.clock.instant().minus(window);
         return this.history.read(step, from.minusMillis(Math.floorMod(from.toEpochMilli(), step.toMillis())));
+    }
+
+    /**
+     * Reads what was done with each message queue over the last minutes, on every node: messages
+     * sent, received and deleted (every node that uses message queues adds its counts every few
+     * seconds; the queue keeps a day of minutes).
+     * @param window how far back, from now: 1 minute to 24 hours
+     * @return per queue name, its counts over the window: {@code sent}, {@code received}, {@code deleted}
+     * @throws QueueAdminException {@link Reason#INVALID} if the window is shorter than a minute or longer than a day
+     */
+    public Map<String, Map<String, Long>> messageCounts(Duration window) {
+        if (window == null || window.compareTo(Duration.ofMinutes(1)) < 0 || window.compareTo(Duration.ofDays(1)) > 0) {
+            throw new QueueAdminException(Reason.INVALID, "A message history window is 1 minute to 24 hours, not " + window);
+        }
+        Instant from = this.clock.instant().minus(window);
+        Map<String, Map<String, Long>> counts = new TreeMap<>();
+        this.history.readMessages(from.minusMillis(Math.floorMod(from.toEpochMilli(), 60_000L))).forEach((queue, figures) ->
+                counts.put(queue, Map.of("sent", figures.sent(), "received", figures.received(), "deleted",
+                        figures.deleted())));
+        return counts;
     }
 
     /** The longest window {@link #history} reads. */

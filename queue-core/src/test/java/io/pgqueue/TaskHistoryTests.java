@@ -8,6 +8,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.pgqueue.QueueAdminException.Reason;
+import io.pgqueue.message.MessageQueueAttributes;
+import io.pgqueue.message.OutgoingMessage;
+import io.pgqueue.message.ReceiveRequest;
+import io.pgqueue.message.ReceivedMessage;
 import io.pgqueue.observe.TaskHistory;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.testing.TestShards;
@@ -95,6 +99,35 @@ class TaskHistoryTests {
             .hasMessageContaining("at most 7 days");
         assertThat(new JdbcTemplate(this.databases.get(0).dataSource()).queryForObject(
                 "SELECT count(DISTINCT step_seconds) FROM pgqueue.task_history", Integer.class)).isEqualTo(2);
+    }
+
+    @Test
+    void whatIsDoneWithMessageQueuesIsCountedPerQueueOnEveryNode() {
+        PgQueue a = PgQueue.builder(this.databases.get(0).dataSource()).tasks(TaskRegistry.of(List.of()))
+            .migrateSchema(true).build();
+        PgQueue b = PgQueue.builder(this.databases.get(0).dataSource()).tasks(TaskRegistry.of(List.of()))
+            .migrateSchema(true).build();
+        this.queues.add(a);
+        this.queues.add(b);
+        a.start();
+        b.start();
+        a.messages().createQueue("orders", MessageQueueAttributes.defaults(), Map.of());
+        for (int i = 0; i < 3; i++) {
+            a.messages().send("orders", OutgoingMessage.of("order " + i));
+        }
+        b.messages().send("orders", OutgoingMessage.of("order 3"));
+        List<ReceivedMessage> received = b.messages().receive("orders", ReceiveRequest.of(10).withWaitTime(Duration.ZERO));
+        b.messages().delete("orders", received.get(0).receiptHandle());
+        a.stop();
+        b.stop();
+
+        PgQueue reader = PgQueue.builder(this.databases.get(0).dataSource()).tasks(TaskRegistry.of(List.of()))
+            .migrateSchema(true).build();
+        this.queues.add(reader);
+        assertThat(reader.admin().messageCounts(Duration.ofMinutes(5))).containsEntry("orders",
+                Map.of("sent", 4L, "received", (long) received.size(), "deleted", 1L));
+        assertThatThrownBy(() -> reader.admin().messageCounts(Duration.ofDays(2)))
+            .isInstanceOf(QueueAdminException.class).hasMessageContaining("1 minute to 24 hours");
     }
 
     private PgQueue node(String name, WorkerTask task) {

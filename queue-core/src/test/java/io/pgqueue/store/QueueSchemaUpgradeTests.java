@@ -64,7 +64,7 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.task_group_cursor, table upgraded.schedule, table upgraded.workflow, "
                     + "table upgraded.job_waiting, table upgraded.job_dependency, table upgraded.job_result, "
                     + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter, "
-                    + "table upgraded.queue_action, table upgraded.task_history, "
+                    + "table upgraded.queue_action, table upgraded.task_history, table upgraded.message_queue_history, "
                     + "column upgraded.job.history, column upgraded.job_finished.history)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
@@ -74,7 +74,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V25 and the repeatable migrations").isEqualTo(21);
+        assertThat(result.migrationsExecuted).as("V10 to V26 and the repeatable migrations").isEqualTo(22);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "

@@ -162,12 +162,13 @@ final class ConsoleApi {
      */
     ServerResponse queues(ServerRequest request) {
         Map<String, MessageQueueCounts> counts = this.messages.counts();
+        Map<String, Map<String, Long>> rates = this.admin.messageCounts(RATE_WINDOW);
         List<Map<String, Object>> queues = new ArrayList<>();
         String after = null;
         while (true) {
             List<MessageQueueInfo> page = this.messages.listQueues("", after, MESSAGE_QUEUES_PAGE);
             for (MessageQueueInfo info : page) {
-                queues.add(messageQueue(info, counts.get(info.name())));
+                queues.add(withRates(messageQueue(info, counts.get(info.name())), rates.get(info.name())));
             }
             if (page.size() < MESSAGE_QUEUES_PAGE) {
                 break;
@@ -178,6 +179,18 @@ final class ConsoleApi {
     }
 
     private static final int MESSAGE_QUEUES_PAGE = 1000;
+
+    /** The window the message queues' rates are averaged over. */
+    private static final Duration RATE_WINDOW = Duration.ofMinutes(5);
+
+    /** Adds a queue's messages sent, received and deleted per minute over the last {@link #RATE_WINDOW}, on every node. */
+    private static Map<String, Object> withRates(Map<String, Object> body, Map<String, Long> counts) {
+        double minutes = RATE_WINDOW.toMinutes();
+        body.put("sentPerMinute", counts == null ? 0.0 : counts.get("sent") / minutes);
+        body.put("receivedPerMinute", counts == null ? 0.0 : counts.get("received") / minutes);
+        body.put("deletedPerMinute", counts == null ? 0.0 : counts.get("deleted") / minutes);
+        return body;
+    }
 
     /** {@code GET api/queues/{name}}: one message queue, and its oldest messages as they are (peeked, not received). */
     ServerResponse messageQueue(ServerRequest request) {
@@ -194,7 +207,8 @@ final class ConsoleApi {
         }
         boolean jobData = this.access.jobData(request);
         Instant now = Instant.now();
-        Map<String, Object> body = messageQueue(info, this.messages.counts(name));
+        Map<String, Object> body = withRates(messageQueue(info, this.messages.counts(name)),
+                this.admin.messageCounts(RATE_WINDOW).get(name));
         body.put("messages", peeked.stream().map(message -> {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("messageId", message.messageId());

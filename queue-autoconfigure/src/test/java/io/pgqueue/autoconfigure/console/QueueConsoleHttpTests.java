@@ -274,6 +274,12 @@ public class QueueConsoleHttpTests {
         assertThat(this.messages.receive(orders, ReceiveRequest.of(10).withWaitTime(Duration.ZERO)))
             .as("the peek received nothing").hasSize(1);
         assertThat(browser.get("/pgqueue/api/queues/no-such-queue").statusCode()).isEqualTo(404);
+        // Every node adds its message counts every 10 s: 2 sent and 2 received (one each time) over 5 minutes.
+        await().atMost(Duration.ofSeconds(30)).until(() -> ConsoleClient.json(browser.get("/pgqueue/api/queues/" + orders))
+            .get("receivedPerMinute").asDouble() >= 0.4);
+        JsonNode rates = ConsoleClient.json(browser.get("/pgqueue/api/queues/" + orders));
+        assertThat(rates.get("sentPerMinute").asDouble()).isEqualTo(0.4);
+        assertThat(rates.get("receivedPerMinute").asDouble()).isEqualTo(0.4);
 
         this.messages.send(dead, OutgoingMessage.of("dead letter"));
         HttpResponse<String> redriven = browser.act("/pgqueue/api/queues/" + dead + "/redrive?to=" + orders);

@@ -13,6 +13,7 @@ import io.pgqueue.internal.admin.BulkActions;
 import io.pgqueue.internal.balance.BalancerService;
 import io.pgqueue.internal.enqueue.Enqueuer;
 import io.pgqueue.internal.message.MessageEngine;
+import io.pgqueue.internal.observe.MessageHistoryRecorder;
 import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.observe.TaskHistoryRecorder;
 import io.pgqueue.internal.result.JobAwaiter;
@@ -41,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * <li>enqueue: the outbox relay (sharded); stopping ends the group commits and the awaits of job ends;</li>
  * <li>bulk actions: started by operators; stopping ends the running one after its batch, recorded as stopped;</li>
  * <li>statistics: the periodic aggregate behind metrics, health and the admin's counts;</li>
- * <li>message queues: listening for sends and housekeeping, if any message queue exists;</li>
+ * <li>message queues: listening for sends and housekeeping, if any message queue exists, and the writer of
+ * this node's message counts to the message queues' history;</li>
  * <li>balancer: partition loads recorded and, where enabled, balanced (sharded);</li>
  * <li>workers: this node's pools, if it runs workers, and the writer of their figures to the task history;</li>
  * <li>scheduler: the schedules configured with this node's tasks written, and fired (with workers).</li>
@@ -73,6 +75,8 @@ public final class Engine {
     private final BulkActions bulkActions;
 
     private final TaskHistoryRecorder history;
+
+    private final MessageHistoryRecorder messageHistory;
 
     /** The telemetry's events and the task history's recorder: what the worker runtime reports to. */
     private final QueueEvents events;
@@ -114,7 +118,8 @@ public final class Engine {
                 : "client-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
         this.balancer = new BalancerService(this.shards, this.stats, this.enqueuer.partitionLoad().orElse(null),
                 settings.balancerSettings(), settings.balancerLoadWindow(), node, settings.balancerEnabled());
-        this.messages = new MessageEngine(settings.dataSource(), main.messages(), settings.messageEvents(),
+        this.messageHistory = new MessageHistoryRecorder(main.history(), settings.clock(), settings.messageEvents());
+        this.messages = new MessageEngine(settings.dataSource(), main.messages(), this.messageHistory,
                 settings.statsInterval(), workerSettings != null ? workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
         this.scheduler = new Scheduler(main.schedules(), this.enqueuer, settings.tasks(), settings.mapper(), settings.clock(),
                 workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
@@ -143,7 +148,13 @@ public final class Engine {
                 }),
                 new Service("bulk actions", () -> { }, this.bulkActions::stop),
                 new Service("statistics", this.stats::start, this.stats::stop),
-                new Service("message queues", this.messages::startIfUsed, this.messages::stop),
+                new Service("message queues", () -> {
+                    this.messages.startIfUsed();
+                    this.messageHistory.start();
+                }, () -> {
+                    this.messages.stop();
+                    this.messageHistory.stop();
+                }),
                 new Service("balancer", this.balancer::start, this.balancer::stop),
                 new Service("workers", this::startWorkerPools, this::stopWorkers),
                 new Service("scheduler", this::startScheduler, this.scheduler::stop));

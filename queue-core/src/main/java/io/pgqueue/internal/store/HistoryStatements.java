@@ -48,4 +48,33 @@ final class HistoryStatements {
             WHERE step_seconds = :step AND bucket >= :from
             ORDER BY bucket, task
             """;
+
+    /** Adds one node's message counts of a moment to the minute's and the hour's row of each queue. */
+    static final String ADD_MESSAGES = """
+            INSERT INTO ${schema}.message_queue_history AS h (step_seconds, bucket, queue, sent, received, deleted)
+            SELECT s.step, to_timestamp(floor(extract(epoch FROM CAST(:at AS timestamptz)) / s.step) * s.step), f.queue,
+                   f.sent, f.received, f.deleted
+            FROM unnest(CAST(:queues AS text[]), CAST(:sent AS bigint[]), CAST(:received AS bigint[]),
+                        CAST(:deleted AS bigint[])) AS f(queue, sent, received, deleted),
+                 (VALUES (60), (3600)) AS s(step)
+            ORDER BY 1, 2, 3
+            ON CONFLICT (step_seconds, bucket, queue) DO UPDATE
+            SET sent = h.sent + excluded.sent, received = h.received + excluded.received,
+                deleted = h.deleted + excluded.deleted
+            """;
+
+    /** Deletes message-queue minute rows older than a day and an hour, and hour rows older than eight days. */
+    static final String PRUNE_MESSAGES = """
+            DELETE FROM ${schema}.message_queue_history
+            WHERE (step_seconds = 60 AND bucket < now() - interval '25 hours')
+               OR (step_seconds = 3600 AND bucket < now() - interval '8 days')
+            """;
+
+    /** Each queue's counts of a step added up from a time on. */
+    static final String READ_MESSAGES = """
+            SELECT queue, sum(sent) AS sent, sum(received) AS received, sum(deleted) AS deleted
+            FROM ${schema}.message_queue_history
+            WHERE step_seconds = 60 AND bucket >= :from
+            GROUP BY queue
+            """;
 }

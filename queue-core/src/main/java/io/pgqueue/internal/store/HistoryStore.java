@@ -39,6 +39,12 @@ public final class HistoryStore {
 
     private final String read;
 
+    private final String addMessages;
+
+    private final String pruneMessages;
+
+    private final String readMessages;
+
     /**
      * Creates a store.
      * @param dataSource the queue's database
@@ -49,6 +55,9 @@ public final class HistoryStore {
         this.add = StoreSupport.sql(HistoryStatements.ADD, config);
         this.prune = StoreSupport.sql(HistoryStatements.PRUNE, config);
         this.read = StoreSupport.sql(HistoryStatements.READ, config);
+        this.addMessages = StoreSupport.sql(HistoryStatements.ADD_MESSAGES, config);
+        this.pruneMessages = StoreSupport.sql(HistoryStatements.PRUNE_MESSAGES, config);
+        this.readMessages = StoreSupport.sql(HistoryStatements.READ_MESSAGES, config);
     }
 
     /**
@@ -97,9 +106,52 @@ public final class HistoryStore {
         return SqlArrays.bigints(figures.stream().map(value).toList());
     }
 
-    /** Deletes minute rows older than 25 hours and hour rows older than 8 days. */
+    /** Deletes minute rows older than 25 hours and hour rows older than 8 days, of tasks and message queues. */
     public void prune() {
         this.jdbc.update(this.prune, new MapSqlParameterSource());
+        this.jdbc.update(this.pruneMessages, new MapSqlParameterSource());
+    }
+
+    /**
+     * What one node did with a message queue since it last added its counts.
+     *
+     * @param queue the queue's name
+     * @param sent messages sent
+     * @param received messages received
+     * @param deleted messages deleted
+     */
+    public record MessageFigures(String queue, long sent, long received, long deleted) {
+    }
+
+    /**
+     * Adds message counts to the minute and the hour of a time, in one statement.
+     * @param at the time
+     * @param figures one per queue
+     */
+    public void addMessages(Instant at, List<MessageFigures> figures) {
+        if (figures.isEmpty()) {
+            return;
+        }
+        this.jdbc.update(this.addMessages, new MapSqlParameterSource()
+            .addValue("at", at.atOffset(ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE)
+            .addValue("queues", SqlArrays.texts(figures.stream().map(MessageFigures::queue).toList()))
+            .addValue("sent", SqlArrays.bigints(figures.stream().map(MessageFigures::sent).toList()))
+            .addValue("received", SqlArrays.bigints(figures.stream().map(MessageFigures::received).toList()))
+            .addValue("deleted", SqlArrays.bigints(figures.stream().map(MessageFigures::deleted).toList())));
+    }
+
+    /**
+     * Reads each message queue's counts added up over the minutes from a time on.
+     * @param from the start
+     * @return the counts by queue name
+     */
+    public Map<String, MessageFigures> readMessages(Instant from) {
+        Map<String, MessageFigures> figures = new TreeMap<>();
+        this.jdbc.query(this.readMessages, new MapSqlParameterSource()
+            .addValue("from", from.atOffset(ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE), (RowCallbackHandler) rs ->
+                figures.put(rs.getString("queue"), new MessageFigures(rs.getString("queue"), rs.getLong("sent"),
+                        rs.getLong("received"), rs.getLong("deleted"))));
+        return figures;
     }
 
     /**
