@@ -111,11 +111,6 @@ public final class QueueAdmin {
         return new QueueAdmin(this.engine, this.client, actor == null || actor.isBlank() ? null : actor.strip());
     }
 
-    /** @return who this admin's actions are recorded as taken by, or {@code null} */
-    public String actor() {
-        return this.actor;
-    }
-
     /**
      * Returns the task types this node knows: declared here, or with jobs in the database.
      * @return the task names, sorted

@@ -36,11 +36,6 @@ public final class RedactedFields {
             .map(name -> name.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
     }
 
-    /** @return whether no field is redacted */
-    public boolean none() {
-        return this.names.isEmpty();
-    }
-
     /**
      * Redacts a JSON text.
      * @param json the JSON, or {@code null}

@@ -1,15 +1,14 @@
 package io.pgqueue.internal.admin;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -286,9 +285,9 @@ public final class BulkActions {
             switch (this.action.kind()) {
                 case CANCEL -> tasks.stream().filter(Objects::nonNull).forEach(BulkActions.this.events::cancelled);
                 case RERUN, RUN_AT -> {
-                    Set<String> due = new LinkedHashSet<>(tasks);
-                    if (!due.isEmpty() && (this.action.runAt() == null)) {
-                        store.notifyDue(new ArrayList<>(due));
+                    // Jobs due now: wake the tasks' workers rather than wait for their next poll.
+                    if (!tasks.isEmpty() && this.action.runAt() == null) {
+                        store.notifyDue(new LinkedHashSet<>(tasks));
                     }
                 }
                 default -> {

@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
-import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.store.HistoryStore;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueEvents;
@@ -18,7 +17,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Counts what this node does with each message queue — messages sent, received, deleted — for the
  * queues' history in the database ({@code message_queue_history}), and passes every event on to the
- * application's listener. Adds its counts every {@link TaskHistoryRecorder#FLUSH_INTERVAL} while
+ * application's listener. Adds its counts every {@link PeriodicFlush#INTERVAL} while
  * started, as {@link TaskHistoryRecorder} does for tasks; counts a failed write could not add wait
  * for the next.
  */
@@ -34,7 +33,8 @@ public final class MessageHistoryRecorder implements MessageQueueEvents {
 
     private final Map<String, LongAdder[]> counts = new ConcurrentHashMap<>();
 
-    private PeriodicTasks writer;
+    private final PeriodicFlush writer = new PeriodicFlush("pgqueue-message-history", "message queue history",
+            this::flush);
 
     /**
      * @param store the history, on the queue's main database
@@ -83,26 +83,13 @@ public final class MessageHistoryRecorder implements MessageQueueEvents {
     }
 
     /** Starts adding the counts every few seconds; idempotent. */
-    public synchronized void start() {
-        if (this.writer != null) {
-            return;
-        }
-        this.writer = new PeriodicTasks("pgqueue-message-history", Duration.ofSeconds(5), List.of(new PeriodicTasks.Task(
-                "message queue history", TaskHistoryRecorder.FLUSH_INTERVAL, TaskHistoryRecorder.FLUSH_INTERVAL, this::flush)));
+    public void start() {
         this.writer.start();
     }
 
     /** Stops, adding what is left; idempotent. */
     public void stop() {
-        PeriodicTasks running;
-        synchronized (this) {
-            running = this.writer;
-            this.writer = null;
-        }
-        if (running != null) {
-            running.stop();
-            flush();
-        }
+        this.writer.stop();
     }
 
     /** Adds the counts gathered since the last write. */

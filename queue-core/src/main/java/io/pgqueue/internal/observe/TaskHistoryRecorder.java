@@ -9,7 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import io.pgqueue.AttemptResult;
 import io.pgqueue.JobState;
-import io.pgqueue.internal.lifecycle.PeriodicTasks;
 import io.pgqueue.internal.store.HistoryStore;
 import io.pgqueue.observe.QueueEvents;
 import org.slf4j.Logger;
@@ -18,16 +17,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps what this node's handlers did per task — jobs completed, failed and sent back to the
  * queue, waits and run times — and adds it to the tasks' history in the database every
- * {@link #FLUSH_INTERVAL} while the node's workers run: one statement for every task, added to the
+ * {@link PeriodicFlush#INTERVAL} while the node's workers run: one statement for every task, added to the
  * minute and the hour in which it is written. Figures a failed write could not add are kept for the
  * next. Listens to the worker runtime's events, so it costs a counter update per event.
  */
 public final class TaskHistoryRecorder implements QueueEvents {
 
     private static final Logger log = LoggerFactory.getLogger(TaskHistoryRecorder.class);
-
-    /** How often the node adds its figures. */
-    public static final Duration FLUSH_INTERVAL = Duration.ofSeconds(10);
 
     /** Old rows are pruned every this many writes (about every ten minutes). */
     private static final int PRUNE_EVERY = 60;
@@ -38,7 +34,7 @@ public final class TaskHistoryRecorder implements QueueEvents {
 
     private final Map<String, Tally> tallies = new ConcurrentHashMap<>();
 
-    private PeriodicTasks writer;
+    private final PeriodicFlush writer = new PeriodicFlush("pgqueue-history", "task history", this::flush);
 
     private int writes;
 
@@ -85,27 +81,14 @@ public final class TaskHistoryRecorder implements QueueEvents {
         return this.tallies.computeIfAbsent(task, name -> new Tally());
     }
 
-    /** Starts adding the figures every {@link #FLUSH_INTERVAL}; idempotent. */
-    public synchronized void start() {
-        if (this.writer != null) {
-            return;
-        }
-        this.writer = new PeriodicTasks("pgqueue-history", Duration.ofSeconds(5),
-                List.of(new PeriodicTasks.Task("task history", FLUSH_INTERVAL, FLUSH_INTERVAL, this::flush)));
+    /** Starts adding the figures every {@link PeriodicFlush#INTERVAL}; idempotent. */
+    public void start() {
         this.writer.start();
     }
 
     /** Stops, adding what is left; idempotent. */
     public void stop() {
-        PeriodicTasks running;
-        synchronized (this) {
-            running = this.writer;
-            this.writer = null;
-        }
-        if (running != null) {
-            running.stop();
-            flush();
-        }
+        this.writer.stop();
     }
 
     /** Adds the figures gathered since the last write, and now and then prunes old rows. */
