@@ -9,7 +9,8 @@ import java.time.Instant;
  * @param task the task name
  * @param state the state
  * @param priority the priority
- * @param payload the payload as JSON text
+ * @param payload the payload as JSON text; for a task whose payloads are encrypted, as stored
+ * ({@link PayloadEncryption}) where the queue's admin reads it, decrypted where its client does
  * @param headers the headers as JSON text
  * @param scheduleTime when the job is or was due
  * @param delayToleranceDeadline when it should have started at the latest, or {@code null}
@@ -34,6 +35,17 @@ public record JobSnapshot(long id, String task, JobState state, int priority, St
         Instant scheduleTime, Instant delayToleranceDeadline, int attempt, int maxAttempts, String leaseOwner,
         Instant leaseDeadline, String dedupKey, boolean rerunRequested, boolean cancelRequested, String lastError,
         Instant createdAt, Instant startedAt, Instant finishedAt, String progress, int partition, String result) {
+
+    /**
+     * @param payload another payload
+     * @return a copy with that payload
+     */
+    public JobSnapshot withPayload(String payload) {
+        return new JobSnapshot(this.id, this.task, this.state, this.priority, payload, this.headers, this.scheduleTime,
+                this.delayToleranceDeadline, this.attempt, this.maxAttempts, this.leaseOwner, this.leaseDeadline,
+                this.dedupKey, this.rerunRequested, this.cancelRequested, this.lastError, this.createdAt,
+                this.startedAt, this.finishedAt, this.progress, this.partition, this.result);
+    }
 
     /** @return whether the job has ended: COMPLETED, FAILED or CANCELLED */
     public boolean finished() {

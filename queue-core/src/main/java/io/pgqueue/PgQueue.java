@@ -251,6 +251,8 @@ public final class PgQueue {
 
         private final List<JobInterceptor> interceptors = new ArrayList<>();
 
+        private PayloadEncryption encryption = PayloadEncryption.NONE;
+
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         }
@@ -438,6 +440,19 @@ public final class PgQueue {
             return this;
         }
 
+        /**
+         * Sets the keys that encrypt the payloads of the tasks that ask for it
+         * ({@link TaskDefinition#encrypted()}) and decrypt them for their handlers. Without keys
+         * such a task is refused when the queue is built, and an encrypted payload fails its
+         * attempt, naming the key it needs.
+         * @param encryption the keys
+         * @return this builder
+         */
+        public Builder encryption(PayloadEncryption encryption) {
+            this.encryption = Objects.requireNonNull(encryption, "encryption");
+            return this;
+        }
+
         /** @return the queue; nothing runs until {@link PgQueue#start()} */
         public PgQueue build() {
             if (this.mapper == null) {
@@ -450,7 +465,7 @@ public final class PgQueue {
             return new PgQueue(new Engine(new EngineSettings(this.dataSource, this.config, this.shards, this.partitions,
                     registry(), this.mapper, this.telemetry, this.statsInterval, this.workerSettings, this.workerTasks,
                     this.executors, this.balancerEnabled, this.balancerSettings, this.balancerLoadWindow,
-                    this.messageEvents, this.schedules, this.clock, this.interceptors)));
+                    this.messageEvents, this.schedules, this.clock, this.interceptors, this.encryption)));
         }
 
         private TaskRegistry registry() {

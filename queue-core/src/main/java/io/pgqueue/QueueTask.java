@@ -181,6 +181,15 @@ public @interface QueueTask {
     String[] tags() default {};
 
     /**
+     * Whether the task's payloads are encrypted at rest ({@link PayloadEncryption}, keys from
+     * {@code pgqueue.encryption.keys}): stored encrypted, decrypted for this handler. A task's
+     * dedup key, headers, tags, result, errors and log lines stay readable. Every node that enqueues
+     * the task must declare it encrypted too ({@code pgqueue.tasks.<name>.encrypted}).
+     * @return whether to encrypt
+     */
+    boolean encrypted() default false;
+
+    /**
      * For a handler that implements {@link ChunkHandler}: the most jobs per call, at least 1 and at
      * most the task's {@link #concurrency()} (each job of a chunk holds a handler slot). 0 for a
      * {@link TaskHandler}.

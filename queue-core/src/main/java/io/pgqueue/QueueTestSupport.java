@@ -27,12 +27,15 @@ public final class QueueTestSupport implements AutoCloseable {
 
     private final Scheduler scheduler;
 
+    private final PayloadEncryption encryption;
+
     QueueTestSupport(Engine engine, Collection<WorkerTask> tasks) {
         QueueStores stores = engine.stores();
         this.drainer = new Drainer(stores.jobs(), tasks, engine.settings().mapper(), engine.settings().telemetry(),
-                engine.settings().interceptors());
+                engine.settings().interceptors(), engine.settings().encryption());
         this.store = new QueueTestStore(stores.dataSource(), stores.config());
         this.scheduler = engine.scheduler();
+        this.encryption = engine.settings().encryption();
     }
 
     /** @return the names of the tasks whose jobs it runs */
@@ -87,10 +90,12 @@ public final class QueueTestSupport implements AutoCloseable {
 
     /**
      * @param task the task
-     * @return its jobs that are waiting for others, due, scheduled or running, oldest first
+     * @return its jobs that are waiting for others, due, scheduled or running, oldest first, their
+     * payloads decrypted where they are encrypted
      */
     public List<JobSnapshot> activeJobs(String task) {
-        return this.store.activeJobs(task);
+        return this.store.activeJobs(task).stream()
+            .map(job -> job.withPayload(this.encryption.decrypt(job.task(), job.payload()))).toList();
     }
 
     /**

@@ -30,11 +30,13 @@ import io.pgqueue.retry.RetryPolicy;
  * @param history whether each attempt of the task's jobs is kept with the job (start, end, node,
  * outcome, error, the lines its handler logged through {@link TaskContext#log}), see {@link JobAttempt}
  * @param tags the tags every job of the task gets, before those its enqueue adds ({@link JobTags})
+ * @param encrypted whether the task's payloads are encrypted at rest with the queue's
+ * {@link PayloadEncryption}: stored encrypted, decrypted for the handler
  */
 public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPolicy, int priority,
         Duration delayTolerance, DedupPolicy dedupPolicy, Set<Class<? extends Throwable>> terminalExceptions,
         Function<Object, String> dedupKey, Class<?> handlerType, int globalConcurrency, RateLimit rateLimit,
-        TaskGroups groups, boolean history, List<String> tags) {
+        TaskGroups groups, boolean history, List<String> tags, boolean encrypted) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]*");
 
@@ -163,6 +165,8 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         private boolean history;
 
         private List<String> tags = List.of();
+
+        private boolean encrypted;
 
         private Builder(String name) {
             this.name = name;
@@ -314,13 +318,24 @@ public record TaskDefinition(String name, int maxAttempts, RetryPolicy retryPoli
         }
 
         /**
+         * Encrypts the task's payloads at rest with the queue's {@link PayloadEncryption}. Off by
+         * default.
+         * @param encrypted whether to encrypt
+         * @return this builder
+         */
+        public Builder encrypted(boolean encrypted) {
+            this.encrypted = encrypted;
+            return this;
+        }
+
+        /**
          * Builds the definition.
          * @return the definition
          */
         public TaskDefinition build() {
             return new TaskDefinition(this.name, this.maxAttempts, this.retryPolicy, this.priority,
                     this.delayTolerance, this.dedupPolicy, this.terminalExceptions, this.dedupKey, this.handlerType,
-                    this.globalConcurrency, this.rateLimit, this.groups, this.history, this.tags);
+                    this.globalConcurrency, this.rateLimit, this.groups, this.history, this.tags, this.encrypted);
         }
     }
 }

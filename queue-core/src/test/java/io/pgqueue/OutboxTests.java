@@ -143,7 +143,7 @@ class OutboxTests {
 
         // Another relay takes the rows over: the marks keep it from writing b's jobs again.
         OutboxRelay relay = new OutboxRelay(shards,
-                new Duplicates(TASKS, new PayloadWriter(JsonMapper.builder().build(), QueueConfig.defaults().maxPayloadBytes()),
+                new Duplicates(TASKS, new PayloadWriter(JsonMapper.builder().build(), QueueConfig.defaults().maxPayloadBytes(), PayloadEncryption.NONE),
                         shards));
         while (relay.relayOnce() > 0) {
             // until the outbox is empty

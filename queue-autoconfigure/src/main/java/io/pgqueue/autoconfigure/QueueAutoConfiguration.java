@@ -4,6 +4,7 @@ import javax.sql.DataSource;
 
 import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.JobInterceptor;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueClient;
@@ -101,6 +102,16 @@ public final class QueueAutoConfiguration {
     }
 
     /**
+     * The keys of the payloads encrypted at rest, from {@code pgqueue.encryption.*}; a bean of the
+     * application's own (keys from a secret store, say) takes its place.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    PayloadEncryption queuePayloadEncryption(QueueProperties properties) {
+        return QueueSettingsMapper.encryption(properties.getEncryption());
+    }
+
+    /**
      * The queue: {@code pgqueue.*} mapped onto the core's one builder, then the customizers. What
      * routes jobs between shards is opened with the bean, so that jobs can be enqueued while the
      * context starts; {@link QueueLifecycle} starts and stops the rest. Its destruction stops what
@@ -113,7 +124,8 @@ public final class QueueAutoConfiguration {
             QueueTelemetry telemetry, ObjectProvider<MessageQueueEvents> messageEvents,
             ObjectProvider<WorkerSettings> workerSettings,
             ObjectProvider<WorkerExecutors> executors, ObjectProvider<PgQueueCustomizer> customizers,
-            ObjectProvider<QueueSchemaInitializer> schema, ObjectProvider<JobInterceptor> interceptors) {
+            ObjectProvider<QueueSchemaInitializer> schema, ObjectProvider<JobInterceptor> interceptors,
+            PayloadEncryption encryption) {
         // A sharded queue reads its schema as it is built: the migrations come first, whichever bean
         // (metrics, say) asks for the queue.
         schema.getIfAvailable();
@@ -121,7 +133,8 @@ public final class QueueAutoConfiguration {
             .config(config)
             .tasks(tasks)
             .mapper(jsonMapper.getIfAvailable(() -> JsonMapper.builder().build()))
-            .telemetry(telemetry);
+            .telemetry(telemetry)
+            .encryption(encryption);
         messageEvents.ifAvailable(builder::messageEvents);
         shards.dataSources().forEach(builder::shard);
         QueueSettingsMapper.configure(builder, properties);
@@ -131,7 +144,8 @@ public final class QueueAutoConfiguration {
         builder.schedules(bindings.schedules());
         executors.ifAvailable(builder::executors);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
-        return builder.build();
+        // A task setting that cannot work with the rest (an encrypted task without a key) names its property.
+        return QueueSettingsMapper.mapped(builder::build);
     }
 
     /**

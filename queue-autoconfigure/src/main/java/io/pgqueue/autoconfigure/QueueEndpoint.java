@@ -104,11 +104,19 @@ public class QueueEndpoint {
 
     private final RedactedFields redacted;
 
+    private final EncryptedPayloads payloads;
+
+    /** Whether encrypted payloads are shown decrypted: to the reader role over HTTP, see {@link #as(String, boolean)}. */
+    private final boolean decrypts;
+
     QueueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
             ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PartitionBalancer balancer,
-            MessageQueues messages, boolean showJobData, RedactedFields redacted) {
+            MessageQueues messages, boolean showJobData, RedactedFields redacted, EncryptedPayloads payloads,
+            boolean decrypts) {
         this.showJobData = showJobData;
         this.redacted = redacted;
+        this.payloads = payloads;
+        this.decrypts = decrypts;
         this.balancer = balancer;
         this.messages = messages;
         this.admin = admin;
@@ -120,11 +128,18 @@ public class QueueEndpoint {
 
     /**
      * @param actor who acts, or {@code null}
-     * @return this endpoint acting through {@link QueueAdmin#as}, so that its actions are recorded as theirs
+     * @param decrypts whether they see encrypted payloads decrypted
+     * @return this endpoint acting through {@link QueueAdmin#as}, so that its actions are recorded as
+     * theirs, showing encrypted payloads decrypted or not
      */
-    QueueEndpoint as(@Nullable String actor) {
+    QueueEndpoint as(@Nullable String actor, boolean decrypts) {
         return new QueueEndpoint(this.admin.as(actor), this.stats, this.tasks, this.workers, this.misses, this.balancer,
-                this.messages, this.showJobData, this.redacted);
+                this.messages, this.showJobData, this.redacted, this.payloads, decrypts);
+    }
+
+    /** @return the role whose users see encrypted payloads decrypted, or {@code null} */
+    @Nullable String readerRole() {
+        return this.payloads.readerRole();
     }
 
     /**
@@ -525,7 +540,8 @@ public class QueueEndpoint {
         body.put("leaseOwner", job.leaseOwner());
         body.put("dedupKey", job.dedupKey());
         body.put("progress", this.redacted.redact(job.progress()));
-        body.put("payload", jobData(this.redacted.redact(job.payload())));
+        body.put("payload", jobData(this.redacted.redact(this.payloads.show(job.task(), job.payload(),
+                this.decrypts && this.showJobData))));
         body.put("lastError", jobData(job.lastError()));
         body.put("result", jobData(this.redacted.redact(job.result())));
         List<JobAttempt> attempts = this.admin.attempts(job.id()).orElse(List.of());

@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure;
 
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueAdmin;
 import io.pgqueue.observe.QueueStatistics;
@@ -43,7 +44,7 @@ public final class QueueEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     QueueEndpoint queueEndpoint(QueueAdmin admin, QueueStatistics stats, QueueTaskBindings tasks,
             ObjectProvider<QueueWorkerNode> workers, LocalDeadlineMisses misses, PgQueue queue, QueueProperties properties,
-            ApplicationContext context) {
+            ApplicationContext context, PayloadEncryption encryption) {
         // Without Spring Security nothing protects the reads: job data (errors, payloads) only on request.
         boolean secured = securityPresent(context.getClassLoader());
         boolean showJobData = secured || properties.getEndpoint().isAllowUnauthenticatedJobData();
@@ -54,7 +55,8 @@ public final class QueueEndpointAutoConfiguration {
                     + "reads it");
         }
         return new QueueEndpoint(admin, stats, tasks, workers, misses, queue.balancer(), queue.messages(), showJobData,
-                new RedactedFields(properties.getRedactedFields()));
+                new RedactedFields(properties.getRedactedFields()),
+                new EncryptedPayloads(encryption, properties.getEncryption().getReaderRole()), false);
     }
 
     private static boolean securityPresent(ClassLoader classLoader) {

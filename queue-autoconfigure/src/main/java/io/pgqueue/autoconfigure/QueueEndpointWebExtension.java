@@ -60,6 +60,41 @@ public class QueueEndpointWebExtension {
     }
 
     /**
+     * Reads a job, a search, the audit trail, the history or a workflow; see
+     * {@link QueueEndpoint#workflowOrJob}. A job's encrypted payload is shown decrypted to users with
+     * {@code pgqueue.encryption.reader-role}.
+     * @param security who asks
+     * @param scope {@code jobs}, {@code actions}, {@code history}, {@code workflows} or a task
+     * @param id the group, action, window, workflow or job
+     * @param task a search's task, or the history's
+     * @param from a search's start of its time range
+     * @param to a search's end of its time range
+     * @param dedupKey a search's dedup key
+     * @param error a search's error text
+     * @param tag a search's tags
+     * @param match a search's value matches
+     * @param ids a search's job ids
+     * @param after the {@code next} of a search's previous page
+     * @param limit the most jobs (or actions) on the page
+     * @param count {@code true}: a search counts its matching jobs too
+     * @param before the audit trail's page ends before this action id
+     * @return the description, 404 when there is none, or 400 with the reason
+     */
+    @ReadOperation
+    public WebEndpointResponse<Map<String, Object>> workflowOrJob(@Nullable SecurityContext security, @Selector String scope,
+            @Selector String id, @Nullable String task, @Nullable String from, @Nullable String to,
+            @Nullable String dedupKey, @Nullable String error, @Nullable Object tag, @Nullable Object match,
+            @Nullable String ids, @Nullable String after, @Nullable String limit, @Nullable String count,
+            @Nullable String before) {
+        QueueEndpoint reader = as(security);
+        WebEndpointResponse<Map<String, Object>> response = answer("GET", scope + "/" + id, null,
+                () -> reader.workflowOrJob(scope, id, task, from, to, dedupKey, error, tag, match, ids, after, limit,
+                        count, before));
+        return response.getStatus() == WebEndpointResponse.STATUS_OK && response.getBody() == null
+                ? new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND) : response;
+    }
+
+    /**
      * Acts on a task; see {@link QueueEndpoint#taskAction}.
      * @param security who asks: the action is recorded as theirs
      * @param task the task
@@ -168,10 +203,15 @@ public class QueueEndpointWebExtension {
         return shardAction(null, scope, kind, target, action, shard);
     }
 
-    /** The endpoint acting as the signed-in user, so that the audit trail names them. */
+    /**
+     * The endpoint acting as the signed-in user, so that the audit trail names them, and showing
+     * encrypted payloads decrypted if they have {@code pgqueue.encryption.reader-role}.
+     */
     private QueueEndpoint as(@Nullable SecurityContext security) {
         Principal principal = security == null ? null : security.getPrincipal();
-        return this.endpoint.as(principal == null ? null : principal.getName());
+        String role = this.endpoint.readerRole();
+        return this.endpoint.as(principal == null ? null : principal.getName(),
+                principal != null && role != null && security.isUserInRole(role));
     }
 
     private static long parseJobId(String jobId) {

@@ -90,6 +90,8 @@ public class QueueProperties {
 
     private final Interceptors interceptors = new Interceptors();
 
+    private final Encryption encryption = new Encryption();
+
     /**
      * Worker pools by name. Tasks run in the pool named by their annotation or by
      * pgqueue.tasks.<name>.pool ("default" unless set).
@@ -155,6 +157,10 @@ public class QueueProperties {
 
     public void setMaxPayloadSize(DataSize maxPayloadSize) {
         this.maxPayloadSize = maxPayloadSize;
+    }
+
+    public Encryption getEncryption() {
+        return this.encryption;
     }
 
     public List<String> getRedactedFields() {
@@ -708,6 +714,57 @@ public class QueueProperties {
         }
     }
 
+    /**
+     * Encryption at rest of the payloads of the tasks with pgqueue.tasks.<name>.encrypted (or
+     * {@code @QueueTask(encrypted = true)}): AES-GCM, each payload with its own nonce, bound to its task.
+     */
+    public static class Encryption {
+
+        /**
+         * Keys by id (letters, digits, '_' and '-'; at most 32 characters), each the base64 of 16, 24
+         * or 32 random bytes, e.g. from `openssl rand -base64 32`. Keep an old key here after a
+         * rotation until no stored payload names it. Give them from the environment or a secret
+         * store, not from a file in the repository.
+         */
+        private Map<String, String> keys = new LinkedHashMap<>();
+
+        /**
+         * Id of the key new payloads are encrypted with; may be left out when there is one key.
+         */
+        private String key;
+
+        /**
+         * Role whose users see encrypted payloads decrypted in the console and the queues endpoint
+         * (with Spring Security; they must also be allowed to see job data). Unset: the console and
+         * the endpoint never decrypt, and show which key a payload is encrypted with.
+         */
+        private String readerRole;
+
+        public Map<String, String> getKeys() {
+            return this.keys;
+        }
+
+        public void setKeys(Map<String, String> keys) {
+            this.keys = keys;
+        }
+
+        public String getKey() {
+            return this.key;
+        }
+
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        public String getReaderRole() {
+            return this.readerRole;
+        }
+
+        public void setReaderRole(String readerRole) {
+            this.readerRole = readerRole;
+        }
+    }
+
     /** The {@code queues} Actuator endpoint. */
     public static class Endpoint {
 
@@ -1081,6 +1138,12 @@ public class QueueProperties {
         private List<String> tags;
 
         /**
+         * Whether the task's payloads are encrypted at rest with pgqueue.encryption.keys: stored
+         * encrypted, decrypted for the handler. Declare it on every node that enqueues the task.
+         */
+        private Boolean encrypted;
+
+        /**
          * For a ChunkHandler: the most jobs per call (at least 1, at most the task's concurrency).
          */
         private Integer chunkSize;
@@ -1180,6 +1243,14 @@ public class QueueProperties {
 
         public List<String> getTags() {
             return this.tags;
+        }
+
+        public Boolean getEncrypted() {
+            return this.encrypted;
+        }
+
+        public void setEncrypted(Boolean encrypted) {
+            this.encrypted = encrypted;
         }
 
         public void setTags(List<String> tags) {

@@ -28,7 +28,7 @@ final class QueueSettingsCheck implements BeanFactoryPostProcessor {
     /** The settings of a task under {@code pgqueue.tasks.<name>}. */
     private static final List<String> TASK_KEYS = List.of("pool", "concurrency", "timeout", "max-attempts", "priority",
             "delay-tolerance", "dedup-key", "dedup-policy", "unique-period", "unique-states", "max-lag", "global-concurrency", "rate", "rate-burst", "groups", "group-key", "group-concurrency",
-            "sequence-on-failure", "history", "tags", "chunk-size", "chunk-linger", "cron", "zone", "catch-up", "retry.kind", "retry.delay", "retry.step",
+            "sequence-on-failure", "history", "tags", "encrypted", "chunk-size", "chunk-linger", "cron", "zone", "catch-up", "retry.kind", "retry.delay", "retry.step",
             "retry.multiplier", "retry.max-delay", "retry.jitter", "retry.policy-bean");
 
     private final Environment environment;

@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobInterceptors;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.Retention;
@@ -105,6 +106,16 @@ final class QueueSettingsMapper {
                 balancer.getFrictionMoves(), balancer.getFrictionWindow(), affinity(balancer.getAffinity())));
         mapped(() -> builder.balancer(balancer.isEnabled(), settings, balancer.getLoadWindow()));
         builder.interceptors(interceptors(properties.getInterceptors()));
+    }
+
+    /** The payload keys, checked; none when no key is configured. */
+    static PayloadEncryption encryption(QueueProperties.Encryption properties) {
+        if (properties.getKeys().isEmpty()) {
+            require(properties.getKey() == null || properties.getKey().isBlank(), PREFIX + "encryption.key",
+                    properties.getKey(), "names a key, but pgqueue.encryption.keys is empty");
+            return PayloadEncryption.NONE;
+        }
+        return mapped(() -> PayloadEncryption.of(properties.getKey(), properties.getKeys()));
     }
 
     /** The built-in interceptors the properties ask for, in the order the properties list them. */

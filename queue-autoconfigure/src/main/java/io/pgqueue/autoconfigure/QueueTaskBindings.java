@@ -241,6 +241,7 @@ public final class QueueTaskBindings {
                 .handlerType(type)
                 .history(overrides.getHistory() != null ? overrides.getHistory() : annotation.history())
                 .tags(overrides.getTags() != null ? overrides.getTags() : List.of(annotation.tags()))
+                .encrypted(overrides.getEncrypted() != null ? overrides.getEncrypted() : annotation.encrypted())
                 .build();
             return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName, chunkSize, chunkLinger),
                     payload.getType(), concurrency, timeout, pool), schedule(annotation.name(), cron, zone, catchUp));
@@ -354,6 +355,8 @@ public final class QueueTaskBindings {
             .history(Boolean.TRUE.equals(task.getHistory()))
             // The task's tags go on the jobs this node enqueues.
             .tags(task.getTags() != null ? task.getTags() : List.of())
+            // Its payloads are encrypted by the nodes that enqueue it, too.
+            .encrypted(Boolean.TRUE.equals(task.getEncrypted()))
             .build(), null));
     }
 

@@ -216,6 +216,23 @@ public class QueueConfigurationFailureTests {
     }
 
     @Test
+    void anEncryptedTaskWithoutAKeyOrAKeyThatCannotWork() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.tasks.charge.encrypted=true"),
+                "Invalid value 'true' for 'pgqueue.tasks.charge.encrypted': needs a key to encrypt with: set "
+                        + "pgqueue.encryption.keys", "Update 'pgqueue.tasks.charge.encrypted'");
+        assertFailure(this.runner.withPropertyValues("pgqueue.encryption.keys.k1=c2hvcnQ="),
+                "Invalid value '(not shown)' for 'pgqueue.encryption.keys.k1': must be 16, 24 or 32 bytes",
+                "Update 'pgqueue.encryption.keys.k1'");
+        assertFailure(this.runner.withPropertyValues("pgqueue.encryption.keys.k1=c2hvcnQ=c2hvcnQ=",
+                "pgqueue.encryption.keys.k2=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="),
+                "for 'pgqueue.encryption.keys.k1': must be base64", "Update 'pgqueue.encryption.keys.k1'");
+        assertFailure(this.runner.withPropertyValues("pgqueue.encryption.keys.k1=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+                "pgqueue.encryption.key=k9"),
+                "Invalid value 'k9' for 'pgqueue.encryption.key': must be one of the configured keys [k1]",
+                "Update 'pgqueue.encryption.key'");
+    }
+
+    @Test
     void workersOnASchemaThatWasNotMigrated() {
         // The schema is left to separate tooling, which has not run: the workers must not start
         // and then fail every claim.

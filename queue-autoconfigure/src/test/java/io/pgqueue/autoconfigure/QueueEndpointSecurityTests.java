@@ -41,7 +41,9 @@ import static org.awaitility.Awaitility.await;
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = { "pgqueue.workers.enabled=false", "pgqueue.console.enabled=false",
                 "management.endpoints.web.exposure.include=health,queues",
-                "management.endpoint.queues.access=unrestricted" })
+                "management.endpoint.queues.access=unrestricted",
+                "pgqueue.encryption.keys.k1=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "pgqueue.encryption.reader-role=QUEUE_ADMIN",
+                "pgqueue.tasks.card-charge.encrypted=true" })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 class QueueEndpointSecurityTests {
 
@@ -97,6 +99,23 @@ class QueueEndpointSecurityTests {
         assertThat(paused.statusCode()).as(paused.body()).isEqualTo(200);
         assertThat(paused.body()).contains("\"changed\":true");
         assertThat(send("POST", "/actuator/queues/send-push", "admin", "{\"action\":\"resume\"}").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void anEncryptedPayloadIsShownDecryptedOnlyToTheReaderRole() throws Exception {
+        long id = this.queue.enqueue("card-charge", java.util.Map.of("card", "4111-1111", "amount", 12),
+                EnqueueOptions.defaults().withDelay(Duration.ofHours(1))).jobId();
+
+        HttpResponse<String> admin = send("GET", "/actuator/queues/card-charge/" + id, "admin", null);
+        assertThat(admin.statusCode()).as(admin.body()).isEqualTo(200);
+        assertThat(JSON.readTree(admin.body()).get("payload").asString()).contains("4111-1111");
+        HttpResponse<String> operator = send("GET", "/actuator/queues/card-charge/" + id, "operator", null);
+        assertThat(operator.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(operator.body()).get("payload").asString())
+            .isEqualTo("\"encrypted with the key 'k1': shown to the role QUEUE_ADMIN\"");
+        assertThat(send("GET", "/actuator/queues/card-charge/" + (id + 1000), "admin", null).statusCode()).isEqualTo(404);
+        assertThat(send("GET", "/actuator/queues/jobs/SCHEDULED?task=card-charge", "operator", null).body()).contains(
+                "\"id\":" + id);
     }
 
     @Test

@@ -75,6 +75,17 @@ class ManualModeTests {
     }
 
     @Test
+    void anEncryptedPayloadIsAssertedAndRunAsWrittenAndStoredEncrypted() {
+        this.client.enqueue("secret-audit", new Entry("pin 1234"));
+
+        this.queue.assertEnqueued("secret-audit", new Entry("pin 1234"));
+        assertThat(this.jdbc.queryForObject("SELECT payload::text FROM pgqueue.job WHERE task = 'secret-audit'",
+                String.class)).startsWith("{\"pgqueue.encrypted\"").doesNotContain("1234");
+        this.queue.drain();
+        assertThat(this.journal.entries).containsExactly("secret pin 1234");
+    }
+
+    @Test
     void assertionsSayWhatIsInTheQueue() {
         this.client.enqueue("welcome-mail", new Mail("bob@example.com"));
 

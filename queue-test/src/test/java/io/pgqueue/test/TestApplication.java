@@ -130,6 +130,23 @@ public class TestApplication {
         }
     }
 
+    /** Audits an entry whose payload is encrypted at rest. */
+    @Component
+    @QueueTask(name = "secret-audit", encrypted = true)
+    static class SecretAudit implements TaskHandler<Entry> {
+
+        private final Journal journal;
+
+        SecretAudit(Journal journal) {
+            this.journal = journal;
+        }
+
+        @Override
+        public void handle(Entry entry, TaskContext context) {
+            this.journal.entries.add("secret " + entry.text());
+        }
+    }
+
     /** Reads the results of the steps it runs after. */
     @Component
     @QueueTask(name = "report")

@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure.console;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.web.servlet.function.ServerRequest;
 
 /**
@@ -40,6 +41,16 @@ final class ConsoleAccess {
     /** @return whether the request's user sees job data */
     boolean jobData(ServerRequest request) {
         return this.viewersSeeJobData || admin(request);
+    }
+
+    /**
+     * @param readerRole the role whose users see encrypted payloads decrypted, or {@code null}
+     * @return whether the request's user sees job data and encrypted payloads decrypted: only with
+     * Spring Security, for users with that role
+     */
+    boolean decrypts(ServerRequest request, @Nullable String readerRole) {
+        return this.secured && readerRole != null && jobData(request)
+                && request.servletRequest().isUserInRole(readerRole);
     }
 
     /** @return why a viewer's search inside job data is refused */

@@ -28,18 +28,19 @@ import io.pgqueue.QueueAdmin;
 import io.pgqueue.QueueAdminException;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.WorkflowInfo;
-import io.pgqueue.autoconfigure.LocalDeadlineMisses;
+import io.pgqueue.autoconfigure.EncryptedPayloads;
 import io.pgqueue.autoconfigure.HistoryFigures;
+import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.autoconfigure.RedactedFields;
-import io.pgqueue.observe.QueueStatistics;
-import io.pgqueue.observe.QueueStats;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueException;
 import io.pgqueue.message.MessageQueueInfo;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.message.PeekedMessage;
 import io.pgqueue.message.RedrivePolicy;
+import io.pgqueue.observe.QueueStatistics;
+import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskHistory;
 import io.pgqueue.observe.TaskStats;
 import io.pgqueue.schedule.ScheduleInfo;
@@ -83,9 +84,12 @@ final class ConsoleApi {
 
     private final RedactedFields redacted;
 
+    private final EncryptedPayloads payloads;
+
     ConsoleApi(QueueAdmin admin, QueueStatistics stats, ObjectProvider<QueueWorkerNode> workers, ObjectProvider<LocalDeadlineMisses> misses, boolean readOnly,
-            ConsoleAccess access, RedactedFields redacted, MessageQueues messages) {
+            ConsoleAccess access, RedactedFields redacted, EncryptedPayloads payloads, MessageQueues messages) {
         this.access = access;
+        this.payloads = payloads;
         this.messages = messages;
         this.redacted = redacted;
         this.admin = admin;
@@ -386,7 +390,8 @@ final class ConsoleApi {
         body.put("task", job.task());
         body.put("state", job.state());
         body.put("priority", job.priority());
-        body.put("payload", jobData ? this.redacted.redact(job.payload()) : ConsoleAccess.HIDDEN_JSON);
+        body.put("payload", jobData ? this.redacted.redact(this.payloads.show(job.task(), job.payload(),
+                this.access.decrypts(request, this.payloads.readerRole()))) : ConsoleAccess.HIDDEN_JSON);
         body.put("headers", jobData ? this.redacted.redact(job.headers()) : ConsoleAccess.HIDDEN_JSON);
         body.put("scheduleTime", job.scheduleTime());
         body.put("delayToleranceDeadline", job.delayToleranceDeadline());

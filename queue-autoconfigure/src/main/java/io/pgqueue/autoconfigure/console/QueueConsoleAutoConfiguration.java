@@ -2,7 +2,9 @@ package io.pgqueue.autoconfigure.console;
 
 import java.util.Optional;
 
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.QueueAdmin;
+import io.pgqueue.autoconfigure.EncryptedPayloads;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
 import io.pgqueue.autoconfigure.QueueAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueConfigurationException;
@@ -61,7 +63,7 @@ public final class QueueConsoleAutoConfiguration {
     RouterFunction<ServerResponse> pgqueueConsoleRoutes(QueueConsoleProperties properties, QueueAdmin admin,
             QueueStatistics stats, ObjectProvider<QueueWorkerNode> workers,
             ObjectProvider<LocalDeadlineMisses> misses, ConfigurableListableBeanFactory beans, QueueProperties queue,
-            MessageQueues messages) {
+            MessageQueues messages, PayloadEncryption encryption) {
         String path = path(properties.getPath());
         boolean secured = beans.containsBeanDefinition(SECURITY_CHAIN);
         boolean readOnly = properties.getReadOnly() != null ? properties.getReadOnly() : !secured;
@@ -84,7 +86,8 @@ public final class QueueConsoleAutoConfiguration {
         ConsoleAccess access = new ConsoleAccess(secured, properties.getRole(), properties.getViewerRole(),
                 properties.isViewersSeeJobData());
         return ConsoleRoutes.of(path, new ConsoleApi(admin, stats, workers, misses, readOnly, access,
-                new RedactedFields(queue.getRedactedFields()), messages),
+                new RedactedFields(queue.getRedactedFields()),
+                new EncryptedPayloads(encryption, queue.getEncryption().getReaderRole()), messages),
                 secured ? null : new ConsoleHosts(properties.getAllowedHosts()));
     }
 

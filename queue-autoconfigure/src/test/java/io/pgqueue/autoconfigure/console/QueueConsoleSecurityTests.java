@@ -33,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(classes = QueueConsoleSecurityTests.SecuredApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = { "pgqueue.workers.enabled=false", "pgqueue.console.role=OPS",
-                "pgqueue.redacted-fields=password,cardNumber" })
+                "pgqueue.redacted-fields=password,cardNumber", "pgqueue.encryption.keys.k1=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+                "pgqueue.encryption.reader-role=CARDS", "pgqueue.tasks.card-charge.encrypted=true" })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 class QueueConsoleSecurityTests {
 
@@ -45,6 +46,7 @@ class QueueConsoleSecurityTests {
         @Bean
         InMemoryUserDetailsManager users() {
             return new InMemoryUserDetailsManager(User.withUsername("operator").password("{noop}secret").roles("OPS").build(),
+                    User.withUsername("cashier").password("{noop}secret").roles("OPS", "CARDS").build(),
                     User.withUsername("viewer").password("{noop}secret").roles("USER").build(),
                     User.withUsername("watcher").password("{noop}secret").roles("QUEUE_VIEWER").build());
         }
@@ -94,6 +96,23 @@ class QueueConsoleSecurityTests {
         assertThat(ConsoleClient.json(operator.get("/pgqueue/api/jobs?state=SCHEDULED&match=payload.user%3Dann"))
             .get("jobs").get(0).get("id").asLong()).isEqualTo(id);
         assertThat(this.queue.find(id).orElseThrow().state().name()).isEqualTo("READY");
+    }
+
+    @Test
+    void anEncryptedPayloadIsShownDecryptedOnlyToTheReaderRoleAndStillRedacted() throws Exception {
+        long id = this.queue.enqueue("card-charge", Map.of("cardNumber", "4111", "amount", 12, "user", "ann"),
+                EnqueueOptions.defaults().withDelay(Duration.ofHours(1))).jobId();
+
+        JsonNode cashier = ConsoleClient.json(new ConsoleClient(this.port).as("cashier", "secret").get("/pgqueue/api/jobs/" + id));
+        assertThat(cashier.get("payload").asString()).contains("\"user\":\"ann\"", "\"amount\":12",
+                "\"cardNumber\":\"[redacted]\"").doesNotContain("4111");
+        JsonNode operator = ConsoleClient.json(new ConsoleClient(this.port).as("operator", "secret").get("/pgqueue/api/jobs/" + id));
+        assertThat(operator.get("payload").asString()).isEqualTo("\"encrypted with the key 'k1': shown to the role CARDS\"");
+        JsonNode watcher = ConsoleClient.json(new ConsoleClient(this.port).as("watcher", "secret").get("/pgqueue/api/jobs/" + id));
+        assertThat(watcher.get("payload").asString()).isEqualTo("\"hidden: job data needs the console's admin role\"");
+        assertThat(ConsoleClient.json(new ConsoleClient(this.port).as("cashier", "secret")
+            .get("/pgqueue/api/jobs?state=SCHEDULED&match=payload.user%3Dann&task=card-charge")).get("jobs"))
+            .as("an encrypted payload matches no search").isEmpty();
     }
 
     @LocalServerPort

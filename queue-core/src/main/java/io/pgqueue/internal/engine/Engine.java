@@ -109,7 +109,7 @@ public final class Engine {
         }
         settings.tasks().all().forEach(task -> LimitShare.requireShareable(task, this.shards.all().size()));
         this.enqueuer = new Enqueuer(this.shards, settings.tasks(), settings.mapper(), settings.telemetry(),
-                settings.interceptors());
+                settings.interceptors(), settings.encryption());
         Map<String, StatsStore> statsStores = new LinkedHashMap<>();
         this.shards.all().forEach(shard -> statsStores.put(shard.name(), shard.stores().stats()));
         this.stats = new QueueStatsPoller(statsStores, settings.statsInterval());
@@ -234,7 +234,8 @@ public final class Engine {
         List<WorkerTask> tasks = List.copyOf(this.settings.workerTasks().get());
         this.workerTaskNames = tasks.stream().map(WorkerTask::name).toList();
         this.workers = new QueueWorkers(this.shards, workerSettings, tasks, this.settings.mapper(), this.settings.executors(),
-                new QueueTelemetry(this.events, this.settings.telemetry().observations()), this.settings.interceptors());
+                new QueueTelemetry(this.events, this.settings.telemetry().observations()), this.settings.interceptors(),
+                this.settings.encryption());
         this.workers.start();
         this.history.start();
     }

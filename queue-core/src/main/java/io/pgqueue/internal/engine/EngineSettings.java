@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import io.pgqueue.JobInterceptor;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.balance.BalancerSettings;
@@ -43,12 +44,15 @@ import tools.jackson.databind.ObjectMapper;
  * @param messageEvents where message-queue calls are counted
  * @param schedules the schedules configured with this node's tasks
  * @param clock the scheduler's clock
+ * @param interceptors what sees each enqueue and wraps each attempt, outermost first
+ * @param encryption encrypts the payloads of the tasks that ask for it and decrypts them for handlers
  */
 public record EngineSettings(DataSource dataSource, QueueConfig config, Map<String, DataSource> shards, Integer partitions,
         TaskRegistry tasks, ObjectMapper mapper, QueueTelemetry telemetry, Duration statsInterval,
         WorkerSettings workerSettings, Supplier<? extends Collection<WorkerTask>> workerTasks, WorkerExecutors executors,
         boolean balancerEnabled, BalancerSettings balancerSettings, Duration balancerLoadWindow,
-        MessageQueueEvents messageEvents, List<Schedule> schedules, Clock clock, List<JobInterceptor> interceptors) {
+        MessageQueueEvents messageEvents, List<Schedule> schedules, Clock clock, List<JobInterceptor> interceptors,
+        PayloadEncryption encryption) {
 
     /**
      * Copies the collections.

@@ -190,8 +190,11 @@ public final class Duplicates {
         return name == null ? own : DedupPolicies.named(name, own);
     }
 
+    /** Merges the payloads as JSON, decrypted if they are encrypted, and stores the merge as the task's payloads are. */
     private String merge(String task, DedupPolicy.PayloadMerger merger, String existing, String incoming) {
-        JsonNode merged = merger.merge(this.payloads.mapper().readTree(existing), this.payloads.mapper().readTree(incoming));
-        return this.payloads.write(task, merged);
+        JsonNode merged = merger.merge(this.payloads.mapper().readTree(this.payloads.open(task, existing)),
+                this.payloads.mapper().readTree(this.payloads.open(task, incoming)));
+        String json = this.payloads.write(task, merged);
+        return this.tasks.find(task).map(definition -> this.payloads.seal(definition, json)).orElse(json);
     }
 }

@@ -19,10 +19,12 @@ import io.pgqueue.EnqueueOptions;
 import io.pgqueue.EnqueueResult;
 import io.pgqueue.EnqueuedWorkflow;
 import io.pgqueue.InvalidJobException;
+import io.pgqueue.InvalidSettingException;
 import io.pgqueue.JobAttempt;
 import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobSnapshot;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
@@ -57,6 +59,8 @@ public final class Enqueuer implements AutoCloseable {
 
     private final QueueEvents events;
 
+    private final PayloadWriter payloads;
+
     private final JobPreparer preparer;
 
     private final JobRouter router;
@@ -71,10 +75,12 @@ public final class Enqueuer implements AutoCloseable {
      * @param mapper the JSON mapper for payloads
      * @param telemetry where to report enqueues (metrics) and their observations (tracing)
      * @param interceptors what sees each job before it is checked, in order
+     * @param encryption encrypts the payloads of the tasks that ask for it
      * @throws IllegalArgumentException if a task's NOTIFY channel would be longer than PostgreSQL allows
+     * @throws InvalidSettingException if a task encrypts its payloads and there is no key
      */
     public Enqueuer(Shards shards, TaskRegistry tasks, ObjectMapper mapper, QueueTelemetry telemetry,
-            List<JobInterceptor> interceptors) {
+            List<JobInterceptor> interceptors, PayloadEncryption encryption) {
         JobStore store = shards.main().stores().jobs();
         QueueConfig config = shards.main().stores().config();
         this.tasks = tasks;
@@ -82,11 +88,14 @@ public final class Enqueuer implements AutoCloseable {
         this.events = telemetry.events();
         this.observations = telemetry.observations();
         this.interceptors = List.copyOf(interceptors);
-        PayloadWriter payloads = new PayloadWriter(mapper, config.maxPayloadBytes());
-        this.preparer = new JobPreparer(payloads);
-        this.router = new JobRouter(store, shards, new Duplicates(tasks, payloads, shards));
+        this.payloads = new PayloadWriter(mapper, config.maxPayloadBytes(), encryption);
+        this.preparer = new JobPreparer(this.payloads);
+        this.router = new JobRouter(store, shards, new Duplicates(tasks, this.payloads, shards));
         this.graphs = new GraphWriter(this.router.sharded());
         for (TaskDefinition task : tasks.all()) {
+            InvalidSettingException.require(!task.encrypted() || encryption.canEncrypt(), "tasks." + task.name()
+                    + ".encrypted", true, "needs a key to encrypt with: set pgqueue.encryption.keys (and "
+                    + "pgqueue.encryption.key when there are several)");
             String channel = store.channel(task.name());
             if (channel.getBytes(StandardCharsets.UTF_8).length > 63) {
                 throw new IllegalArgumentException("Task '" + task.name() + "' in schema '" + config.schema()
@@ -291,7 +300,9 @@ public final class Enqueuer implements AutoCloseable {
         for (JobStore candidate : this.router.storesOf(jobId)) {
             Optional<JobSnapshot> found = candidate.find(jobId);
             if (found.isPresent()) {
-                return found;
+                JobSnapshot job = found.get();
+                return Optional.of(PayloadEncryption.isEncrypted(job.payload())
+                        ? job.withPayload(this.payloads.open(job.task(), job.payload())) : job);
             }
         }
         return Optional.empty();

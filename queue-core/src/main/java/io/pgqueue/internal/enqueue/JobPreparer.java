@@ -84,8 +84,9 @@ public final class JobPreparer {
             throw new InvalidJobException("Dedup key of a '" + name + "' job holds the character U+0000, which "
                     + "PostgreSQL cannot store");
         }
-        String payload = this.payloads.write(name, request.payload());
-        requireReadable(task, request.payload(), payload);
+        String json = this.payloads.write(name, request.payload());
+        requireReadable(task, request.payload(), json);
+        String payload = this.payloads.seal(task, json);
         Map<String, String> allHeaders = options.headers();
         if (!propagated.isEmpty()) {
             // Explicit headers win over the propagated trace context.

@@ -4,14 +4,17 @@ import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 import io.pgqueue.InvalidJobException;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.PayloadTooLargeException;
+import io.pgqueue.TaskDefinition;
 import io.pgqueue.internal.store.StoreSupport;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.ObjectMapper;
 
 /**
  * Writes payloads as JSON and holds them to the queue's size limit, for new jobs and for payloads
- * a dedup policy merges.
+ * a dedup policy merges, and encrypts those of the tasks that ask for it (the limit holds for the
+ * JSON before encryption).
  */
 public final class PayloadWriter {
 
@@ -19,13 +22,17 @@ public final class PayloadWriter {
 
     private final long maxPayloadBytes;
 
+    private final PayloadEncryption encryption;
+
     /**
      * @param mapper the JSON mapper of payloads
      * @param maxPayloadBytes the largest payload in UTF-8 bytes
+     * @param encryption encrypts the payloads of the tasks that ask for it
      */
-    public PayloadWriter(ObjectMapper mapper, long maxPayloadBytes) {
+    public PayloadWriter(ObjectMapper mapper, long maxPayloadBytes, PayloadEncryption encryption) {
         this.mapper = Objects.requireNonNull(mapper, "mapper");
         this.maxPayloadBytes = maxPayloadBytes;
+        this.encryption = Objects.requireNonNull(encryption, "encryption");
     }
 
     /** @return the JSON mapper of payloads */
@@ -60,6 +67,27 @@ public final class PayloadWriter {
             }
         }
         return json;
+    }
+
+    /**
+     * The form a payload is stored in: encrypted when its task asks for it, else as it is.
+     * @param task the job's task
+     * @param json the payload as JSON, as {@link #write} wrote it
+     * @return the stored form
+     */
+    public String seal(TaskDefinition task, String json) {
+        return task.encrypted() ? this.encryption.encrypt(task.name(), json) : json;
+    }
+
+    /**
+     * A stored payload as JSON, decrypted if it is encrypted.
+     * @param task the job's task
+     * @param stored the stored payload
+     * @return the JSON
+     * @throws PayloadEncryption.PayloadDecryptionException if it is encrypted and cannot be decrypted here
+     */
+    public String open(String task, String stored) {
+        return this.encryption.decrypt(task, stored);
     }
 
     /**

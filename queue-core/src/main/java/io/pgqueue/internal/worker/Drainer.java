@@ -12,6 +12,7 @@ import java.util.concurrent.ScheduledExecutorService;
 
 import io.pgqueue.AttemptResult;
 import io.pgqueue.JobInterceptor;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.JobState;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.store.ClaimLimit;
@@ -61,9 +62,10 @@ public final class Drainer implements AutoCloseable {
      * @param mapper reads payloads and writes results
      * @param telemetry where the executor reports attempts
      * @param interceptors what wraps each attempt, outermost first
+     * @param encryption decrypts the payloads that are encrypted
      */
     public Drainer(JobStore store, Collection<WorkerTask> tasks, ObjectMapper mapper, QueueTelemetry telemetry,
-            List<JobInterceptor> interceptors) {
+            List<JobInterceptor> interceptors, PayloadEncryption encryption) {
         this.store = Objects.requireNonNull(store, "store");
         tasks.forEach(task -> this.tasks.put(task.name(), task));
         this.mapper = mapper;
@@ -74,7 +76,7 @@ public final class Drainer implements AutoCloseable {
         });
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         this.executor = new JobExecutor(tasks, mapper, outcomes, new Recorder(), this.timers, telemetry, OWNER,
-                interceptors);
+                interceptors, encryption);
     }
 
     /** @return the names of the tasks it runs */

@@ -15,6 +15,7 @@ import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.AttemptResult;
 import io.pgqueue.JobAttempt;
 import io.pgqueue.JobInterceptor;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.TaskSnoozedException;
 import io.pgqueue.TaskTimeoutException;
 import io.pgqueue.internal.store.AttemptHistory;
@@ -64,6 +65,8 @@ public final class JobExecutor {
 
     private final ObjectMapper mapper;
 
+    private final PayloadEncryption encryption;
+
     private final Map<String, JavaType> payloadTypes = new HashMap<>();
 
     private final AttemptOutcomes outcomes;
@@ -82,8 +85,10 @@ public final class JobExecutor {
     private final List<JobInterceptor> interceptors;
 
     JobExecutor(Collection<WorkerTask> tasks, ObjectMapper mapper, AttemptOutcomes outcomes, Recorder recorder,
-            ScheduledExecutorService timers, QueueTelemetry telemetry, String nodeId, List<JobInterceptor> interceptors) {
+            ScheduledExecutorService timers, QueueTelemetry telemetry, String nodeId, List<JobInterceptor> interceptors,
+            PayloadEncryption encryption) {
         this.mapper = mapper;
+        this.encryption = encryption;
         tasks.forEach(task -> this.payloadTypes.put(task.name(), mapper.constructType(task.payloadType())));
         this.outcomes = outcomes;
         this.recorder = recorder;
@@ -145,12 +150,18 @@ public final class JobExecutor {
         return this.timers.schedule(job::timeOut, job.task.timeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    /** Resolves the payload and runs the handler; a payload the handler cannot read fails for good. */
+    /**
+     * Resolves the payload (decrypted if it is encrypted) and runs the handler; a payload the
+     * handler cannot read, or this node cannot decrypt, fails the attempt.
+     */
     private Outcome perform(RunningJob job) {
         JavaType payloadType = this.payloadTypes.get(job.task());
         Object payload;
         try {
-            payload = this.mapper.readValue(job.job.payload(), payloadType);
+            payload = this.mapper.readValue(this.encryption.decrypt(job.task(), job.job.payload()), payloadType);
+        }
+        catch (PayloadEncryption.PayloadDecryptionException ex) {
+            return Outcome.failed(job.lease(), ex.getMessage());
         }
         catch (JacksonException ex) {
             return Outcome.failed(job.lease(), "Payload cannot be read as " + payloadType.toCanonical() + ": "

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 import io.pgqueue.JobInterceptor;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.shard.Shards;
@@ -124,7 +125,7 @@ public final class QueueWorkers {
      */
     public QueueWorkers(QueueStores stores, WorkerSettings settings, Collection<WorkerTask> tasks, ObjectMapper mapper,
             WorkerExecutors executors, QueueTelemetry telemetry) {
-        this(Shards.unsharded(stores), settings, tasks, mapper, executors, telemetry, List.of());
+        this(Shards.unsharded(stores), settings, tasks, mapper, executors, telemetry, List.of(), PayloadEncryption.NONE);
     }
 
     /**
@@ -138,9 +139,11 @@ public final class QueueWorkers {
      * @param executors creates the executor of each pool
      * @param telemetry where to report events (metrics) and execution observations (tracing)
      * @param interceptors what wraps each attempt, outermost first
+     * @param encryption decrypts the payloads that are encrypted
      */
     public QueueWorkers(Shards shards, WorkerSettings settings, Collection<WorkerTask> tasks, ObjectMapper mapper,
-            WorkerExecutors executors, QueueTelemetry telemetry, List<JobInterceptor> interceptors) {
+            WorkerExecutors executors, QueueTelemetry telemetry, List<JobInterceptor> interceptors,
+            PayloadEncryption encryption) {
         QueueStores main = shards.main().stores();
         this.settings = settings;
         this.shards = shards;
@@ -151,7 +154,7 @@ public final class QueueWorkers {
         this.held = new HeldJobs(this.events);
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         JobExecutor jobExecutor = new JobExecutor(tasks, mapper, outcomes, new Recorders(), this.timers, telemetry,
-                settings.nodeId(), interceptors);
+                settings.nodeId(), interceptors, encryption);
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));
         for (Map.Entry<String, List<WorkerTask>> entry : byPool.entrySet()) {

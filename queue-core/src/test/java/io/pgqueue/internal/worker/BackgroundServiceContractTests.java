@@ -11,6 +11,7 @@ import java.util.stream.Stream;
 
 import io.pgqueue.Retention;
 import io.pgqueue.TaskContext;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.enqueue.GroupCommitter;
@@ -83,7 +84,7 @@ class BackgroundServiceContractTests {
         });
         JobExecutor executor = new JobExecutor(List.of(task), JsonMapper.builder().build(),
                 new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), completer.get(), timers,
-                QueueTelemetry.NONE, "contract", List.of());
+                QueueTelemetry.NONE, "contract", List.of(), PayloadEncryption.NONE);
         return Stream.of(
                 Arguments.of("producer", (Supplier<BackgroundService>) () -> {
                     Map<String, PoolSlots> pools = Map.of("default", new PoolSlots("default", List.of(task),

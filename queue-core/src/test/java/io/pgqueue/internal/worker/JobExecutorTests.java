@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import io.pgqueue.AttemptResult;
 import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobInterceptors;
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.TaskContext;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
@@ -295,6 +296,6 @@ class JobExecutorTests {
     private JobExecutor executor() {
         return new JobExecutor(List.of(this.task), JsonMapper.builder().build(),
                 new AttemptOutcomes(TaskRegistry.of(List.of(this.task.definition()))), this.recorder, this.timers,
-                QueueTelemetry.NONE, "node-1", this.interceptors);
+                QueueTelemetry.NONE, "node-1", this.interceptors, PayloadEncryption.NONE);
     }
 }

@@ -10,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
+import io.pgqueue.PayloadEncryption;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.shard.LimitShare;
@@ -148,7 +149,7 @@ class PoolSlotsTests {
         };
         JobExecutor executor = new JobExecutor(List.of(task), JsonMapper.builder().build(),
                 new AttemptOutcomes(TaskRegistry.of(List.of(task.definition()))), recorder, this.timers,
-                QueueTelemetry.NONE, "node-1", List.of());
+                QueueTelemetry.NONE, "node-1", List.of(), PayloadEncryption.NONE);
         return new PoolSlots("default", List.of(task), settings, this.held, executor, Runnable::run,
                 jobs -> {
                 });

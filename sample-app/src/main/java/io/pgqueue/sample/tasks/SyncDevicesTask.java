@@ -9,9 +9,12 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Brings a user's devices up to date. Every change enqueues a sync with the user as dedup key:
  * changes that arrive while no sync runs merge into the waiting one, and changes that arrive while
  * one runs schedule exactly one more run afterwards (RERUN), so the last change is never missed
- * and a burst of changes costs two runs, not hundreds.
+ * and a burst of changes costs two runs, not hundreds. What changed is the user's business: the
+ * payloads are encrypted at rest (pgqueue.encryption in application.yml); the owner, the dedup key,
+ * stays readable.
  */
-@QueueTask(name = "sync-devices", dedupKey = "owner", dedupPolicy = QueueTask.DedupMode.RERUN, concurrency = 4)
+@QueueTask(name = "sync-devices", dedupKey = "owner", dedupPolicy = QueueTask.DedupMode.RERUN, concurrency = 4,
+        encrypted = true)
 public class SyncDevicesTask implements TaskHandler<SyncDevicesTask.Sync> {
 
     /**
