@@ -956,7 +956,7 @@
         field('Dead letters go to', 'deadLetterQueue', q.deadLetterQueue
           ? [h('a', { href: queueHref(q.deadLetterQueue) }, q.deadLetterQueue), ` after ${q.maxReceiveCount} receives`] : '—'),
         field('Dead letters of', 'deadLetterSources', (q.deadLetterSources || []).join(', ') || '—'))),
-      canAct() && (q.deadLetterSources || []).length && !q.fifo ? h('section', { class: 'card', 'data-key': 'redrive' },
+      canAct() && (q.deadLetterSources || []).length ? h('section', { class: 'card', 'data-key': 'redrive' },
         h('form', { class: 'bulk', 'data-test': 'redrive-form', autocomplete: 'off', 'data-queue': q.name, 'data-visible': q.visible },
           h('label', null, 'Move the visible messages back to',
             h('select', { name: 'to', 'data-test': 'redrive-to' }, q.deadLetterSources.map((source) => h('option', { value: source }, source)))),

@@ -122,13 +122,15 @@ public interface MessageQueues {
      * Moves the visible messages of a dead-letter queue back to a queue — its source, typically —
      * oldest sent first, in batches of 500, each in its own transaction: they arrive there visible
      * now, with a receive count of 0, keeping their message ids, bodies, attributes and send times.
-     * Messages in flight on the dead-letter queue stay. Standard queues only.
+     * Messages in flight on the dead-letter queue stay. Between two FIFO queues it moves group by
+     * group: a group's messages join the end of the same group in the target, in their order, and a
+     * group with a message in flight (on the dead-letter queue) stays whole.
      * @param deadLetterQueue the queue the messages leave
      * @param target the queue they join
      * @param max the most messages to move, at least 1
      * @return how many moved
      * @throws MessageQueueException {@code QueueDoesNotExist} for an unknown queue; {@code InvalidParameterValue}
-     * if either is a FIFO queue, they are the same queue, or {@code max} is below 1
+     * if one is a FIFO queue and the other is not, they are the same queue, or {@code max} is below 1
      */
     int redrive(String deadLetterQueue, String target, int max);
 

@@ -118,6 +118,88 @@ class MessageQueuesTests {
     }
 
     @Test
+    void aFifoRedriveMovesWholeGroupsInOrderToTheEndOfTheSameGroupsAndLeavesGroupsInFlight() {
+        messages.createQueue("ord.fifo", MessageQueueAttributes.defaults(), Map.of());
+        messages.createQueue("ord-dead.fifo", MessageQueueAttributes.defaults(), Map.of());
+        messages.send("ord.fifo", OutgoingMessage.fifo("a0", "a", "a0"));
+        for (int i = 1; i <= 3; i++) {
+            messages.send("ord-dead.fifo", OutgoingMessage.fifo("a" + i, "a", "a" + i));
+            messages.send("ord-dead.fifo", OutgoingMessage.fifo("b" + i, "b", "b" + i));
+            messages.send("ord-dead.fifo", OutgoingMessage.fifo("c" + i, "c", "c" + i));
+        }
+        // Group c's first message is in flight on the dead-letter queue: the group stays.
+        List<ReceivedMessage> inFlight = messages.receive("ord-dead.fifo", ReceiveRequest.of(1).withWaitTime(Duration.ZERO));
+        assertThat(inFlight).singleElement().extracting(ReceivedMessage::body).isEqualTo("a1");
+        messages.delete("ord-dead.fifo", inFlight.get(0).receiptHandle());
+        queue.jdbc().update("UPDATE pgqueue.message SET visible_at = now() + interval '1 hour', receive_count = 1, "
+                + "receipt = 1 WHERE body = 'c1'");
+        queue.jdbc().update("UPDATE pgqueue.message_group SET available_at = now() + interval '1 hour' WHERE group_id = 'c' "
+                + "AND queue_id = (SELECT id FROM pgqueue.message_queue WHERE name = 'ord-dead.fifo')");
+
+        assertThat(messages.redrive("ord-dead.fifo", "ord.fifo", 100)).isEqualTo(5);
+
+        assertThat(messages.peek("ord.fifo", 10)).extracting(PeekedMessage::body).as("oldest sent first")
+            .containsExactly("a0", "b1", "a2", "b2", "a3", "b3");
+        assertThat(messages.peek("ord-dead.fifo", 10)).extracting(PeekedMessage::body).containsExactly("c1", "c2", "c3");
+        // Each group delivers in order, one group's messages at a time.
+        List<String> delivered = new ArrayList<>();
+        for (int round = 0; round < 6 && delivered.size() < 6; round++) {
+            for (ReceivedMessage message : messages.receive("ord.fifo", ReceiveRequest.of(10).withWaitTime(Duration.ZERO))) {
+                delivered.add(message.body());
+                messages.delete("ord.fifo", message.receiptHandle());
+            }
+        }
+        assertThat(delivered.stream().filter(body -> body.startsWith("a")).toList()).containsExactly("a0", "a2", "a3");
+        assertThat(delivered.stream().filter(body -> body.startsWith("b")).toList()).containsExactly("b1", "b2", "b3");
+        assertThat(queue.jdbc().queryForList("SELECT g.group_id FROM pgqueue.message_group g JOIN pgqueue.message_queue q "
+                + "ON q.id = g.queue_id WHERE q.name = 'ord-dead.fifo'", String.class)).as("emptied groups are gone")
+            .containsExactly("c");
+        assertThat(messages.redrive("ord-dead.fifo", "ord.fifo", 100)).as("group c is in flight").isZero();
+    }
+
+    @Test
+    void aFifoRedriveRacingReceivesThatMoveMessagesToTheDeadLetterQueueLosesAndDuplicatesNothing() throws Exception {
+        messages.createQueue("race-dead.fifo", MessageQueueAttributes.defaults(), Map.of());
+        messages.createQueue("race.fifo", MessageQueueAttributes.defaults()
+            .withRedrivePolicy(new RedrivePolicy("race-dead.fifo", 1)), Map.of());
+        int groups = 20;
+        int perGroup = 10;
+        for (int i = 0; i < groups * perGroup; i++) {
+            messages.send("race.fifo", OutgoingMessage.fifo("m" + i, "g" + (i % groups), "m" + i));
+        }
+        // Receivers hide messages for no time and never delete them: each second receive moves a
+        // message to the dead-letter queue, while redrives move them back.
+        java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+        List<CompletableFuture<Integer>> workers = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+            workers.add(CompletableFuture.supplyAsync(() -> {
+                int received = 0;
+                while (running.get()) {
+                    received += messages.receive("race.fifo", ReceiveRequest.of(10).withWaitTime(Duration.ZERO)
+                        .withVisibilityTimeout(Duration.ZERO)).size();
+                }
+                return received;
+            }));
+        }
+        int redriven = 0;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        while (System.nanoTime() < until) {
+            redriven += messages.redrive("race-dead.fifo", "race.fifo", 1000);
+        }
+        running.set(false);
+        for (CompletableFuture<Integer> worker : workers) {
+            assertThat(worker.get(30, TimeUnit.SECONDS)).as("no receive failed").isPositive();
+        }
+
+        assertThat(redriven).as("messages went back and forth").isPositive();
+        List<String> bodies = queue.jdbc().queryForList("SELECT body FROM pgqueue.message", String.class);
+        assertThat(bodies).hasSize(groups * perGroup).doesNotHaveDuplicates();
+        assertThat(queue.jdbc().queryForObject("SELECT count(*) FROM pgqueue.message_group g WHERE NOT EXISTS "
+                + "(SELECT 1 FROM pgqueue.message m WHERE m.queue_id = g.queue_id AND m.group_id = g.group_id)",
+                Long.class)).as("no group left without messages").isZero();
+    }
+
+    @Test
     void aMessageIsSentReceivedAndDeleted() {
         create("orders");
         SentMessage sent = messages.send("orders", OutgoingMessage.of("hello")

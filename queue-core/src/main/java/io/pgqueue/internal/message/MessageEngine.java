@@ -262,9 +262,10 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     public int redrive(String deadLetterQueue, String target, int max) {
         MessageQueueInfo from = this.catalog.queue(deadLetterQueue);
         MessageQueueInfo to = this.catalog.queue(target);
-        if (from.fifo() || to.fifo()) {
+        if (from.fifo() != to.fifo()) {
             throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Redrive moves messages between "
-                    + "standard queues; " + (from.fifo() ? deadLetterQueue : target) + " is a FIFO queue");
+                    + "two standard queues or two FIFO queues; " + (from.fifo() ? deadLetterQueue : target)
+                    + " is a FIFO queue and " + (from.fifo() ? target : deadLetterQueue) + " is not");
         }
         if (from.id() == to.id()) {
             throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Redrive needs two queues, not "
@@ -276,7 +277,9 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         }
         int moved = 0;
         while (moved < max) {
-            int batch = this.store.redrive(from.id(), to.id(), Math.min(REDRIVE_BATCH, max - moved));
+            int limit = Math.min(REDRIVE_BATCH, max - moved);
+            int batch = from.fifo() ? this.store.redriveFifo(from.id(), to.id(), limit)
+                    : this.store.redrive(from.id(), to.id(), limit);
             moved += batch;
             if (batch == 0) {
                 break;

@@ -434,4 +434,46 @@ public final class MessageStatements {
             )
             SELECT count(*) FROM moved
             """;
+
+    /** FIFO redrive: groups of a queue available now (none of their messages in flight), in key order. */
+    static final String AVAILABLE_GROUPS = """
+            SELECT g.group_id FROM ${schema}.message_group AS g
+            WHERE g.queue_id = :queue AND g.available_at <= statement_timestamp()
+            ORDER BY g.group_id
+            LIMIT :limit
+            """;
+
+    /** FIFO redrive: locks those of the groups still available, skipping the ones a receiver holds. */
+    static final String LOCK_AVAILABLE_GROUPS = """
+            SELECT g.group_id FROM ${schema}.message_group AS g
+            WHERE g.queue_id = :queue AND g.group_id = ANY(CAST(:groups AS text[]))
+              AND g.available_at <= statement_timestamp()
+            ORDER BY g.group_id
+            FOR UPDATE SKIP LOCKED
+            """;
+
+    /**
+     * FIFO redrive: moves the oldest messages of locked groups (each group's a prefix, in order) to
+     * the end of the same groups in another FIFO queue, keeping ids, bodies, attributes, send times
+     * and deduplication ids; a message sent with a delay that has not passed keeps it.
+     */
+    static final String REDRIVE_GROUPS = """
+            WITH picked AS (
+                SELECT m.id FROM ${schema}.message AS m
+                WHERE m.queue_id = :from AND m.group_id = ANY(CAST(:groups AS text[]))
+                ORDER BY m.id
+                LIMIT :limit
+            ), taken AS (
+                DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked))
+                RETURNING m.id, m.message_id, m.body, m.attributes, m.sent_at, m.visible_at, m.group_id, m.dedup_id
+            ), moved AS (
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id)
+                SELECT :to, message_id, body, attributes, sent_at, greatest(visible_at, statement_timestamp()), group_id,
+                       dedup_id
+                FROM taken
+                ORDER BY id
+                RETURNING 1
+            )
+            SELECT count(*) FROM moved
+            """;
 }

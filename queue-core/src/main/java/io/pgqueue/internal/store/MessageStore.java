@@ -583,6 +583,44 @@ public final class MessageStore {
     }
 
     /**
+     * Moves a batch of visible messages from one FIFO queue to another in one transaction, group by
+     * group: each group's oldest messages join the end of the same group there, in order; groups
+     * with a message in flight stay. The target's groups are locked first, as a receive that moves
+     * messages to a dead-letter queue locks them, so the two never wait on each other in turn.
+     * @param fromQueueId the queue the messages leave (a dead-letter queue)
+     * @param toQueueId the queue they join
+     * @param limit the most messages
+     * @return how many moved
+     */
+    public int redriveFifo(long fromQueueId, long toQueueId, int limit) {
+        return inTransaction(() -> {
+            List<String> candidates = this.jdbc.queryForList(sql(MessageStatements.AVAILABLE_GROUPS),
+                    new MapSqlParameterSource("queue", fromQueueId).addValue("limit", limit), String.class);
+            if (candidates.isEmpty()) {
+                return 0;
+            }
+            this.jdbc.update(sql(MessageStatements.TAKE_GROUPS), new MapSqlParameterSource()
+                .addValue("queues", SqlArrays.bigints(candidates.stream().map(g -> toQueueId).toList()))
+                .addValue("groups", SqlArrays.texts(candidates))
+                .addValue("delays", SqlArrays.ints(candidates.stream().map(g -> 0).toList())));
+            List<String> groups = this.jdbc.queryForList(sql(MessageStatements.LOCK_AVAILABLE_GROUPS),
+                    new MapSqlParameterSource("queue", fromQueueId).addValue("groups", SqlArrays.texts(candidates)),
+                    String.class);
+            Long moved = groups.isEmpty() ? Long.valueOf(0) : this.jdbc.queryForObject(sql(MessageStatements.REDRIVE_GROUPS),
+                    new MapSqlParameterSource("from", fromQueueId).addValue("to", toQueueId)
+                        .addValue("groups", SqlArrays.texts(groups)).addValue("limit", limit), Long.class);
+            if (!groups.isEmpty()) {
+                settleGroups(fromQueueId, groups);
+            }
+            settleGroups(toQueueId, candidates);
+            if (moved != null && moved > 0) {
+                announce(toQueueId);
+            }
+            return moved == null ? 0 : moved.intValue();
+        });
+    }
+
+    /**
      * Wakes the receivers waiting on a queue (when the current transaction commits).
      * @param queueId the queue's id
      */
