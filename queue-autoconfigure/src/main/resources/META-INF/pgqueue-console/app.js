@@ -222,7 +222,7 @@
     if (parts[0] === 'history' && parts.length === 1) return { page: 'history', params };
     if (parts[0] === 'workflows' && parts.length === 1) return { page: 'workflows', params };
     if (parts[0] === 'queues' && parts.length === 1) return { page: 'queues', params };
-    if (parts[0] === 'queues' && parts.length === 2) return { page: 'queue', name: decodeURIComponent(parts[1]) };
+    if (parts[0] === 'queues' && parts.length === 2) return { page: 'queue', name: decodeURIComponent(parts[1]), params };
     if (parts[0] === 'workflows' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'workflow', id: parts[1] };
     if (parts[0] === 'actions' && parts.length === 2 && /^\d+$/.test(parts[1])) return { page: 'action', id: parts[1] };
     return null;
@@ -278,7 +278,7 @@
     else if (route.page === 'history') loadHistoryPage(generation, route.params);
     else if (route.page === 'workflows') loadWorkflows(generation);
     else if (route.page === 'queues') loadQueues(generation);
-    else if (route.page === 'queue') loadQueue(generation, route.name);
+    else if (route.page === 'queue') loadQueue(generation, route.name, route.params);
     else if (route.page === 'workflow') loadWorkflow(generation, route.id);
     else if (route.page === 'action') loadAction(generation, route.id);
     else loadDetail(generation, route.id);
@@ -587,8 +587,9 @@
       h('div', { class: 'chart-box' }, countChart(slotsOf(history), chartWidth(), 'history-chart')));
   }
 
-  // The points of a history in at most `maxBars` slots ending now: each slot adds up the steps it spans.
-  function slotsOf(history, maxBars = 144) {
+  // The points of a history in at most `maxBars` slots ending now: each slot adds up the steps it
+  // spans (the counts named in `sums`; a task history's times are weighted by its starts and runs).
+  function slotsOf(history, maxBars = 144, sums = ['completed', 'failed', 'retried', 'started', 'ran']) {
     const stepMs = ((history && history.stepSeconds) || 60) * 1000;
     const windowMs = ((history && history.windowSeconds) || 3600) * 1000;
     const group = Math.max(1, Math.ceil(windowMs / stepMs / maxBars));
@@ -597,20 +598,16 @@
     const now = Date.now() + app.serverOffsetMs;
     const end = Math.floor(now / slotMs) * slotMs;
     const start = end - (count - 1) * slotMs;
-    const slots = Array.from({ length: count }, (_, i) => ({ at: start + i * slotMs, completed: 0, failed: 0, retried: 0,
-      started: 0, waitSum: 0, waitMaxMs: 0, ran: 0, runSum: 0, runMaxMs: 0, any: false }));
+    const slots = Array.from({ length: count }, (_, i) => Object.assign({ at: start + i * slotMs, waitSum: 0,
+      waitMaxMs: 0, runSum: 0, runMaxMs: 0, any: false }, Object.fromEntries(sums.map((key) => [key, 0]))));
     for (const p of (history && history.points) || []) {
       const i = Math.floor((Date.parse(p.at) - start) / slotMs);
       if (Number.isNaN(i) || i < 0 || i >= count) continue;
       const slot = slots[i];
       slot.any = true;
-      slot.completed += p.completed || 0;
-      slot.failed += p.failed || 0;
-      slot.retried += p.retried || 0;
-      slot.started += p.started || 0;
+      for (const key of sums) slot[key] += p[key] || 0;
       slot.waitSum += (p.waitAvgMs || 0) * (p.started || 0);
       slot.waitMaxMs = Math.max(slot.waitMaxMs, p.waitMaxMs || 0);
-      slot.ran += p.ran || 0;
       slot.runSum += (p.runAvgMs || 0) * (p.ran || 0);
       slot.runMaxMs = Math.max(slot.runMaxMs, p.runMaxMs || 0);
     }
@@ -652,37 +649,45 @@
 
   // Two panels on one time axis: jobs completed per slot above, failed (own scale) below.
   function countChart(data, width, test) {
+    return panelChart(data, width, test, [
+      { key: 'completed', label: 'completed', cls: 'bar-completed', height: 120, ticks: 4 },
+      { key: 'failed', label: 'failed', cls: 'bar-failed', height: 44, ticks: 1 }],
+    (p) => `${num(p.completed)} completed, ${num(p.failed)} failed, ${num(p.retried)} retried`,
+    `Jobs completed and failed per ${data.unit}`);
+  }
+
+  // Panels of counts stacked on one time axis, each on its own scale, one bar per slot and panel.
+  function panelChart(data, width, test, panels, describeSlot, label) {
     const margin = { left: 48, right: 14, top: 10, bottom: 24 };
-    const completedH = 120;
     const gap = 14;
-    const failedH = 44;
-    const height = margin.top + completedH + gap + failedH + margin.bottom;
+    const height = margin.top + panels.reduce((sum, panel) => sum + panel.height, 0) + gap * (panels.length - 1)
+      + margin.bottom;
     const attrs = { 'data-test': test, class: 'chart', viewBox: `0 0 ${width} ${height}`,
-      width: '100%', height, role: 'img', 'aria-label': `Jobs completed and failed per ${data.unit}` };
+      width: '100%', height, role: 'img', 'aria-label': label };
     if (!data.any) {
       return s('svg', attrs,
         s('text', { x: width / 2, y: height / 2, 'text-anchor': 'middle', class: 'chart-empty' }, 'No history yet'));
     }
     const slotW = (width - margin.left - margin.right) / data.slots.length;
     const barW = Math.max(1, slotW - 2);
-    const peak = (pick) => data.slots.reduce((max, p) => Math.max(max, pick(p)), 0);
-    const completed = chartFrame('completed', margin.top, completedH, peak((p) => p.completed), 4,
-      `completed / ${data.unit}`, margin, width, num);
-    const failed = chartFrame('failed', margin.top + completedH + gap, failedH, peak((p) => p.failed), 1,
-      `failed / ${data.unit}`, margin, width, num);
+    let top = margin.top;
+    const frames = panels.map((panel) => {
+      const peak = data.slots.reduce((max, p) => Math.max(max, p[panel.key]), 0);
+      const frame = chartFrame(panel.key, top, panel.height, peak, panel.ticks, `${panel.label} / ${data.unit}`,
+        margin, width, num);
+      top += panel.height + gap;
+      return frame;
+    });
     const bars = data.slots.map((p, i) => {
       if (!p.any) return null;
       const x = margin.left + i * slotW;
       return s('g', { 'data-key': String(p.at), class: 'bar' },
-        s('title', null, `${slotLabel(p.at, data.slotMs)}: ${num(p.completed)} completed, ${num(p.failed)} failed, `
-          + `${num(p.retried)} retried`),
+        s('title', null, `${slotLabel(p.at, data.slotMs)}: ${describeSlot(p)}`),
         s('rect', { class: 'hit', x, y: margin.top, width: slotW, height: height - margin.top - margin.bottom }),
-        s('rect', { class: 'bar-completed', x: x + 1, y: completed.y(p.completed), width: barW,
-          height: completed.y(0) - completed.y(p.completed) }),
-        p.failed ? s('rect', { class: 'bar-failed', x: x + 1, y: failed.y(p.failed), width: barW,
-          height: failed.y(0) - failed.y(p.failed) }) : null);
+        panels.map((panel, n) => p[panel.key] ? s('rect', { class: panel.cls, x: x + 1, y: frames[n].y(p[panel.key]),
+          width: barW, height: frames[n].y(0) - frames[n].y(p[panel.key]) }) : null));
     });
-    return s('svg', attrs, completed.grid, failed.grid, timeLabels(data, margin, slotW, height),
+    return s('svg', attrs, frames.map((frame) => frame.grid), timeLabels(data, margin, slotW, height),
       s('g', { 'data-key': 'bars' }, bars));
   }
 
@@ -926,8 +931,28 @@
     }
   }
 
-  function loadQueue(generation, name) {
-    return loadPage(generation, `queues/${encodeURIComponent(name)}?limit=50`, renderQueue, () => OVERVIEW_REFRESH_MS);
+  function loadQueue(generation, name, params) {
+    const span = ['1h', '24h', '7d'].includes(params.get('window')) ? params.get('window') : '24h';
+    return loadPage(generation, `queues/${encodeURIComponent(name)}?${new URLSearchParams({ limit: 50, window: span })}`,
+      renderQueue, () => OVERVIEW_REFRESH_MS);
+  }
+
+  // What was done with a message queue, per minute or hour: sent, received and deleted, one panel each.
+  function renderQueueHistory(q) {
+    const data = slotsOf(q.history, 144, ['sent', 'received', 'deleted']);
+    const total = (key) => data.slots.reduce((sum, p) => sum + p[key], 0);
+    const tabs = ['1h', '24h', '7d'].map((w) => h('a', { href: `${queueHref(q.name)}?window=${w}`, class: 'tab',
+      'aria-current': w === q.history.window ? 'page' : null, 'data-test': `queue-window-${w}` }, w));
+    const panel = (key) => ({ key, label: key, cls: `bar-${key}`, height: 60, ticks: 2 });
+    return h('section', { class: 'card', 'data-key': 'queue-history' },
+      h('div', { class: 'card-head' }, h('h2', null, 'Sent, received, deleted'),
+        h('nav', { class: 'tabs', 'aria-label': 'Window' }, tabs),
+        h('div', { class: 'legend', 'data-test': 'queue-history-totals' },
+          `${num(total('sent'))} sent, ${num(total('received'))} received, ${num(total('deleted'))} deleted, per ${data.unit}`)),
+      h('div', { class: 'chart-box' }, panelChart(data, chartWidth(), 'queue-history-chart',
+        [panel('sent'), panel('received'), panel('deleted')],
+        (p) => `${num(p.sent)} sent, ${num(p.received)} received, ${num(p.deleted)} deleted`,
+        `Messages sent, received and deleted per ${data.unit}`)));
   }
 
 
@@ -956,6 +981,7 @@
         field('Dead letters go to', 'deadLetterQueue', q.deadLetterQueue
           ? [h('a', { href: queueHref(q.deadLetterQueue) }, q.deadLetterQueue), ` after ${q.maxReceiveCount} receives`] : '—'),
         field('Dead letters of', 'deadLetterSources', (q.deadLetterSources || []).join(', ') || '—'))),
+      renderQueueHistory(q),
       canAct() && (q.deadLetterSources || []).length ? h('section', { class: 'card', 'data-key': 'redrive' },
         h('form', { class: 'bulk', 'data-test': 'redrive-form', autocomplete: 'off', 'data-queue': q.name, 'data-visible': q.visible },
           h('label', null, 'Move the visible messages back to',

@@ -27,6 +27,7 @@ import io.pgqueue.internal.store.NodeStore;
 import io.pgqueue.internal.worker.Rescuer;
 import io.pgqueue.message.MessageQueueError;
 import io.pgqueue.message.MessageQueueException;
+import io.pgqueue.message.MessageQueueHistory;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.TaskHistory;
 import io.pgqueue.schedule.Schedule;
@@ -535,13 +536,36 @@ public final class QueueAdmin {
      * @throws QueueAdminException {@link Reason#INVALID} if the window is not positive or longer than 7 days
      */
     public Map<String, TaskHistory> history(Duration window) {
+        Duration step = historyStep(window);
+        return this.history.read(step, historyStart(window, step));
+    }
+
+    /**
+     * Reads what was done with one message queue over a window, on every node, step by step: per
+     * minute for a window of up to a day, per hour for a longer one, up to a week.
+     * @param queue the queue's name
+     * @param window how far back, from now: more than zero, at most 7 days
+     * @return the queue's history; no points for a queue nothing was done with in the window
+     * @throws QueueAdminException {@link Reason#INVALID} if the window is not positive or longer than 7 days
+     */
+    public MessageQueueHistory messageHistory(String queue, Duration window) {
+        Duration step = historyStep(window);
+        return this.history.readMessageSteps(queue, step, historyStart(window, step));
+    }
+
+    /** The step of a history window: a minute up to a day, else an hour. */
+    private static Duration historyStep(Duration window) {
         if (window == null || window.isZero() || window.isNegative() || window.compareTo(MAX_HISTORY) > 0) {
             throw new QueueAdminException(Reason.INVALID, "A history window is more than zero and at most "
                     + MAX_HISTORY.toDays() + " days, not " + window);
         }
-        Duration step = window.compareTo(Duration.ofDays(1)) <= 0 ? HistoryStore.MINUTE : HistoryStore.HOUR;
+        return window.compareTo(Duration.ofDays(1)) <= 0 ? HistoryStore.MINUTE : HistoryStore.HOUR;
+    }
+
+    /** The start of the step a window starts in. */
+    private Instant historyStart(Duration window, Duration step) {
         Instant from = this.clock.instant().minus(window);
-        return this.history.read(step, from.minusMillis(Math.floorMod(from.toEpochMilli(), step.toMillis())));
+        return from.minusMillis(Math.floorMod(from.toEpochMilli(), step.toMillis()));
     }
 
     /**

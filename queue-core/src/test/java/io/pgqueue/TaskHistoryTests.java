@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.pgqueue.QueueAdminException.Reason;
 import io.pgqueue.message.MessageQueueAttributes;
+import io.pgqueue.message.MessageQueueHistory;
 import io.pgqueue.message.OutgoingMessage;
 import io.pgqueue.message.ReceiveRequest;
 import io.pgqueue.message.ReceivedMessage;
@@ -128,6 +129,18 @@ class TaskHistoryTests {
                 Map.of("sent", 4L, "received", (long) received.size(), "deleted", 1L));
         assertThatThrownBy(() -> reader.admin().messageCounts(Duration.ofDays(2)))
             .isInstanceOf(QueueAdminException.class).hasMessageContaining("1 minute to 24 hours");
+        for (Duration window : List.of(Duration.ofHours(1), Duration.ofDays(7))) {
+            MessageQueueHistory history = reader.admin().messageHistory("orders", window);
+            assertThat(history.step()).isEqualTo(window.equals(Duration.ofHours(1)) ? Duration.ofMinutes(1)
+                    : Duration.ofHours(1));
+            assertThat(history.points().stream().mapToLong(MessageQueueHistory.Point::sent).sum()).isEqualTo(4);
+            assertThat(history.points().stream().mapToLong(MessageQueueHistory.Point::received).sum())
+                .isEqualTo(received.size());
+            assertThat(history.points().stream().mapToLong(MessageQueueHistory.Point::deleted).sum()).isOne();
+        }
+        assertThat(reader.admin().messageHistory("nothing-here", Duration.ofHours(1)).points()).isEmpty();
+        assertThatThrownBy(() -> reader.admin().messageHistory("orders", Duration.ofDays(8)))
+            .isInstanceOf(QueueAdminException.class).hasMessageContaining("at most 7 days");
     }
 
     private PgQueue node(String name, WorkerTask task) {

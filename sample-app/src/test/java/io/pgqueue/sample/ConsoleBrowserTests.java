@@ -297,6 +297,12 @@ class ConsoleBrowserTests {
         assertThat(browser.findElement(By.cssSelector("[data-test='message-table'] tbody tr [data-field='state']")).getText())
             .isEqualTo("in flight");
         assertThat(browser.findElement(By.cssSelector("[data-test='message-table']")).getText()).contains("\"order\": 1042");
+        // What was done with the queue, per minute: every node adds its counts every 10 s.
+        waitFor(By.cssSelector("[data-test='queue-window-1h']")).click();
+        wait(Duration.ofSeconds(40)).until(driver -> driver.getCurrentUrl().endsWith("?window=1h")
+                && driver.findElement(By.cssSelector("[data-test='queue-history-totals']")).getText()
+                    .startsWith("2 sent, 1 received, 0 deleted") || reloaded(driver));
+        assertThat(browser.findElements(By.cssSelector("[data-test='queue-history-chart'] .bar-sent"))).isNotEmpty();
         screenshot("queue");
         assertThat(this.messages.counts("orders").visible()).as("peeking received nothing").isOne();
 

@@ -35,6 +35,7 @@ import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.autoconfigure.RedactedFields;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueException;
+import io.pgqueue.message.MessageQueueHistory;
 import io.pgqueue.message.MessageQueueInfo;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.message.PeekedMessage;
@@ -196,10 +197,16 @@ final class ConsoleApi {
         return body;
     }
 
-    /** {@code GET api/queues/{name}}: one message queue, and its oldest messages as they are (peeked, not received). */
+    /**
+     * {@code GET api/queues/{name}?window=24h}: one message queue, its oldest messages as they are
+     * (peeked, not received), and what was done with it over {@code 1h}, {@code 24h} or {@code 7d},
+     * per minute or per hour.
+     */
     ServerResponse messageQueue(ServerRequest request) {
         String name = request.pathVariable("name");
         int limit = text(request, "limit").map(ConsoleApi::limit).orElse(20);
+        String window = text(request, "window").filter(text -> !text.isBlank()).orElse("24h").strip();
+        Duration span = HistoryFigures.window(window);
         MessageQueueInfo info;
         List<PeekedMessage> peeked;
         try {
@@ -226,6 +233,14 @@ final class ConsoleApi {
                     : message.attributes() == null ? null : ConsoleAccess.HIDDEN_JSON);
             return entry;
         }).toList());
+        MessageQueueHistory history = this.admin.messageHistory(name, span);
+        Map<String, Object> counts = new LinkedHashMap<>();
+        counts.put("window", window);
+        counts.put("windowSeconds", span.toSeconds());
+        counts.put("stepSeconds", history.step().toSeconds());
+        counts.put("points", history.points().stream().map(point -> Map.of("at", point.at(), "sent", point.sent(),
+                "received", point.received(), "deleted", point.deleted())).toList());
+        body.put("history", counts);
         return json(body);
     }
 

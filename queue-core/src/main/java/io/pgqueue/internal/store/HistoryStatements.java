@@ -77,4 +77,12 @@ final class HistoryStatements {
             WHERE step_seconds = 60 AND bucket >= :from
             GROUP BY queue
             """;
+
+    /** One queue's counts of a step, step by step, from a time on. */
+    static final String READ_MESSAGE_STEPS = """
+            SELECT bucket, sent, received, deleted
+            FROM ${schema}.message_queue_history
+            WHERE step_seconds = :step AND queue = :queue AND bucket >= :from
+            ORDER BY bucket
+            """;
 }

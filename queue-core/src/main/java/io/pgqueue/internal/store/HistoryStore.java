@@ -14,6 +14,7 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
+import io.pgqueue.message.MessageQueueHistory;
 import io.pgqueue.observe.TaskHistory;
 import org.springframework.jdbc.core.RowCallbackHandler;
 import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
@@ -45,6 +46,8 @@ public final class HistoryStore {
 
     private final String readMessages;
 
+    private final String readMessageSteps;
+
     /**
      * Creates a store.
      * @param dataSource the queue's database
@@ -58,6 +61,7 @@ public final class HistoryStore {
         this.addMessages = StoreSupport.sql(HistoryStatements.ADD_MESSAGES, config);
         this.pruneMessages = StoreSupport.sql(HistoryStatements.PRUNE_MESSAGES, config);
         this.readMessages = StoreSupport.sql(HistoryStatements.READ_MESSAGES, config);
+        this.readMessageSteps = StoreSupport.sql(HistoryStatements.READ_MESSAGE_STEPS, config);
     }
 
     /**
@@ -152,6 +156,22 @@ public final class HistoryStore {
                 figures.put(rs.getString("queue"), new MessageFigures(rs.getString("queue"), rs.getLong("sent"),
                         rs.getLong("received"), rs.getLong("deleted"))));
         return figures;
+    }
+
+    /**
+     * Reads one message queue's counts step by step from a time on.
+     * @param queue the queue's name
+     * @param step {@link #MINUTE} or {@link #HOUR}
+     * @param from the start of the window
+     * @return the queue's history
+     */
+    public MessageQueueHistory readMessageSteps(String queue, Duration step, Instant from) {
+        List<MessageQueueHistory.Point> points = this.jdbc.query(this.readMessageSteps, new MapSqlParameterSource("step",
+                (int) step.toSeconds()).addValue("queue", queue)
+            .addValue("from", from.atOffset(ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE), (rs, row) ->
+                new MessageQueueHistory.Point(StoreSupport.instant(rs, "bucket"), rs.getLong("sent"), rs.getLong("received"),
+                        rs.getLong("deleted")));
+        return new MessageQueueHistory(queue, step, points);
     }
 
     /**
