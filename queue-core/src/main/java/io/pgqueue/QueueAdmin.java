@@ -512,7 +512,7 @@ public final class QueueAdmin {
      * @param max the most messages to move
      * @return how many moved
      * @throws QueueAdminException {@link Reason#NOT_FOUND} for an unknown queue; {@link Reason#INVALID} for a FIFO
-     * queue, the same queue twice or a {@code max} below 1
+     * queue and a standard one, the same queue twice or a {@code max} below 1
      */
     public int redriveMessages(String deadLetterQueue, String target, int max) {
         int moved;

@@ -2,6 +2,7 @@ package io.pgqueue.autoconfigure;
 
 import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.ZoneId;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,6 +26,8 @@ import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskGroups;
 import io.pgqueue.WorkflowInfo;
 import io.pgqueue.balance.PartitionBalancer;
+import io.pgqueue.message.MessageQueueException;
+import io.pgqueue.message.MessageQueueInfo;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.observe.LimitStatus;
 import io.pgqueue.observe.QueueStatistics;
@@ -63,9 +66,12 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>{@code GET /actuator/queues/jobs/{group}?task=&tag=&match=...}: one page of a search, as the console's;</li>
  * <li>{@code GET /actuator/queues/actions/latest}, {@code GET /actuator/queues/actions/{id}}: the audit trail, one action;</li>
  * <li>{@code GET /actuator/queues/history/{window}}: what each task did over {@code 1h}, {@code 24h} or {@code 7d};</li>
+ * <li>{@code GET /actuator/queues/message-queues/{name}?limit=&window=}: one message queue, its oldest messages and history;</li>
  * <li>{@code POST /actuator/queues/{task}} with {@code {"action": "pause" | "resume" | "rerun-failed" | "rescue"}};</li>
  * <li>{@code POST /actuator/queues/{task}/{jobId}} with {@code {"action": "rerun" | "cancel"}};</li>
- * <li>{@code POST /actuator/queues/jobs/{group}} with {@code {"action": ..., <filters>}}: a bulk action.</li>
+ * <li>{@code POST /actuator/queues/jobs/{group}} with {@code {"action": ..., <filters>}}: a bulk action;</li>
+ * <li>{@code POST /actuator/queues/message-queues/{name}} with {@code {"action": "redrive", "to": <queue>}}:
+ * moves a dead-letter queue's visible messages back.</li>
  * </ul>
  */
 @Endpoint(id = "queues", defaultAccess = Access.READ_ONLY)
@@ -76,6 +82,9 @@ public class QueueEndpoint {
     /** What job data reads as when it is not shown. */
     static final String HIDDEN = "hidden: without Spring Security the endpoint shows no job data unless "
             + "pgqueue.endpoint.allow-unauthenticated-job-data=true";
+
+    /** {@link #HIDDEN} as a JSON value, in place of a message's attributes. */
+    static final String HIDDEN_JSON = "\"" + HIDDEN + "\"";
 
     /** Running workflows, and finished ones, listed by {@link #queues()}: at most this many of each. */
     private static final int WORKFLOWS_LISTED = 20;
@@ -350,14 +359,19 @@ public class QueueEndpoint {
      * @param limit the most jobs (or actions) on the page
      * @param count {@code true}: a search counts its matching jobs too
      * @param before the audit trail's page ends before this action id
-     * @return the description, or {@code null} (404) when there is no such workflow, job of the task or action
+     * @param window a message queue's history window: {@code 1h}, {@code 24h} (the default) or {@code 7d}
+     * @return the description, or {@code null} (404) when there is no such workflow, job of the task,
+     * action or message queue
      */
     @ReadOperation
     public @Nullable Map<String, Object> workflowOrJob(@Selector String scope, @Selector String id, @Nullable String task,
             @Nullable String from, @Nullable String to, @Nullable String dedupKey, @Nullable String error,
             @Nullable Object tag, @Nullable Object match, @Nullable String ids, @Nullable String after,
-            @Nullable String limit, @Nullable String count, @Nullable String before) {
+            @Nullable String limit, @Nullable String count, @Nullable String before, @Nullable String window) {
         switch (scope) {
+            case "message-queues" -> {
+                return messageQueue(id, limit, window);
+            }
             case "jobs" -> {
                 return search(filters(id, task, from, to, dedupKey, error, tag, match, ids), after, limit, count);
             }
@@ -375,6 +389,35 @@ public class QueueEndpoint {
                 return this.admin.job(jobId).filter(job -> job.task().equals(scope)).map(this::job).orElse(null);
             }
         }
+    }
+
+    /** One message queue: its counts, rates, oldest messages (job data) and history. */
+    private @Nullable Map<String, Object> messageQueue(String name, @Nullable String limit, @Nullable String window) {
+        String span = window == null || window.isBlank() ? "24h" : window.strip();
+        Duration duration;
+        try {
+            duration = HistoryFigures.window(span);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid window");
+        }
+        int peek = limit == null || limit.isBlank() ? 20 : (int) number(limit, "limit");
+        if (peek < 1 || peek > 100) {
+            throw new InvalidEndpointRequestException("limit of a message queue's messages must be 1 to 100, was " + peek,
+                    "Invalid limit");
+        }
+        MessageQueueInfo info;
+        try {
+            info = this.messages.queue(name);
+        }
+        catch (MessageQueueException ex) {
+            return null;
+        }
+        Map<String, Object> body = MessageQueueViews.summary(this.messages, info, this.messages.counts(name), this.admin.messageCounts(MessageQueueViews.RATE_WINDOW).get(name));
+        body.put("messages", MessageQueueViews.messages(this.messages.peek(name, peek), Instant.now(), this.showJobData,
+                this.redacted, HIDDEN, HIDDEN_JSON));
+        body.put("history", MessageQueueViews.history(this.admin.messageHistory(name, duration), span, duration));
+        return body;
     }
 
     private Map<String, Object> search(JobQuery query, @Nullable String after, @Nullable String limit, @Nullable String count) {
@@ -669,7 +712,8 @@ public class QueueEndpoint {
      * @return what changed
      */
     public Map<String, Object> jobAction(String task, long jobId, @Nullable String action) {
-        return jobAction(task, Long.toString(jobId), action, null, null, null, null, null, null, null, null, null, null);
+        return jobAction(task, Long.toString(jobId), action, null, null, null, null, null, null, null, null, null, null,
+                null);
     }
 
     /**
@@ -691,13 +735,17 @@ public class QueueEndpoint {
      * @param ids a bulk action's job ids
      * @param at {@code run-at}: the instant
      * @param priority {@code priority}: the priority
+     * @param max {@code redrive}: the most messages to move (default: every visible one)
      * @return what changed; a bulk action as recorded, with its id to follow at {@code actions/<id>}
      */
     @WriteOperation
     public Map<String, Object> jobAction(@Selector String scope, @Selector String target, @Nullable String action,
             @Nullable String task, @Nullable String from, @Nullable String to, @Nullable String dedupKey,
             @Nullable String error, @Nullable Object tag, @Nullable Object match, @Nullable Object ids,
-            @Nullable String at, @Nullable Object priority) {
+            @Nullable String at, @Nullable Object priority, @Nullable String max) {
+        if ("message-queues".equals(scope)) {
+            return redrive(target, action, to, max);
+        }
         if ("jobs".equals(scope)) {
             JobQuery query = filters(target, task, from, to, dedupKey, error, tag, match, ids);
             BulkAction bulk;
@@ -728,6 +776,25 @@ public class QueueEndpoint {
                     + "or cancel", "Unknown action");
         }
         this.stats.refresh();
+        return body;
+    }
+
+    /** {@code redrive}: a dead-letter queue's visible messages back to {@code to}. */
+    private Map<String, Object> redrive(String queue, @Nullable String action, @Nullable String to, @Nullable String max) {
+        if (!"redrive".equals(normalize(action))) {
+            throw new InvalidEndpointRequestException("Unknown action '" + action + "' for a message queue; use redrive",
+                    "Unknown action");
+        }
+        if (to == null || to.isBlank()) {
+            throw new InvalidEndpointRequestException("A redrive needs the queue to move the messages to: \"to\"",
+                    "Missing queue");
+        }
+        long most = max == null || max.isBlank() ? Integer.MAX_VALUE : number(max, "max");
+        int moved = call(() -> this.admin.redriveMessages(queue, to.strip(), (int) Math.min(most, Integer.MAX_VALUE)));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("queue", queue);
+        body.put("to", to.strip());
+        body.put("moved", moved);
         return body;
     }
 

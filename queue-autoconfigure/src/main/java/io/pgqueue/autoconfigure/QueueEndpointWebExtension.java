@@ -78,6 +78,7 @@ public class QueueEndpointWebExtension {
      * @param limit the most jobs (or actions) on the page
      * @param count {@code true}: a search counts its matching jobs too
      * @param before the audit trail's page ends before this action id
+     * @param window a message queue's history window
      * @return the description, 404 when there is none, or 400 with the reason
      */
     @ReadOperation
@@ -85,11 +86,11 @@ public class QueueEndpointWebExtension {
             @Selector String id, @Nullable String task, @Nullable String from, @Nullable String to,
             @Nullable String dedupKey, @Nullable String error, @Nullable Object tag, @Nullable Object match,
             @Nullable String ids, @Nullable String after, @Nullable String limit, @Nullable String count,
-            @Nullable String before) {
+            @Nullable String before, @Nullable String window) {
         QueueEndpoint reader = as(security);
         WebEndpointResponse<Map<String, Object>> response = answer("GET", scope + "/" + id, null,
                 () -> reader.workflowOrJob(scope, id, task, from, to, dedupKey, error, tag, match, ids, after, limit,
-                        count, before));
+                        count, before, window));
         return response.getStatus() == WebEndpointResponse.STATUS_OK && response.getBody() == null
                 ? new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND) : response;
     }
@@ -130,17 +131,20 @@ public class QueueEndpointWebExtension {
      * @param ids a bulk action's job ids
      * @param at {@code run-at}: the instant
      * @param priority {@code priority}: the priority
+     * @param max {@code redrive}: the most messages to move
      * @return what changed, or 404, 409 or 400 with the reason
      */
     @WriteOperation
     public WebEndpointResponse<Map<String, Object>> jobAction(@Nullable SecurityContext security, @Selector String scope,
             @Selector String target, @Nullable String action, @Nullable String task, @Nullable String from,
             @Nullable String to, @Nullable String dedupKey, @Nullable String error, @Nullable Object tag,
-            @Nullable Object match, @Nullable Object ids, @Nullable String at, @Nullable Object priority) {
+            @Nullable Object match, @Nullable Object ids, @Nullable String at, @Nullable Object priority,
+            @Nullable String max) {
         return answer("POST", scope + "/" + target, action, () -> {
-            String checked = "jobs".equals(scope) ? target : Long.toString(parseJobId(target));
+            String checked = "jobs".equals(scope) || "message-queues".equals(scope) ? target
+                    : Long.toString(parseJobId(target));
             return as(security).jobAction(scope, checked, action, task, from, to, dedupKey, error, tag, match, ids, at,
-                    priority);
+                    priority, max);
         });
     }
 
@@ -186,7 +190,7 @@ public class QueueEndpointWebExtension {
      * @return what changed, or 404, 409 or 400 with the reason
      */
     public WebEndpointResponse<Map<String, Object>> jobAction(String task, String jobId, @Nullable String action) {
-        return jobAction(null, task, jobId, action, null, null, null, null, null, null, null, null, null, null);
+        return jobAction(null, task, jobId, action, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /**

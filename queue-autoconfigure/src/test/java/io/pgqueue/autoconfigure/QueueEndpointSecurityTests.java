@@ -10,6 +10,11 @@ import java.util.Base64;
 
 import io.pgqueue.EnqueueOptions;
 import io.pgqueue.QueueClient;
+import io.pgqueue.message.MessageQueueAttributes;
+import io.pgqueue.message.MessageQueues;
+import io.pgqueue.message.OutgoingMessage;
+import io.pgqueue.message.PeekedMessage;
+import io.pgqueue.message.RedrivePolicy;
 import io.pgqueue.testing.TestDatabaseInitializer;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -87,6 +92,9 @@ class QueueEndpointSecurityTests {
     @Autowired
     QueueClient queue;
 
+    @Autowired
+    MessageQueues messages;
+
     @Test
     void operatorsReadAndOnlyTheAdminRoleWrites() throws Exception {
         assertThat(send("GET", "/actuator/queues", null, null).statusCode()).isEqualTo(401);
@@ -116,6 +124,41 @@ class QueueEndpointSecurityTests {
         assertThat(send("GET", "/actuator/queues/card-charge/" + (id + 1000), "admin", null).statusCode()).isEqualTo(404);
         assertThat(send("GET", "/actuator/queues/jobs/SCHEDULED?task=card-charge", "operator", null).body()).contains(
                 "\"id\":" + id);
+    }
+
+    @Test
+    void scriptsReadAMessageQueueAndRedriveItsDeadLettersAsTheSignedInUser() throws Exception {
+        this.messages.createQueue("endpoint-dead", MessageQueueAttributes.defaults(), java.util.Map.of());
+        this.messages.createQueue("endpoint-work", MessageQueueAttributes.defaults()
+            .withRedrivePolicy(new RedrivePolicy("endpoint-dead", 3)), java.util.Map.of());
+        this.messages.send("endpoint-dead", OutgoingMessage.of("{\"order\": 7}"));
+        this.messages.send("endpoint-dead", OutgoingMessage.of("{\"order\": 8}"));
+
+        HttpResponse<String> read = send("GET", "/actuator/queues/message-queues/endpoint-dead?limit=5&window=1h", "operator", null);
+        assertThat(read.statusCode()).as(read.body()).isEqualTo(200);
+        JsonNode queue = JSON.readTree(read.body());
+        assertThat(queue.get("visible").asLong()).isEqualTo(2);
+        assertThat(queue.get("deadLetterSources").get(0).asString()).isEqualTo("endpoint-work");
+        assertThat(queue.get("messages").get(0).get("body").asString()).isEqualTo("{\"order\": 7}");
+        assertThat(queue.get("history").get("stepSeconds").asLong()).isEqualTo(60);
+        assertThat(send("GET", "/actuator/queues/message-queues/nowhere", "operator", null).statusCode()).isEqualTo(404);
+        assertThat(send("GET", "/actuator/queues/message-queues/endpoint-dead?window=2d", "operator", null).statusCode())
+            .isEqualTo(400);
+
+        String redrive = "{\"action\":\"redrive\",\"to\":\"endpoint-work\",\"max\":\"1\"}";
+        assertThat(send("POST", "/actuator/queues/message-queues/endpoint-dead", "operator", redrive).statusCode())
+            .isEqualTo(403);
+        HttpResponse<String> moved = send("POST", "/actuator/queues/message-queues/endpoint-dead", "admin", redrive);
+        assertThat(moved.statusCode()).as(moved.body()).isEqualTo(200);
+        assertThat(JSON.readTree(moved.body()).get("moved").asInt()).isOne();
+        assertThat(this.messages.peek("endpoint-work", 10)).extracting(PeekedMessage::body).containsExactly("{\"order\": 7}");
+        assertThat(send("POST", "/actuator/queues/message-queues/endpoint-dead", "admin",
+                "{\"action\":\"redrive\",\"to\":\"nowhere\"}").statusCode()).isEqualTo(404);
+        assertThat(send("POST", "/actuator/queues/message-queues/endpoint-dead", "admin",
+                "{\"action\":\"purge\"}").statusCode()).isEqualTo(400);
+        JsonNode trail = JSON.readTree(send("GET", "/actuator/queues/actions/latest?limit=1", "operator", null).body());
+        assertThat(trail.get("actions").get(0).get("action").asString()).isEqualTo("redrive");
+        assertThat(trail.get("actions").get(0).get("actor").asString()).isEqualTo("admin");
     }
 
     @Test

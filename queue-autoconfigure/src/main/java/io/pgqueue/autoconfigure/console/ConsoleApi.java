@@ -31,15 +31,14 @@ import io.pgqueue.WorkflowInfo;
 import io.pgqueue.autoconfigure.EncryptedPayloads;
 import io.pgqueue.autoconfigure.HistoryFigures;
 import io.pgqueue.autoconfigure.LocalDeadlineMisses;
+import io.pgqueue.autoconfigure.MessageQueueViews;
 import io.pgqueue.autoconfigure.QueueWorkerNode;
 import io.pgqueue.autoconfigure.RedactedFields;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueException;
-import io.pgqueue.message.MessageQueueHistory;
 import io.pgqueue.message.MessageQueueInfo;
 import io.pgqueue.message.MessageQueues;
 import io.pgqueue.message.PeekedMessage;
-import io.pgqueue.message.RedrivePolicy;
 import io.pgqueue.observe.QueueStatistics;
 import io.pgqueue.observe.QueueStats;
 import io.pgqueue.observe.TaskHistory;
@@ -167,13 +166,13 @@ final class ConsoleApi {
      */
     ServerResponse queues(ServerRequest request) {
         Map<String, MessageQueueCounts> counts = this.messages.counts();
-        Map<String, Map<String, Long>> rates = this.admin.messageCounts(RATE_WINDOW);
+        Map<String, Map<String, Long>> rates = this.admin.messageCounts(MessageQueueViews.RATE_WINDOW);
         List<Map<String, Object>> queues = new ArrayList<>();
         String after = null;
         while (true) {
             List<MessageQueueInfo> page = this.messages.listQueues("", after, MESSAGE_QUEUES_PAGE);
             for (MessageQueueInfo info : page) {
-                queues.add(withRates(messageQueue(info, counts.get(info.name())), rates.get(info.name())));
+                queues.add(MessageQueueViews.summary(this.messages, info, counts.get(info.name()), rates.get(info.name())));
             }
             if (page.size() < MESSAGE_QUEUES_PAGE) {
                 break;
@@ -184,18 +183,6 @@ final class ConsoleApi {
     }
 
     private static final int MESSAGE_QUEUES_PAGE = 1000;
-
-    /** The window the message queues' rates are averaged over. */
-    private static final Duration RATE_WINDOW = Duration.ofMinutes(5);
-
-    /** Adds a queue's messages sent, received and deleted per minute over the last {@link #RATE_WINDOW}, on every node. */
-    private static Map<String, Object> withRates(Map<String, Object> body, Map<String, Long> counts) {
-        double minutes = RATE_WINDOW.toMinutes();
-        body.put("sentPerMinute", counts == null ? 0.0 : counts.get("sent") / minutes);
-        body.put("receivedPerMinute", counts == null ? 0.0 : counts.get("received") / minutes);
-        body.put("deletedPerMinute", counts == null ? 0.0 : counts.get("deleted") / minutes);
-        return body;
-    }
 
     /**
      * {@code GET api/queues/{name}?window=24h}: one message queue, its oldest messages as they are
@@ -216,31 +203,11 @@ final class ConsoleApi {
         catch (MessageQueueException ex) {
             return problem(HttpStatus.NOT_FOUND, "No message queue is named '" + name + "'");
         }
-        boolean jobData = this.access.jobData(request);
-        Instant now = Instant.now();
-        Map<String, Object> body = withRates(messageQueue(info, this.messages.counts(name)),
-                this.admin.messageCounts(RATE_WINDOW).get(name));
-        body.put("messages", peeked.stream().map(message -> {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("messageId", message.messageId());
-            entry.put("state", message.state(now));
-            entry.put("sentAt", message.sentAt());
-            entry.put("visibleAt", message.visibleAt());
-            entry.put("receiveCount", message.receiveCount());
-            entry.put("groupId", message.groupId());
-            entry.put("body", jobData ? this.redacted.redact(message.body()) : ConsoleAccess.HIDDEN);
-            entry.put("attributes", jobData ? this.redacted.redact(message.attributes())
-                    : message.attributes() == null ? null : ConsoleAccess.HIDDEN_JSON);
-            return entry;
-        }).toList());
-        MessageQueueHistory history = this.admin.messageHistory(name, span);
-        Map<String, Object> counts = new LinkedHashMap<>();
-        counts.put("window", window);
-        counts.put("windowSeconds", span.toSeconds());
-        counts.put("stepSeconds", history.step().toSeconds());
-        counts.put("points", history.points().stream().map(point -> Map.of("at", point.at(), "sent", point.sent(),
-                "received", point.received(), "deleted", point.deleted())).toList());
-        body.put("history", counts);
+        Map<String, Object> body = MessageQueueViews.summary(this.messages, info, this.messages.counts(name),
+                this.admin.messageCounts(MessageQueueViews.RATE_WINDOW).get(name));
+        body.put("messages", MessageQueueViews.messages(peeked, Instant.now(), this.access.jobData(request), this.redacted,
+                ConsoleAccess.HIDDEN, ConsoleAccess.HIDDEN_JSON));
+        body.put("history", MessageQueueViews.history(this.admin.messageHistory(name, span), window, span));
         return json(body);
     }
 
@@ -256,24 +223,6 @@ final class ConsoleApi {
             .orElse((long) Integer.MAX_VALUE);
         int moved = actor(request).redriveMessages(name, to.strip(), (int) Math.min(max, Integer.MAX_VALUE));
         return acted(request, "Moved " + moved + " message" + (moved == 1 ? "" : "s") + " from " + name + " to " + to);
-    }
-
-    private Map<String, Object> messageQueue(MessageQueueInfo info, MessageQueueCounts counts) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("name", info.name());
-        body.put("fifo", info.fifo());
-        body.put("visible", counts == null ? 0 : counts.visible());
-        body.put("inFlight", counts == null ? 0 : counts.inFlight());
-        body.put("delayed", counts == null ? 0 : counts.delayed());
-        body.put("oldestAgeSeconds", counts == null ? 0 : counts.oldestAge().toSeconds());
-        RedrivePolicy redrive = info.attributes().redrivePolicy();
-        body.put("deadLetterQueue", redrive == null ? null : redrive.deadLetterQueue());
-        body.put("maxReceiveCount", redrive == null ? null : redrive.maxReceiveCount());
-        body.put("deadLetterSources", this.messages.deadLetterSourceQueues(info.name()).stream()
-            .map(MessageQueueInfo::name).toList());
-        body.put("visibilityTimeoutSeconds", info.attributes().visibilityTimeout().toSeconds());
-        body.put("retentionSeconds", info.attributes().retention().toSeconds());
-        return body;
     }
 
     /** {@code GET api/workflows}: the running workflows and batches, newest first, then the latest finished. */
