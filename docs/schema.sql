@@ -439,6 +439,25 @@ CREATE TABLE pgqueue.task_control (
     CONSTRAINT task_control_pkey PRIMARY KEY (task)
 );
 
+CREATE TABLE pgqueue.task_definition (
+    task text NOT NULL,
+    priority integer NOT NULL,
+    max_attempts integer NOT NULL,
+    delay_tolerance_ms bigint,
+    dedup_policy text NOT NULL,
+    derives_dedup_key boolean NOT NULL,
+    grouped boolean NOT NULL,
+    derives_group boolean NOT NULL,
+    tags text[] NOT NULL DEFAULT '{}'::text[],
+    encrypted boolean NOT NULL,
+    max_payload_bytes bigint NOT NULL,
+    declared_by text NOT NULL,
+    declared_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT task_definition_pkey PRIMARY KEY (task),
+    CONSTRAINT task_definition_delay_tolerance_ms_check CHECK ((delay_tolerance_ms >= 0)),
+    CONSTRAINT task_definition_max_attempts_check CHECK ((max_attempts >= 1))
+);
+
 CREATE TABLE pgqueue.task_group_cursor (
     task text NOT NULL,
     group_key text NOT NULL,

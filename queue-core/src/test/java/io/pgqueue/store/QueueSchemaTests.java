@@ -40,8 +40,8 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        // Twenty versioned migrations (the tables) and five repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(31);
+        // 27 versioned migrations (the tables) and 6 repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(33);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -51,7 +51,8 @@ class QueueSchemaTests {
                 "job_dependency", "job_end_pending", "job_finished", "job_moving", "job_outbox", "job_relayed", "job_result", "job_waiting", "message", "message_dedup", "message_group", "message_queue",
                 "message_queue_history", "move_applied", "node", "partition_load", "partition_map",
                 "partition_map_version", "partition_move", "pgqueue_schema_history", "queue_action", "schedule", "shard", "shard_partition",
-                "stats_snapshot", "task_control", "task_group_cursor", "task_history", "task_rate", "workflow", "workflow_total");
+                "stats_snapshot", "task_control", "task_definition", "task_group_cursor", "task_history", "task_rate", "workflow",
+                "workflow_total");
         assertThat(jdbc.queryForList("SELECT reloptions::text FROM pg_class WHERE relname = 'job' "
                 + "AND relnamespace = 'jobs_a'::regnamespace", String.class).get(0))
             .contains("autovacuum_vacuum_scale_factor=0");
@@ -69,7 +70,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(31);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(33);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -85,20 +86,22 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.queue_action");
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_history");
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.message_queue_history");
+        new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_definition CASCADE");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.queue_action, table partly.task_history, "
-                    + "table partly.message_queue_history). ");
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.queue_action, table partly.task_history, "
+                    + "table partly.message_queue_history, table partly.task_definition). ");
         new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.queue_action (id bigint)");
         new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.task_history (id bigint)");
         new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.message_queue_history (id bigint)");
+        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.task_definition (id bigint)");
 
         // V1-V22 only.
         new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.job DROP COLUMN history");
         new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.job_finished DROP COLUMN history");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: column partly.job.history, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: column partly.job.history, "
                     + "column partly.job_finished.history). ");
 
         // V1-V20 only.
@@ -106,7 +109,7 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.message DROP COLUMN fair_group");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.job_awaiter, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.job_awaiter, "
                     + "column partly.message.fair_group, column partly.job.history, "
                     + "column partly.job_finished.history). ");
 
@@ -115,7 +118,7 @@ class QueueSchemaTests {
                 + "partly.job_result, partly.workflow_total, partly.job_end_pending CASCADE");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.workflow, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.workflow, "
                     + "table partly.job_waiting, table partly.job_dependency, table partly.job_result, "
                     + "table partly.workflow_total, table partly.job_end_pending, table partly.job_awaiter, "
                     + "column partly.message.fair_group, column partly.job.history, "
@@ -125,20 +128,20 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.schedule");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.schedule, table partly.workflow, ");
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.schedule, table partly.workflow, ");
 
         // V1-V15 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_group_cursor");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.task_group_cursor, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.task_group_cursor, "
                     + "table partly.schedule, table partly.workflow, ");
 
         // V1-V14 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_rate");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.task_rate, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.task_rate, "
                     + "table partly.task_group_cursor, table partly.schedule, table partly.workflow, ");
 
         // V1-V13 only.
@@ -146,7 +149,7 @@ class QueueSchemaTests {
                 + "partly.message_group, partly.message_dedup");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.message_queue, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.message_queue, "
                     + "table partly.message, table partly.message_group, table partly.message_dedup, table partly.task_rate, table partly.task_group_cursor, "
                     + "table partly.schedule, table partly.workflow, ");
 
@@ -155,35 +158,35 @@ class QueueSchemaTests {
                 + "partly.balancer_decision");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.partition_load, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.partition_load, "
                     + "table partly.balancer_leader, table partly.balancer_decision, table partly.message_queue, ");
 
         // V1-V11 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_move, partly.job_moving, partly.move_applied");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.partition_move, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.partition_move, "
                     + "table partly.job_moving, table partly.move_applied, ");
 
         // V1-V10 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_outbox, partly.job_relayed");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.job_outbox, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.job_outbox, "
                     + "table partly.job_relayed, table partly.partition_move, ");
 
         // V1-V9 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.installation, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.installation, "
                     + "table partly.shard_partition, table partly.job_outbox, table partly.job_relayed, ");
 
         // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: table partly.stats_snapshot, "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: table partly.stats_snapshot, "
                     + "table partly.installation, table partly.shard_partition, table partly.job_outbox, "
                     + "table partly.job_relayed, ");
 
@@ -192,7 +195,7 @@ class QueueSchemaTests {
                 + "partly.complete_jobs(bigint[], integer[], boolean, text[])");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: function partly.complete_jobs(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: function partly.complete_jobs(bigint[], "
                     + "integer[], boolean), function partly.complete_jobs(bigint[], integer[], boolean, text[]), "
                     + "table partly.stats_snapshot, ");
 
@@ -203,7 +206,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 26 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 27 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

@@ -65,6 +65,7 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.job_waiting, table upgraded.job_dependency, table upgraded.job_result, "
                     + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter, "
                     + "table upgraded.queue_action, table upgraded.task_history, table upgraded.message_queue_history, "
+                    + "table upgraded.task_definition, "
                     + "column upgraded.job.history, column upgraded.job_finished.history)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
@@ -74,7 +75,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V26 and the repeatable migrations").isEqualTo(22);
+        assertThat(result.migrationsExecuted).as("V10 to V27 and the repeatable migrations").isEqualTo(24);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -90,6 +91,7 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.complete_jobs",
                     "CREATE OR REPLACE FUNCTION S.count_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",
+                    "CREATE OR REPLACE FUNCTION S.enqueue_job",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.finished_job",
                     "CREATE OR REPLACE FUNCTION S.held_leases", "CREATE OR REPLACE FUNCTION S.job_search_clause",
                     "CREATE OR REPLACE FUNCTION S.lease_position", "CREATE OR REPLACE FUNCTION S.list_jobs",

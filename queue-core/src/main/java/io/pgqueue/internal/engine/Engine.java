@@ -11,6 +11,7 @@ import io.pgqueue.QueueDefaults;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.internal.admin.BulkActions;
 import io.pgqueue.internal.balance.BalancerService;
+import io.pgqueue.internal.enqueue.DedupPolicies;
 import io.pgqueue.internal.enqueue.Enqueuer;
 import io.pgqueue.internal.message.MessageEngine;
 import io.pgqueue.internal.observe.MessageHistoryRecorder;
@@ -20,6 +21,7 @@ import io.pgqueue.internal.result.JobAwaiter;
 import io.pgqueue.internal.schedule.Scheduler;
 import io.pgqueue.internal.shard.LimitShare;
 import io.pgqueue.internal.shard.Shards;
+import io.pgqueue.internal.store.ControlStore;
 import io.pgqueue.internal.store.QueueStores;
 import io.pgqueue.internal.store.StatsStore;
 import io.pgqueue.internal.worker.QueueWorkers;
@@ -132,12 +134,22 @@ public final class Engine {
                 this.enqueuer::storesOf, workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
         this.bulkActions = new BulkActions(() -> this.shards.all().stream().map(shard -> shard.stores().jobs()).toList(),
                 main.actions(), settings.telemetry().events(), node);
+        List<ControlStore.DeclaredTask> declared = settings.tasks().all().stream().map(task -> new ControlStore.DeclaredTask(
+                task.name(), task.priority(), task.maxAttempts(),
+                task.delayTolerance() == null ? null : task.delayTolerance().toMillis(),
+                DedupPolicies.nameOf(task.dedupPolicy()), task.dedupKey() != null, task.groups() != null,
+                task.groups() != null && task.groups().key() != null, task.tags(), task.encrypted())).toList();
         this.services = List.of(
                 new Service("shards", () -> {
                     this.shards.openUnsharded(settings.partitions());
                     this.shards.startRefreshing(QueueDefaults.PARTITION_MAP_REFRESH);
                 }, this.shards::stopRefreshing),
                 new Service("enqueue", () -> {
+                    // The tasks' settings, for jobs enqueued from SQL (enqueue_job).
+                    if (!main.controls().declare(declared, node)) {
+                        log.warn("pgqueue could not write its tasks' settings for enqueue_job: schema '{}' has no table "
+                                + "task_definition (it is not migrated to this release)", settings.config().schema());
+                    }
                     if (this.shards.sharded()) {
                         this.enqueuer.relay();
                     }
