@@ -190,6 +190,17 @@ public @interface QueueTask {
     boolean encrypted() default false;
 
     /**
+     * Application event types that become jobs of this task: publishing one of them (an object
+     * given to {@code ApplicationEventPublisher.publishEvent}, a record say, not an
+     * {@code ApplicationEvent}) enqueues a job with the event as its payload, in the publisher's
+     * transaction when there is one — a rollback leaves no job, and a job committed with the
+     * transaction survives the process. Each type must be one the handler's payload type can hold.
+     * With the Spring Boot starter only.
+     * @return the event types
+     */
+    Class<?>[] events() default {};
+
+    /**
      * For a handler that implements {@link ChunkHandler}: the most jobs per call, at least 1 and at
      * most the task's {@link #concurrency()} (each job of a chunk holds a handler slot). 0 for a
      * {@link TaskHandler}.

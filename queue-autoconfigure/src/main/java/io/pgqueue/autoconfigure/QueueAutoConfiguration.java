@@ -176,6 +176,16 @@ public final class QueueAutoConfiguration {
     }
 
     /**
+     * Enqueues a job for each published application event whose type a task lists in
+     * {@code @QueueTask(events = ...)}, in the publisher's transaction.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    QueueEventJobs queueEventJobs(QueueTaskBindings bindings, ObjectProvider<QueueClient> client) {
+        return new QueueEventJobs(bindings, client);
+    }
+
+    /**
      * The shared statistics (depths, ages, stuck leases), read periodically while the queue runs.
      */
     @Bean

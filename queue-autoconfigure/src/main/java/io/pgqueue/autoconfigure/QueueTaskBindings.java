@@ -32,6 +32,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.ApplicationEvent;
 import org.springframework.core.ResolvableType;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
@@ -65,22 +66,46 @@ public final class QueueTaskBindings {
      * @param definition the engine's view of the task
      * @param task the task as the workers run it, or {@code null} for a task declared only in
      * properties (enqueue-only on this node)
+     * @param schedule its schedule from {@code cron}, or {@code null}
+     * @param events the application event types that become its jobs ({@link QueueTask#events()})
      */
-    public record Binding(TaskDefinition definition, @Nullable WorkerTask task, @Nullable Schedule schedule) {
+    public record Binding(TaskDefinition definition, @Nullable WorkerTask task, @Nullable Schedule schedule,
+            List<Class<?>> events) {
 
         /**
-         * A task without a schedule.
+         * Copies the event types.
+         */
+        public Binding {
+            events = List.copyOf(events);
+        }
+
+        /**
+         * A task without a schedule or events.
          * @param definition the task definition
          * @param task the worker task, or {@code null} for a task declared only in properties
          */
         public Binding(TaskDefinition definition, @Nullable WorkerTask task) {
-            this(definition, task, null);
+            this(definition, task, null, List.of());
         }
 
         /** @return the handler bean's name, or {@code null} for a task declared only in properties */
         public @Nullable String beanName() {
             return this.task == null ? null : ((BeanTaskHandler) this.task.handler()).beanName();
         }
+    }
+
+    /**
+     * @return the application event types each task turns into jobs, by task name; tasks without
+     * any are left out
+     */
+    public Map<String, List<Class<?>>> eventTypes() {
+        Map<String, List<Class<?>>> types = new java.util.TreeMap<>();
+        this.bindings.forEach((name, binding) -> {
+            if (!binding.events().isEmpty()) {
+                types.put(name, binding.events());
+            }
+        });
+        return types;
     }
 
     /**
@@ -244,7 +269,8 @@ public final class QueueTaskBindings {
                 .encrypted(overrides.getEncrypted() != null ? overrides.getEncrypted() : annotation.encrypted())
                 .build();
             return new Binding(definition, new WorkerTask(definition, new BeanTaskHandler(beans, beanName, chunkSize, chunkLinger),
-                    payload.getType(), concurrency, timeout, pool), schedule(annotation.name(), cron, zone, catchUp));
+                    payload.getType(), concurrency, timeout, pool), schedule(annotation.name(), cron, zone, catchUp),
+                    events(annotation, payload.resolve(), where));
         });
     }
 
@@ -392,6 +418,25 @@ public final class QueueTaskBindings {
             throw new QueueConfigurationException(where + ": invalid retry backoff: " + ex.getMessage(),
                     "Fix the backoff on @QueueTask(retry = ...) or under '" + prefix + "'.");
         }
+    }
+
+    /** The event types of a task, each one its payload type can hold and none a Spring ApplicationEvent. */
+    private static List<Class<?>> events(QueueTask annotation, Class<?> payloadType, String where) {
+        for (Class<?> event : annotation.events()) {
+            if (!ClassUtils.isAssignable(payloadType, event)) {
+                throw new QueueConfigurationException(where + " turns events of type " + event.getName() + " into jobs, "
+                        + "but its payload type " + payloadType.getName() + " cannot hold them",
+                        "List in @QueueTask(events = ...) only types the handler's payload type can hold, or change "
+                                + "the payload type.");
+            }
+            if (ApplicationEvent.class.isAssignableFrom(event)) {
+                throw new QueueConfigurationException(where + " turns events of type " + event.getName() + " into jobs, "
+                        + "but it is a Spring ApplicationEvent, which carries its source and does not travel as JSON",
+                        "Publish a plain object (a record) with ApplicationEventPublisher.publishEvent(Object) and list "
+                                + "its type.");
+            }
+        }
+        return List.of(annotation.events());
     }
 
     private static DedupPolicy dedupPolicy(ListableBeanFactory beans, String beanName, Class<?> type,
