@@ -24,6 +24,7 @@ import io.pgqueue.internal.store.ControlStore;
 import io.pgqueue.internal.store.HistoryStore;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.NodeStore;
+import io.pgqueue.internal.store.SchemaStore;
 import io.pgqueue.internal.worker.Rescuer;
 import io.pgqueue.message.MessageQueueError;
 import io.pgqueue.message.MessageQueueException;
@@ -587,6 +588,36 @@ public final class QueueAdmin {
                         figures.deleted())));
         return counts;
     }
+
+    /**
+     * Checks, on every shard, what makes a queue slow or stuck that it cannot fix itself: the
+     * schema's migrations, missing or invalid indexes, dead rows piling up, what keeps vacuum from
+     * removing them (a transaction open for over 5 minutes, a prepared transaction, a replication
+     * slot), autovacuum switched off, sessions idle in a transaction and connections running out.
+     * The same checks but the schema's run in psql as {@code SELECT * FROM <schema>.doctor()}.
+     * @return the findings, shard by shard
+     */
+    public List<DoctorCheck> doctor() {
+        List<DoctorCheck> checks = new ArrayList<>();
+        for (Shards.Shard shard : this.engine.shards().all()) {
+            SchemaStore schema = shard.stores().schema();
+            try {
+                schema.requireMigrated();
+                checks.add(new DoctorCheck(shard.name(), "schema", "OK", "migrated to this release's version", ""));
+            }
+            catch (QueueSchemaException ex) {
+                checks.add(new DoctorCheck(shard.name(), "schema", "FAIL", ex.getMessage(),
+                        "Apply the queue's migrations (QueueSchema.migrate, or pgqueue.flyway.enabled=true)"));
+                continue;
+            }
+            schema.doctor(DOCTOR_TRANSACTION_AGE).forEach(row -> checks.add(new DoctorCheck(shard.name(), row[0], row[1],
+                    row[2], row[3])));
+        }
+        return checks;
+    }
+
+    /** How long a transaction may stay open before {@link #doctor()} reports it. */
+    private static final Duration DOCTOR_TRANSACTION_AGE = Duration.ofMinutes(5);
 
     /** The longest window {@link #history} reads. */
     public static final Duration MAX_HISTORY = Duration.ofDays(7);

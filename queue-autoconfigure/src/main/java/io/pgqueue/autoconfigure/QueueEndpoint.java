@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 
 import io.pgqueue.BulkAction;
 import io.pgqueue.DedupPolicy;
+import io.pgqueue.DoctorCheck;
 import io.pgqueue.InvalidSettingException;
 import io.pgqueue.JobAttempt;
 import io.pgqueue.JobPage;
@@ -61,6 +62,7 @@ import tools.jackson.databind.json.JsonMapper;
  * <ul>
  * <li>{@code GET /actuator/queues}: tasks, pools, nodes;</li>
  * <li>{@code GET /actuator/queues/{task}}: one task with its most recent failures;</li>
+ * <li>{@code GET /actuator/queues/doctor}: what makes the queue slow or stuck (see {@link QueueAdmin#doctor()});</li>
  * <li>{@code GET /actuator/queues/{task}/{jobId}}: one job with its payload and result;</li>
  * <li>{@code GET /actuator/queues/workflows/{id}}: one workflow with its jobs and their results;</li>
  * <li>{@code GET /actuator/queues/jobs/{group}?task=&tag=&match=...}: one page of a search, as the console's;</li>
@@ -82,6 +84,9 @@ public class QueueEndpoint {
     /** What job data reads as when it is not shown. */
     static final String HIDDEN = "hidden: without Spring Security the endpoint shows no job data unless "
             + "pgqueue.endpoint.allow-unauthenticated-job-data=true";
+
+    /** The read of {@link #task} that runs {@link QueueAdmin#doctor()} instead of describing a task. */
+    private static final String DOCTOR = "doctor";
 
     /** {@link #HIDDEN} as a JSON value, in place of a message's attributes. */
     static final String HIDDEN_JSON = "\"" + HIDDEN + "\"";
@@ -321,6 +326,9 @@ public class QueueEndpoint {
      */
     @ReadOperation
     public Map<String, Object> task(@Selector String task) {
+        if (DOCTOR.equals(task)) {
+            return doctor();
+        }
         requireKnown(task);
         Map<String, Object> body = describe(task, this.stats.latest().task(task));
         body.put("recentFailures", this.admin.recentFailures(task, RECENT_FAILURES).stream().map(failure -> {
@@ -389,6 +397,16 @@ public class QueueEndpoint {
                 return this.admin.job(jobId).filter(job -> job.task().equals(scope)).map(this::job).orElse(null);
             }
         }
+    }
+
+    /** {@code doctor}: what makes the queue slow or stuck that an operator can fix, shard by shard. */
+    private Map<String, Object> doctor() {
+        List<DoctorCheck> checks = this.admin.doctor();
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("status", checks.stream().anyMatch(check -> "FAIL".equals(check.status())) ? "FAIL"
+                : checks.stream().anyMatch(check -> "WARN".equals(check.status())) ? "WARN" : "OK");
+        body.put("checks", checks);
+        return body;
     }
 
     /** One message queue: its counts, rates, oldest messages (job data) and history. */

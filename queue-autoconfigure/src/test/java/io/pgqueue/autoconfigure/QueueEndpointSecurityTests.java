@@ -162,6 +162,18 @@ class QueueEndpointSecurityTests {
     }
 
     @Test
+    void theDoctorReportsEachCheckOfEveryShard() throws Exception {
+        HttpResponse<String> doctor = send("GET", "/actuator/queues/doctor", "operator", null);
+        assertThat(doctor.statusCode()).as(doctor.body()).isEqualTo(200);
+        JsonNode report = JSON.readTree(doctor.body());
+        assertThat(report.get("status").asString()).isIn("OK", "WARN", "FAIL");
+        assertThat(report.get("checks").get(0).get("check").asString()).isEqualTo("schema");
+        assertThat(report.get("checks").get(0).get("status").asString()).isEqualTo("OK");
+        assertThat(report.get("checks").get(1).get("check").asString()).isEqualTo("indexes");
+        assertThat(send("GET", "/actuator/queues/doctor", null, null).statusCode()).isEqualTo(401);
+    }
+
+    @Test
     void aSchedulesPayloadIsJsonWrittenInAStringAndAnObjectIsRefusedSayingSo() throws Exception {
         HttpResponse<String> asObject = send("POST", "/actuator/queues/send-push", "admin",
                 "{\"action\":\"schedule\",\"name\":\"hourly\",\"cron\":\"@hourly\",\"payload\":{\"owner\":\"ann\"}}");

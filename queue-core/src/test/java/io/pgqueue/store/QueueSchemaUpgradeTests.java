@@ -75,7 +75,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V27 and the repeatable migrations").isEqualTo(24);
+        assertThat(result.migrationsExecuted).as("V10 to V27 and the repeatable migrations").isEqualTo(25);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -90,7 +90,8 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.claim_group_ids", "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.complete_jobs",
-                    "CREATE OR REPLACE FUNCTION S.count_jobs", "CREATE OR REPLACE FUNCTION S.end_jobs",
+                    "CREATE OR REPLACE FUNCTION S.count_jobs", "CREATE OR REPLACE FUNCTION S.doctor",
+                    "CREATE OR REPLACE FUNCTION S.end_jobs",
                     "CREATE OR REPLACE FUNCTION S.enqueue_job",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.finished_job",
                     "CREATE OR REPLACE FUNCTION S.held_leases", "CREATE OR REPLACE FUNCTION S.job_search_clause",

@@ -1,5 +1,6 @@
 package io.pgqueue.internal.store;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -124,6 +125,18 @@ public final class SchemaStore {
                     + MIGRATION_LOCATION + ") to schema '" + this.schema + "' again, e.g. with QueueSchema.migrate or, in "
                     + "Spring Boot, pgqueue.flyway.enabled=true");
         }
+    }
+
+    /**
+     * Runs the schema's doctor (R__doctor.sql).
+     * @param olderThan how long a transaction may stay open before it is reported
+     * @return per check: its name, status, detail and advice
+     * @throws org.springframework.jdbc.BadSqlGrammarException on a schema without the doctor (before this release)
+     */
+    public List<String[]> doctor(Duration olderThan) {
+        return this.jdbc.query("SELECT check_name, status, detail, advice FROM " + this.schema
+                + ".doctor(CAST(:olderThan AS interval))", new MapSqlParameterSource("olderThan", olderThan.toMillis() + " milliseconds"),
+                (rs, row) -> new String[] { rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4) });
     }
 
     /**
