@@ -3,6 +3,8 @@ package io.pgqueue.testing;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 
@@ -160,6 +162,21 @@ public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, 
     /** @return the password for {@link #jdbcUrl()}, or {@code null} when the URL carries it */
     public String password() {
         return PostgresServer.get().password();
+    }
+
+    /**
+     * @return the Spring Boot properties of a {@code DataSource} on this database:
+     * {@code spring.datasource.url} and, when the server needs them, the user name and password
+     */
+    public List<String> springProperties() {
+        List<String> properties = new ArrayList<>(List.of("spring.datasource.url=" + jdbcUrl()));
+        if (user() != null) {
+            properties.add("spring.datasource.username=" + user());
+        }
+        if (password() != null) {
+            properties.add("spring.datasource.password=" + password());
+        }
+        return properties;
     }
 
     /** @return the database name */

@@ -145,14 +145,8 @@ class QueueEventJobsTests {
     }
 
     private String[] properties(String... properties) {
-        List<String> all = new ArrayList<>(List.of("spring.datasource.url=" + this.database.jdbcUrl(),
-                "spring.main.banner-mode=off"));
-        if (this.database.user() != null) {
-            all.add("spring.datasource.username=" + this.database.user());
-        }
-        if (this.database.password() != null) {
-            all.add("spring.datasource.password=" + this.database.password());
-        }
+        List<String> all = new ArrayList<>(this.database.springProperties());
+        all.add("spring.main.banner-mode=off");
         all.addAll(List.of(properties));
         return all.toArray(String[]::new);
     }

@@ -131,14 +131,8 @@ class QueueNodesTests {
     }
 
     private ConfigurableApplicationContext node(String id, String... properties) {
-        List<String> all = new ArrayList<>(List.of("spring.datasource.url=" + this.database.jdbcUrl(),
-                "pgqueue.node-id=" + id, "spring.main.banner-mode=off"));
-        if (this.database.user() != null) {
-            all.add("spring.datasource.username=" + this.database.user());
-        }
-        if (this.database.password() != null) {
-            all.add("spring.datasource.password=" + this.database.password());
-        }
+        List<String> all = new ArrayList<>(this.database.springProperties());
+        all.addAll(List.of("pgqueue.node-id=" + id, "spring.main.banner-mode=off"));
         all.addAll(List.of(properties));
         ConfigurableApplicationContext context = new SpringApplicationBuilder(E2eApplication.class).web(WebApplicationType.NONE)
             .properties(all.toArray(String[]::new))

@@ -19,7 +19,21 @@
 -- Returns the job's id and what happened: CREATED, KEPT_EXISTING, REPLACED, RERUN_SCHEDULED
 -- (the ids and outcomes of EnqueueResult) or RELAYED.
 
-CREATE FUNCTION ${flyway:defaultSchema}.enqueue_job(
+-- The newest job of a task and key that ended in one of the states and was enqueued within the
+-- period: what holds a key under a UNIQUE policy (the statement JobStore.finishedHolder runs).
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.finished_holder(p_task text, p_key text, p_states text[],
+        p_period_ms bigint)
+    RETURNS bigint
+    LANGUAGE sql STABLE
+AS $holder$
+    SELECT f.id FROM ${flyway:defaultSchema}.job_finished AS f
+    WHERE f.dedup_key = p_key AND f.task = p_task AND f.state = ANY(p_states)
+      AND f.created_at > statement_timestamp() - p_period_ms * interval '1 millisecond'
+    ORDER BY f.created_at DESC
+    LIMIT 1
+$holder$;
+
+CREATE OR REPLACE FUNCTION ${flyway:defaultSchema}.enqueue_job(
         task            text,
         payload         jsonb       DEFAULT '{}',
         priority        integer     DEFAULT NULL,
@@ -54,6 +68,7 @@ DECLARE
     v_schedule     timestamptz;
     v_id           bigint;
     v_holder       record;
+    v_holder_id    bigint;
     v_sharded      boolean;
     v_shard_name   text;
 BEGIN
@@ -196,11 +211,8 @@ BEGIN
 
     LOOP
         IF dedup_key IS NOT NULL AND v_period_ms IS NOT NULL THEN
-            SELECT f.id INTO v_id FROM ${flyway:defaultSchema}.job_finished AS f
-            WHERE f.dedup_key = enqueue_job.dedup_key AND f.task = enqueue_job.task AND f.state = ANY(v_states)
-              AND f.created_at > statement_timestamp() - v_period_ms * interval '1 millisecond'
-            ORDER BY f.created_at DESC LIMIT 1;
-            IF FOUND THEN
+            v_id := ${flyway:defaultSchema}.finished_holder(task, dedup_key, v_states, v_period_ms);
+            IF v_id IS NOT NULL THEN
                 RETURN QUERY SELECT v_id, 'KEPT_EXISTING'::text;
                 RETURN;
             END IF;
@@ -216,13 +228,10 @@ BEGIN
         IF v_id IS NOT NULL THEN
             -- A unique key's holder that finished while the insert waited for it holds the key.
             IF dedup_key IS NOT NULL AND v_period_ms IS NOT NULL THEN
-                SELECT f.id INTO v_holder FROM ${flyway:defaultSchema}.job_finished AS f
-                WHERE f.dedup_key = enqueue_job.dedup_key AND f.task = enqueue_job.task AND f.state = ANY(v_states)
-                  AND f.created_at > statement_timestamp() - v_period_ms * interval '1 millisecond'
-                ORDER BY f.created_at DESC LIMIT 1;
-                IF FOUND THEN
+                v_holder_id := ${flyway:defaultSchema}.finished_holder(task, dedup_key, v_states, v_period_ms);
+                IF v_holder_id IS NOT NULL THEN
                     DELETE FROM ${flyway:defaultSchema}.job AS j WHERE j.id = v_id AND j.state = 'READY';
-                    RETURN QUERY SELECT v_holder.id, 'KEPT_EXISTING'::text;
+                    RETURN QUERY SELECT v_holder_id, 'KEPT_EXISTING'::text;
                     RETURN;
                 END IF;
             END IF;
