@@ -129,6 +129,7 @@ public final class QueueAutoConfiguration {
         // A sharded queue reads its schema as it is built: the migrations come first, whichever bean
         // (metrics, say) asks for the queue.
         schema.getIfAvailable();
+        QueuePooling.check(properties, database.dataSource(), !shards.dataSources().isEmpty());
         PgQueue.Builder builder = PgQueue.builder(database.dataSource())
             .config(config)
             .tasks(tasks)

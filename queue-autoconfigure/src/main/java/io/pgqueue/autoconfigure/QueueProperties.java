@@ -64,6 +64,14 @@ public class QueueProperties {
 
     private final Notifications notifications = new Notifications();
 
+    /**
+     * How the queue's DataSource reaches PostgreSQL: DIRECT, or through a pooler such as PgBouncer
+     * in SESSION or TRANSACTION pooling. TRANSACTION is checked at start-up: it needs
+     * pgqueue.notifications.enabled=false (LISTEN needs a session), prepareThreshold=0 in the JDBC
+     * URL and no shards (partition moves hold a session lock).
+     */
+    private ConnectionPooling connectionPooling = ConnectionPooling.DIRECT;
+
     private final Lease lease = new Lease();
 
     private final Rescue rescue = new Rescue();
@@ -157,6 +165,27 @@ public class QueueProperties {
 
     public void setMaxPayloadSize(DataSize maxPayloadSize) {
         this.maxPayloadSize = maxPayloadSize;
+    }
+
+    public ConnectionPooling getConnectionPooling() {
+        return this.connectionPooling;
+    }
+
+    public void setConnectionPooling(ConnectionPooling connectionPooling) {
+        this.connectionPooling = connectionPooling;
+    }
+
+    /** How the queue's DataSource reaches PostgreSQL. */
+    public enum ConnectionPooling {
+
+        /** Straight to PostgreSQL. */
+        DIRECT,
+
+        /** Through a pooler in session pooling: a server connection per client connection. */
+        SESSION,
+
+        /** Through a pooler in transaction pooling: any server connection per transaction. */
+        TRANSACTION
     }
 
     public Encryption getEncryption() {

@@ -216,6 +216,20 @@ public class QueueConfigurationFailureTests {
     }
 
     @Test
+    void transactionPoolingWithSettingsThatCannotWorkThroughIt() {
+        assertFailure(this.runner.withPropertyValues("pgqueue.connection-pooling=TRANSACTION"),
+                "pgqueue.connection-pooling=TRANSACTION, but LISTEN/NOTIFY needs a session",
+                "Set pgqueue.notifications.enabled=false");
+        assertFailure(this.runner.withPropertyValues("pgqueue.connection-pooling=TRANSACTION",
+                "pgqueue.notifications.enabled=false"),
+                "names a server-side prepared statement after 5 runs of a statement",
+                "Add prepareThreshold=0 to the JDBC URL");
+        this.runner.withPropertyValues("pgqueue.connection-pooling=TRANSACTION", "pgqueue.notifications.enabled=false",
+                "spring.datasource.hikari.data-source-properties.prepareThreshold=0")
+            .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void anEncryptedTaskWithoutAKeyOrAKeyThatCannotWork() {
         assertFailure(this.runner.withPropertyValues("pgqueue.tasks.charge.encrypted=true"),
                 "Invalid value 'true' for 'pgqueue.tasks.charge.encrypted': needs a key to encrypt with: set "
