@@ -232,6 +232,16 @@ class QueueSchemaTests {
             .isInstanceOf(QueueSchemaException.class)
             .hasMessageContaining("'stale' holds functions of an older release (stale.record_outcomes(bigint[], ")
             .hasMessageContaining("repeatable migrations");
+        new JdbcTemplate(db.dataSource()).execute("COMMENT ON FUNCTION stale.record_outcomes(bigint[], integer[], "
+                + "text[], bigint[], text[], text[], boolean) IS 'pgqueue record_outcomes revision 3: an older body'");
+        assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "stale"))
+            .hasMessageContaining("'stale' holds functions of an older release (stale.record_outcomes(bigint[], ");
+
+        // The next release's revision serves this release's nodes too: both run on the newer schema.
+        new JdbcTemplate(db.dataSource()).execute("COMMENT ON FUNCTION stale.record_outcomes(bigint[], integer[], "
+                + "text[], bigint[], text[], text[], boolean) IS 'pgqueue record_outcomes revision 9: a newer body'");
+        QueueSchema.requireMigrated(db.dataSource(), "stale");
+
         new JdbcTemplate(db.dataSource()).execute("UPDATE stale.pgqueue_schema_history SET checksum = 0 "
                 + "WHERE script = 'R__fenced_writes.sql'");
         QueueSchema.migrate(db.dataSource(), "stale");

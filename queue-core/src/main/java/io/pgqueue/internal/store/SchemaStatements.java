@@ -38,13 +38,17 @@ public final class SchemaStatements {
             """;
 
     /**
-     * The functions of a list whose comment is not the revision this release's code relies on: a
-     * repeatable migration changed them, and the schema still holds an older body.
+     * The functions of a list whose comment names an older revision than the one this release's
+     * code relies on ({@code "... revision <n>: ..."}): a repeatable migration changed them, and the
+     * schema still holds an older body. A newer revision serves the release before too (a function
+     * that changes what its callers must do gets a new signature), so nodes of two consecutive
+     * releases run side by side on the newer schema.
      */
     static final String OUTDATED_FUNCTIONS = """
             SELECT f
             FROM unnest(CAST(:functions AS text[]), CAST(:revisions AS text[])) WITH ORDINALITY AS t(f, revision, ord)
-            WHERE coalesce(obj_description(to_regprocedure(f), 'pg_proc'), '') <> revision
+            WHERE coalesce(CAST(substring(obj_description(to_regprocedure(f), 'pg_proc') FROM 'revision ([0-9]+)') AS integer), 0)
+                  < CAST(substring(revision FROM 'revision ([0-9]+)') AS integer)
             ORDER BY ord
             """;
 }

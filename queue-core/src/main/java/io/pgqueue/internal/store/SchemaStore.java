@@ -50,7 +50,8 @@ public final class SchemaStore {
 
     /**
      * The functions whose body this release relies on beyond their signature, with the revision
-     * their repeatable migration records as their comment.
+     * their repeatable migration records as their comment: the schema must hold that revision or a
+     * newer one.
      */
     private static final Map<String, String> FUNCTION_REVISIONS = Map.of(
             "${schema}.record_outcomes(bigint[], integer[], text[], bigint[], text[], text[], boolean)",
