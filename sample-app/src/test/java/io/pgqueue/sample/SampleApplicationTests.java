@@ -239,6 +239,24 @@ class SampleApplicationTests {
     }
 
     @Test
+    void anUploadIsCountedFromItsEventAndEveryHundredthSendsAPushEnqueuedFromSql() {
+        this.jdbc.update("INSERT INTO upload_stats (owner, uploads) VALUES ('gil', 98)");
+        post("/files", Map.of("owner", "gil", "folder", "inbox", "name", "a.txt", "sizeBytes", 1));
+        await().atMost(Duration.ofSeconds(20)).until(() -> this.jdbc.queryForObject(
+                "SELECT uploads FROM upload_stats WHERE owner = 'gil'", Integer.class) == 99);
+        assertThat(notifications("gil")).doesNotContain("You uploaded 100 files");
+
+        post("/files", Map.of("owner", "gil", "folder", "inbox", "name", "b.txt", "sizeBytes", 1));
+        await().atMost(Duration.ofSeconds(20)).until(() -> notifications("gil").contains("You uploaded 100 files"));
+        assertThat(this.jdbc.queryForObject("SELECT count(*) FROM pgqueue.job_finished WHERE task = 'send-push' "
+                + "AND dedup_key = 'milestone-gil-100'", Long.class)).isOne();
+    }
+
+    private List<String> notifications(String owner) {
+        return this.jdbc.queryForList("SELECT message FROM notification WHERE owner = ?", String.class, owner);
+    }
+
+    @Test
     void badInputIsABadRequestAndWritesNothing() {
         this.http.post().uri("/memories").contentType(MediaType.APPLICATION_JSON)
             .body(Map.of("owner", "eve", "title", "x", "publishIn", "tomorrow"))

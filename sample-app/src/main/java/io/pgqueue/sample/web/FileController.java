@@ -14,6 +14,7 @@ import io.pgqueue.JobState;
 import io.pgqueue.QueueClient;
 import io.pgqueue.Workflow;
 import io.pgqueue.sample.tasks.CopyFolderTask;
+import io.pgqueue.sample.tasks.CountUploadTask;
 import io.pgqueue.sample.tasks.GenerateThumbnailTask;
 import io.pgqueue.sample.tasks.IndexFilesTask;
 import io.pgqueue.sample.tasks.PublishFileTask;
@@ -21,6 +22,7 @@ import io.pgqueue.sample.tasks.PublishMemoryTask;
 import io.pgqueue.sample.tasks.ScanFileTask;
 import io.pgqueue.sample.tasks.SendPushTask;
 import io.pgqueue.sample.tasks.SyncDevicesTask;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -43,15 +45,19 @@ public class FileController {
 
     private final QueueClient queue;
 
-    public FileController(JdbcTemplate jdbc, QueueClient queue) {
+    private final ApplicationEventPublisher events;
+
+    public FileController(JdbcTemplate jdbc, QueueClient queue, ApplicationEventPublisher events) {
         this.jdbc = jdbc;
         this.queue = queue;
+        this.events = events;
     }
 
     /**
      * Uploads a file: stores it, notifies the owner (fast, 1 s tolerance), syncs the owner's devices
-     * (deduplicated per owner), and starts the upload workflow: a thumbnail (flaky dependency,
-     * retried) and a virus scan side by side, then the publication once both ended.
+     * (deduplicated per owner), starts the upload workflow: a thumbnail (flaky dependency,
+     * retried) and a virus scan side by side, then the publication once both ended, and publishes a
+     * {@link CountUploadTask.FileUploaded} event, which becomes a job in the same transaction.
      */
     @PostMapping("/files")
     @ResponseStatus(HttpStatus.CREATED)
@@ -73,6 +79,8 @@ public class FileController {
             .add("scan", "scan-file", new ScanFileTask.Scan(fileId))
             .add("publish", "publish-file", new PublishFileTask.Publish(fileId), Workflow.after("thumbnail", "scan"))
             .enqueue();
+        // A job of count-upload, in this transaction: the task lists the event (@QueueTask(events)).
+        this.events.publishEvent(new CountUploadTask.FileUploaded(fileId, upload.owner()));
         return Map.of("fileId", fileId, "jobs", Map.of("push", push, "sync", sync), "workflow", publication);
     }
 
