@@ -316,6 +316,7 @@ CREATE TABLE pgqueue.node (
     started_at timestamp with time zone NOT NULL DEFAULT now(),
     last_heartbeat timestamp with time zone NOT NULL DEFAULT now(),
     pools jsonb NOT NULL DEFAULT '{}'::jsonb,
+    schema_version integer,
     CONSTRAINT node_pkey PRIMARY KEY (id)
 );
 

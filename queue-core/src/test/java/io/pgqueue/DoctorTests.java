@@ -28,9 +28,21 @@ class DoctorTests {
         JdbcTemplate jdbc = new JdbcTemplate(this.databases.get(0).dataSource());
 
         assertThat(queue.admin().doctor()).extracting(DoctorCheck::check).containsExactly("schema", "indexes", "dead rows",
-                "long transactions", "autovacuum", "idle in transaction", "connections");
+                "long transactions", "autovacuum", "idle in transaction", "node releases", "connections");
         assertThat(queue.admin().doctor()).filteredOn(check -> !check.check().equals("autovacuum"))
             .allSatisfy(check -> assertThat(check.ok()).as(check.toString()).isTrue());
+
+        // Worker nodes of two releases: a rolling deploy in progress.
+        jdbc.update("INSERT INTO pgqueue.node (id, host, pools, schema_version) VALUES ('old', 'h', '{}', 27), "
+                + "('new', 'h', '{}', 28), ('older', 'h', '{}', NULL)");
+        assertThat(check(queue, "node releases")).satisfies(check -> {
+            assertThat(check.status()).isEqualTo("WARN");
+            assertThat(check.detail()).contains("schema 27: 1 node(s)", "schema 28: 1 node(s)",
+                    "a schema before 28: 1 node(s)");
+            assertThat(check.advice()).contains("finish the rolling deploy");
+        });
+        jdbc.update("DELETE FROM pgqueue.node WHERE id IN ('old', 'older')");
+        assertThat(check(queue, "node releases").ok()).isTrue();
 
         jdbc.execute("DROP INDEX pgqueue.job_lease_idx");
         jdbc.execute("ALTER TABLE pgqueue.job SET (autovacuum_enabled = false)");

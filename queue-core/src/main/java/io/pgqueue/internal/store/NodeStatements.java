@@ -11,12 +11,14 @@ public final class NodeStatements {
 
     /**
      * Registers a node, or refreshes it when its id is already known (a node restarted with the
-     * same id): its start time is the new start.
+     * same id): its start time is the new start. It records the schema version its release was
+     * built for.
      */
     static final String REGISTER = """
-            INSERT INTO ${schema}.node (id, host, pools) VALUES (:id, :host, CAST(:pools AS jsonb))
+            INSERT INTO ${schema}.node (id, host, pools, schema_version)
+            VALUES (:id, :host, CAST(:pools AS jsonb), :schemaVersion)
             ON CONFLICT (id) DO UPDATE SET host = excluded.host, pools = excluded.pools,
-                started_at = now(), last_heartbeat = now()
+                schema_version = excluded.schema_version, started_at = now(), last_heartbeat = now()
             """;
 
     /** Records that a node is alive; no row when the node was removed meanwhile. */
@@ -39,7 +41,7 @@ public final class NodeStatements {
 
     /** The registered nodes, oldest first. */
     static final String LIST = """
-            SELECT id, host, started_at, last_heartbeat, CAST(pools AS text) AS pools
+            SELECT id, host, started_at, last_heartbeat, CAST(pools AS text) AS pools, schema_version
             FROM ${schema}.node ORDER BY started_at
             """;
 }

@@ -45,7 +45,8 @@ public final class NodeStore {
      * @param poolsJson the node's pools as JSON
      */
     public void register(String id, String host, String poolsJson) {
-        this.jdbc.update(this.register, new MapSqlParameterSource("id", id).addValue("host", host).addValue("pools", poolsJson));
+        this.jdbc.update(this.register, new MapSqlParameterSource("id", id).addValue("host", host).addValue("pools", poolsJson)
+            .addValue("schemaVersion", Integer.parseInt(SchemaStore.LATEST_VERSION)));
     }
 
     /**
@@ -80,6 +81,7 @@ public final class NodeStore {
      */
     public List<NodeInfo> list() {
         return this.jdbc.query(this.list, (rs, row) -> new NodeInfo(rs.getString("id"), rs.getString("host"),
-                StoreSupport.instant(rs, "started_at"), StoreSupport.instant(rs, "last_heartbeat"), rs.getString("pools")));
+                StoreSupport.instant(rs, "started_at"), StoreSupport.instant(rs, "last_heartbeat"), rs.getString("pools"),
+                (Integer) rs.getObject("schema_version")));
     }
 }

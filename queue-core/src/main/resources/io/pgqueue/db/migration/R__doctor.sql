@@ -3,7 +3,8 @@
 -- doctor() checks what makes a queue slow or stuck that the queue cannot fix itself: indexes that
 -- are missing or left invalid (a CREATE INDEX CONCURRENTLY that failed), dead rows piling up in
 -- the job tables, what keeps vacuum from removing them (a long transaction, an idle one, a
--- prepared transaction, a replication slot), autovacuum switched off, and connections running
+-- prepared transaction, a replication slot), autovacuum switched off, worker nodes of two releases
+-- running side by side, and connections running
 -- out; a transaction counts as long once it has been open for older_than. One row per check: OK, WARN or FAIL, what was found and what to do. Run it from psql
 -- (SELECT * FROM pgqueue.doctor()) or read it at GET /actuator/queues/doctor, which adds the
 -- schema's migration state.
@@ -126,6 +127,17 @@ BEGIN
         CASE WHEN v_found THEN 'Set idle_in_transaction_session_timeout (e.g. 5min) and fix the code that leaves them'
              ELSE '' END;
 
+    -- Nodes of two releases side by side: a rolling deploy in progress, or one that stopped half-way.
+    RETURN QUERY SELECT 'node releases'::text,
+        CASE WHEN count(DISTINCT coalesce(n.schema_version, 0)) > 1 THEN 'WARN' ELSE 'OK' END,
+        CASE WHEN count(*) = 0 THEN 'no worker node is registered'
+             ELSE string_agg(DISTINCT coalesce('schema ' || n.schema_version, 'a schema before 28') || ': '
+                             || (SELECT count(*) FROM ${flyway:defaultSchema}.node AS m
+                                 WHERE m.schema_version IS NOT DISTINCT FROM n.schema_version) || ' node(s)', '; ') END,
+        CASE WHEN count(DISTINCT coalesce(n.schema_version, 0)) > 1
+             THEN 'Worker nodes of two releases run side by side: finish the rolling deploy' ELSE '' END
+    FROM ${flyway:defaultSchema}.node AS n;
+
     -- Connections: workers, heartbeats, LISTEN and the application share max_connections.
     RETURN QUERY SELECT 'connections'::text,
         CASE WHEN used > 0.9 * total THEN 'WARN' ELSE 'OK' END,
@@ -138,4 +150,4 @@ END
 $doctor$;
 
 COMMENT ON FUNCTION ${flyway:defaultSchema}.doctor(interval)
-    IS 'pgqueue doctor revision 1: indexes, dead rows, what holds back vacuum, autovacuum, idle transactions, connections';
+    IS 'pgqueue doctor revision 2: indexes, dead rows, what holds back vacuum, autovacuum, idle transactions, node releases, connections';
