@@ -426,6 +426,10 @@
       case 'cancel':
         return { path: `jobs/${job}/cancel`,
           question: `Cancel ${jobName}? A job that waits is cancelled at once; a running one at its worker's next heartbeat.` };
+      case 'redrive':
+        return { path: `queues/${encodeURIComponent(data.queue)}/redrive?${new URLSearchParams({ to: data.to })}`,
+          question: `Move the ${num(Number(data.visible))} visible messages of ${data.queue} back to ${data.to}? They arrive `
+            + 'there visible at once, with a receive count of 0; messages in flight stay.' };
       default:
         return null;
     }
@@ -905,30 +909,6 @@
             h('th', null, 'Dead letters go to'), h('th', null, 'Dead letters of'))),
           h('tbody', null, rows)))
         : h('p', { class: 'empty', 'data-test': 'no-queues' }, 'No message queue exists.')));
-  }
-
-  async function runRedrive(form) {
-    if (app.busy) return;
-    const from = form.dataset.queue;
-    const to = new FormData(form).get('to');
-    app.busy = true;
-    try {
-      const question = `Move the ${num(Number(form.dataset.visible))} visible messages of ${from} back to ${to}? They arrive `
-        + 'there visible at once, with a receive count of 0; messages in flight stay.';
-      if (!await confirmDialog(question)) return;
-      app.message = null;
-      app.actionError = null;
-      try {
-        const answer = await post(`queues/${encodeURIComponent(from)}/redrive?${new URLSearchParams({ to })}`);
-        app.message = answer.message;
-      } catch (e) {
-        app.actionError = e.message;
-      }
-      renderNotices();
-      reload();
-    } finally {
-      app.busy = false;
-    }
   }
 
   function loadQueue(generation, name, params) {
@@ -1578,7 +1558,8 @@
     const redrive = event.target.closest('form[data-test="redrive-form"]');
     if (redrive) {
       event.preventDefault();
-      runRedrive(redrive);
+      runAction({ action: 'redrive', queue: redrive.dataset.queue, to: new FormData(redrive).get('to'),
+        visible: redrive.dataset.visible });
       return;
     }
     const bulk = event.target.closest('form[data-test="bulk-form"]');
