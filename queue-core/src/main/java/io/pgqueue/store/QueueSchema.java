@@ -4,6 +4,7 @@ import javax.sql.DataSource;
 
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueSchemaException;
+import io.pgqueue.internal.store.ContractMigrations;
 import io.pgqueue.internal.store.SchemaStore;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
@@ -55,13 +56,17 @@ public final class QueueSchema {
     }
 
     /**
-     * Creates or upgrades the queue's tables.
+     * Creates or upgrades the queue's tables. A <em>contract</em> migration
+     * ({@code V<n>__contract_<what>.sql}: one that removes or changes what nodes of the release
+     * before still use), and every one after it, is held back while a worker node built for a
+     * schema before it runs (registered, its heartbeat within the last two minutes), with a warning
+     * naming those nodes; it runs at the next migration once they are gone.
      * @param dataSource the database
      * @param schema the queue's schema
      * @return Flyway's report
      */
     public static MigrateResult migrate(DataSource dataSource, String schema) {
-        return flywayConfiguration(dataSource, schema).load().migrate();
+        return ContractMigrations.migrate(flywayConfiguration(dataSource, schema), dataSource, schema);
     }
 
     /**
