@@ -98,6 +98,9 @@ final class FaultRun implements AutoCloseable {
     /** Further JVM options of the nodes this run starts from now on. */
     List<String> jvmOptions = List.of();
 
+    /** How the nodes this run starts from now on are launched; {@code null} for this release's node. */
+    NodeImage image;
+
     /** Where the nodes record their executions, a file each. */
     private final Path records;
 
@@ -197,7 +200,7 @@ final class FaultRun implements AutoCloseable {
             arguments.put(pair[0], pair[1]);
         }
         this.timeout = DurationStyle.detectAndParse(arguments.get("pgqueue.tasks.record.timeout"));
-        NodeImage image = NodeImage.of(this.server);
+        NodeImage image = this.image != null ? this.image : NodeImage.of(this.server);
         List<WorkerNode> started = new ArrayList<>();
         for (String id : ids) {
             List<String> nodeArguments = new ArrayList<>(arguments.entrySet().stream()

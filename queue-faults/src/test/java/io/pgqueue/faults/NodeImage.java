@@ -2,8 +2,10 @@ package io.pgqueue.faults;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -12,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
  * How a worker node's JVM is launched: the fault worker's jar unpacked once per test JVM
@@ -28,6 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class NodeImage {
 
     private static NodeImage image;
+
+    private static NodeImage previousRelease;
 
     private final Path jar;
 
@@ -49,6 +54,40 @@ final class NodeImage {
         return image;
     }
 
+    /**
+     * The previous release's node: this release's fault worker on the previous release's pgqueue
+     * libraries ({@code queue-core}, {@code queue-autoconfigure}, {@code queue-spring-boot-starter},
+     * built from the commit the build names, see {@code src/build/previous-release.sh}), so that its
+     * recorder and producer write what the scenarios read. Without a class-data archive: it starts
+     * a few times in a scenario at most.
+     * @return the image, made on the first call of this JVM
+     * @throws org.opentest4j.TestAbortedException when this clone lacks the previous release's commit
+     */
+    static synchronized NodeImage previousRelease() throws Exception {
+        if (previousRelease == null) {
+            Path libraries = Path.of(System.getProperty("faults.previous-release", "target/previous-release/none"));
+            Path unavailable = libraries.resolveSibling("unavailable");
+            assumeFalse(Files.exists(unavailable), () -> readString(unavailable));
+            assertThat(libraries.resolve("built")).as("the previous release's libraries (built by the build before the "
+                    + "scenarios, src/build/previous-release.sh)").exists();
+            Path directory = directory("previous-release-node-");
+            Path jar = extract(directory);
+            try (Stream<Path> built = Files.list(libraries)) {
+                for (Path library : built.filter(file -> file.toString().endsWith(".jar")).toList()) {
+                    String module = library.getFileName().toString().replaceFirst("-\\d.*", "");
+                    try (Stream<Path> own = Files.list(jar.resolveSibling("lib"))) {
+                        Path replaced = own.filter(file -> file.getFileName().toString().replaceFirst("-\\d.*", "")
+                            .equals(module)).findFirst().orElseThrow(() -> new IllegalStateException(
+                                    "The worker jar has no " + module + " library to replace"));
+                        Files.copy(library, replaced, StandardCopyOption.REPLACE_EXISTING);
+                    }
+                }
+            }
+            previousRelease = new NodeImage(jar, null);
+        }
+        return previousRelease;
+    }
+
     /** @return the start of a node's command line: the JVM, its options and the jar, before the node's arguments */
     List<String> command(List<String> jvmOptions) {
         List<String> command = new ArrayList<>(List.of(java(), "-Xmx256m", "-XX:+UseSerialGC"));
@@ -64,14 +103,8 @@ final class NodeImage {
     }
 
     private static NodeImage make(FaultServer server) throws Exception {
-        Path packaged = Path.of(packagedJar());
-        // Next to the packaged jar, so that the build's clean removes it; one per test JVM, as forks run side by side.
-        Path directory = Files.createDirectories(packaged.resolveSibling("fault-node-" + ProcessHandle.current().pid()));
-        boolean extracted = run(List.of(java(), "-Djarmode=tools", "-jar", packaged.toString(), "extract", "--destination",
-                directory.resolve("jar").toString()), directory.resolve("extract.log"));
-        Path jar = directory.resolve("jar").resolve(packaged.getFileName());
-        assertThat(extracted).as("the worker jar extracted (see %s)", directory.resolve("extract.log")).isTrue();
-        assertThat(jar).as("the extracted worker jar").exists();
+        Path directory = directory("fault-node-");
+        Path jar = extract(directory);
         Path archive = directory.resolve("node.jsa");
         Files.deleteIfExists(archive);
         String database = "faults_training_" + ProcessHandle.current().pid();
@@ -101,6 +134,34 @@ final class NodeImage {
                 }
             }
             Files.delete(records);
+        }
+    }
+
+    /**
+     * @return a directory next to the packaged jar, so that the build's clean removes it; one per
+     * test JVM, as forks run side by side
+     */
+    private static Path directory(String prefix) throws IOException {
+        return Files.createDirectories(Path.of(packagedJar()).resolveSibling(prefix + ProcessHandle.current().pid()));
+    }
+
+    /** Extracts the packaged worker jar into a directory; @return the extracted jar, its libraries in {@code lib} beside it */
+    private static Path extract(Path directory) throws IOException, InterruptedException {
+        Path packaged = Path.of(packagedJar());
+        boolean extracted = run(List.of(java(), "-Djarmode=tools", "-jar", packaged.toString(), "extract", "--destination",
+                directory.resolve("jar").toString()), directory.resolve("extract.log"));
+        Path jar = directory.resolve("jar").resolve(packaged.getFileName());
+        assertThat(extracted).as("the worker jar extracted (see %s)", directory.resolve("extract.log")).isTrue();
+        assertThat(jar).as("the extracted worker jar").exists();
+        return jar;
+    }
+
+    private static String readString(Path file) {
+        try {
+            return Files.readString(file).strip();
+        }
+        catch (IOException ex) {
+            throw new UncheckedIOException(ex);
         }
     }
 

@@ -9,17 +9,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 
 import io.pgqueue.QueueDefaults;
-import io.pgqueue.faults.FaultRun.Execution;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -112,11 +109,11 @@ class ShardFaultScenariosIT {
                 }
                 run.node("producer").awaitStarted();
             }
-            awaitSettled(run);
+            LedgerCheck.awaitSettled(run);
 
             EnqueueLedger ledger = EnqueueLedger.read(run.records());
             ShardLayout layout = ShardLayout.read(run);
-            Checked checked = analyse("kill -9 of the outbox relay mid-batch (3 shards)", run, ledger, layout);
+            LedgerCheck checked = LedgerCheck.of("kill -9 of the outbox relay mid-batch (3 shards)", run, ledger, layout);
             Findings findings = checked.findings();
             long struck = relayKills.stream().filter(kill -> kill.writtenNotCleared > 0).count();
             long slowest = relayKills.stream().mapToLong(kill -> kill.relayedIn).max().orElseThrow();
@@ -167,11 +164,11 @@ class ShardFaultScenariosIT {
             }
             // The producer stops too; the workers relay what it left in the outbox.
             run.node("producer").kill();
-            awaitSettled(run);
+            LedgerCheck.awaitSettled(run);
 
             EnqueueLedger ledger = EnqueueLedger.read(run.records());
             ShardLayout layout = ShardLayout.read(run);
-            Checked checked = analyse("kill -9 of a partition mover mid-move (3 shards)", run, ledger, layout);
+            LedgerCheck checked = LedgerCheck.of("kill -9 of a partition mover mid-move (3 shards)", run, ledger, layout);
             Findings findings = checked.findings();
             Moves moves = Moves.read(run.records());
             List<MoveKill> struck = moveKills.stream().filter(kill -> kill.step != null).toList();
@@ -364,83 +361,6 @@ class ShardFaultScenariosIT {
         long percentile(double share) {
             return this.durations.isEmpty() ? -1
                     : this.durations.get((int) Math.min(this.durations.size() - 1, this.durations.size() * share));
-        }
-    }
-
-    /** Waits until the producer's node is gone and every job has finished and left the outbox and every move. */
-    private static void awaitSettled(FaultRun run) {
-        awaitTrue("every job finished", Duration.ofMinutes(2), () -> {
-            long left = run.shards.get("main").queryForObject("""
-                    SELECT (SELECT count(*) FROM pgqueue.job_outbox) + (SELECT count(*) FROM pgqueue.partition_move)""",
-                    Long.class);
-            for (JdbcTemplate shard : run.shards.values()) {
-                left += shard.queryForObject("""
-                        SELECT (SELECT count(*) FROM pgqueue.job) + (SELECT count(*) FROM pgqueue.job_moving)""",
-                        Long.class);
-            }
-            return left == 0;
-        });
-    }
-
-    /**
-     * Checks the jobs against the producer's record: what the run committed becomes the jobs
-     * {@link Findings} expects to have completed.
-     */
-    private static Checked analyse(String scenario, FaultRun run, EnqueueLedger ledger, ShardLayout layout) {
-        Set<Long> present = layout.places.keySet();
-        List<Execution> executions = run.executions();
-        Set<Long> inDoubt = new HashSet<>();
-        int inDoubtCommitted = 0;
-        List<List<Long>> torn = new ArrayList<>();
-        for (List<Long> jobs : ledger.inDoubt) {
-            inDoubt.addAll(jobs);
-            long found = jobs.stream().filter(present::contains).count();
-            if (found == jobs.size()) {
-                inDoubtCommitted++;
-                jobs.forEach(id -> run.enqueued.put(id, 0L));
-            }
-            else if (found > 0) {
-                torn.add(jobs);
-            }
-        }
-        run.enqueued.putAll(ledger.committed);
-        Set<Long> seen = new HashSet<>(present);
-        executions.forEach(execution -> seen.add(execution.jobId()));
-        Set<Long> unknown = seen.stream().filter(id -> !ledger.committed.containsKey(id) && !inDoubt.contains(id))
-            .collect(Collectors.toSet());
-        Set<Long> rolledBack = seen.stream().filter(ledger.rolledBack::contains).collect(Collectors.toSet());
-        // A job written twice runs its first attempt twice; a rescue after a lease runs the next attempt.
-        Set<Long> startedAfresh = executions.stream().filter(execution -> execution.attempt() == 1)
-            .collect(Collectors.groupingBy(Execution::jobId, Collectors.counting())).entrySet().stream()
-            .filter(entry -> entry.getValue() > 1).map(Map.Entry::getKey).collect(Collectors.toSet());
-
-        Findings findings = Findings.of(scenario, run, Map.of(), List.of());
-        findings.note("%d transactions: %d committed, %d rolled back on purpose (none of their %d jobs found), %d cut "
-                + "short by a kill or failed at commit (%d of them found entirely, none in part), %d failed before "
-                + "writing", ledger.transactions, ledger.committedTransactions, ledger.rolledBackTransactions,
-                ledger.rolledBack.size(), ledger.inDoubt.size(), inDoubtCommitted, ledger.failedEnqueues);
-        return new Checked(findings, unknown, rolledBack, torn, startedAfresh);
-    }
-
-    /**
-     * A run checked against the producer's record.
-     * @param unknown jobs found or run that no recorded transaction enqueued
-     * @param rolledBack jobs found or run of transactions rolled back on purpose
-     * @param torn transactions of unknown outcome found in part
-     * @param startedAfresh jobs whose first attempt ran twice: written twice
-     */
-    private record Checked(Findings findings, Set<Long> unknown, Set<Long> rolledBack, List<List<Long>> torn,
-            Set<Long> startedAfresh) {
-
-        /** Every committed job ran exactly once (again only after a lease), and nothing else exists. */
-        void assertCommittedJobsRanOnceAndNothingElse(ShardLayout layout) {
-            this.findings.assertNothingLostOrOverlapping();
-            assertThat(this.unknown).as("jobs of no recorded transaction").isEmpty();
-            assertThat(this.rolledBack).as("jobs of rolled-back transactions").isEmpty();
-            assertThat(this.torn).as("transactions found in part").isEmpty();
-            assertThat(this.startedAfresh).as("jobs whose first attempt ran twice").isEmpty();
-            assertThat(layout.inMoreThanOnePlace()).as("jobs in more than one place").isEmpty();
-            assertThat(layout.outbox).as("rows left in the outbox").isZero();
         }
     }
 
