@@ -79,7 +79,7 @@ class QueueSqsAutoConfigurationTests {
                 "pgqueue.sqs.path=/"), "is not a path below the root", "such as /sqs");
     }
 
-    private static void assertFailure(WebApplicationContextRunner runner, String description, String action) {
+    static void assertFailure(WebApplicationContextRunner runner, String description, String action) {
         runner.run(context -> {
             assertThat(context).hasFailed();
             QueueConfigurationFailureTests.assertAnalysis(context.getStartupFailure(), description, action);

@@ -48,6 +48,11 @@ public enum MessageQueueError {
     SIGNATURE_DOES_NOT_MATCH("SignatureDoesNotMatch", "SignatureDoesNotMatch", 403),
     /** The request's access key is not configured. */
     INVALID_CLIENT_TOKEN_ID("InvalidClientTokenId", "InvalidClientTokenId", 403),
+    /**
+     * The request exceeds a request quota of its queue or access key; SDKs retry it with back-off
+     * ({@code RequestThrottled} is one of their throttling codes).
+     */
+    REQUEST_THROTTLED("RequestThrottled", "RequestThrottled", 400),
     /** The request is malformed. */
     MALFORMED_REQUEST("InvalidParameterValue", "MalformedQueryString", 400),
     /** The queue's database failed the call; the client may retry. */

@@ -29,6 +29,15 @@ public interface MessageQueues {
     java.util.Optional<CountedQueues> latestCounts();
 
     /**
+     * Checks a queue's name and tags as {@link #createQueue} does, writing nothing: for callers that
+     * check a set of queues before creating any.
+     * @param name the queue's name
+     * @param tags its tags
+     * @throws MessageQueueException {@link MessageQueueError#INVALID_PARAMETER_VALUE} for a name or tag that is not valid
+     */
+    void check(String name, Map<String, String> tags);
+
+    /**
      * Creates a queue, or returns the one of that name if its settings are the same.
      * @param name the name: 1 to 80 letters, digits, '-' and '_'; a FIFO queue's ends in {@code .fifo}
      * @param attributes its settings

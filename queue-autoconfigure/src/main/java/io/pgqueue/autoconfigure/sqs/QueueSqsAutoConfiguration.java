@@ -4,11 +4,14 @@ import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.pgqueue.autoconfigure.QueueAutoConfiguration;
 import io.pgqueue.autoconfigure.QueueConfigurationException;
 import io.pgqueue.message.MessageQueues;
 import jakarta.servlet.http.HttpServlet;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -32,27 +35,37 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties(QueueSqsProperties.class)
 public final class QueueSqsAutoConfiguration {
 
+    /** Checks the credentials, permissions and quotas: a bad one stops the start-up before a declared queue is written. */
+    @Bean
+    SqsAccess queueSqsAccess(QueueSqsProperties properties) {
+        path(properties.getPath());
+        secrets(properties);
+        return SqsAccess.of(properties, System::nanoTime);
+    }
+
+    @Bean
+    SqsDeclaredQueues queueSqsDeclaredQueues(MessageQueues messages, QueueSqsProperties properties, SqsAccess access) {
+        return new SqsDeclaredQueues(messages, properties.getQueues());
+    }
+
     @Bean
     @ConditionalOnMissingBean(name = "queueSqsServlet")
-    ServletRegistrationBean<HttpServlet> queueSqsServlet(MessageQueues messages, QueueSqsProperties properties) {
+    ServletRegistrationBean<HttpServlet> queueSqsServlet(MessageQueues messages, QueueSqsProperties properties,
+            SqsAccess access, ObjectProvider<MeterRegistry> registry) {
         String path = path(properties.getPath());
         Map<String, String> secrets = secrets(properties);
-        if (secrets.isEmpty() && !properties.isAllowAnonymous()) {
-            throw new QueueConfigurationException("pgqueue.sqs.enabled=true serves the SQS API, but no access key is "
-                    + "configured and anonymous access is off",
-                    "Configure pgqueue.sqs.credentials[0].access-key-id and pgqueue.sqs.credentials[0].secret-access-key "
-                            + "(the keys clients sign with), or set pgqueue.sqs.allow-anonymous=true to serve every request");
-        }
         if (secrets.isEmpty()) {
             LoggerFactory.getLogger(QueueSqsAutoConfiguration.class).warn("The SQS API at {} serves every request "
                     + "without checking signatures (pgqueue.sqs.allow-anonymous=true and no credentials)", path);
         }
         SigV4Verifier verifier = secrets.isEmpty() ? null
                 : new SigV4Verifier(secrets::get, "sqs", Clock.systemUTC());
-        SqsActions actions = new SqsActions(messages, properties.getAccountId(), properties.getRegion());
+        SqsMetrics metrics = new SqsMetrics(registry.getIfAvailable(CompositeMeterRegistry::new));
+        SqsActions actions = new SqsActions(messages, properties.getAccountId(), properties.getRegion(),
+                access, metrics);
         String baseUrl = properties.getBaseUrl() == null ? null : properties.getBaseUrl().replaceAll("/+$", "");
         ServletRegistrationBean<HttpServlet> registration = new ServletRegistrationBean<>(
-                new SqsServlet(actions, verifier, properties.isAllowAnonymous(), baseUrl), path, path + "/*");
+                new SqsServlet(actions, metrics, verifier, properties.isAllowAnonymous(), baseUrl), path, path + "/*");
         registration.setName("pgqueueSqs");
         registration.setAsyncSupported(true);
         registration.setLoadOnStartup(1);
@@ -78,6 +91,12 @@ public final class QueueSqsAutoConfiguration {
                 throw new QueueConfigurationException("pgqueue.sqs.credentials names access key "
                         + credential.getAccessKeyId() + " twice", "Configure each access key once");
             }
+        }
+        if (secrets.isEmpty() && !properties.isAllowAnonymous()) {
+            throw new QueueConfigurationException("pgqueue.sqs.enabled=true serves the SQS API, but no access key is "
+                    + "configured and anonymous access is off",
+                    "Configure pgqueue.sqs.credentials[0].access-key-id and pgqueue.sqs.credentials[0].secret-access-key "
+                            + "(the keys clients sign with), or set pgqueue.sqs.allow-anonymous=true to serve every request");
         }
         return secrets;
     }

@@ -1,5 +1,6 @@
 package io.pgqueue.autoconfigure.sqs;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -56,11 +57,21 @@ final class SqsActions {
             "ApproximateReceiveCount", "ApproximateFirstReceiveTimestamp", "MessageGroupId", "MessageDeduplicationId",
             "SequenceNumber");
 
+    /** The actions the endpoint serves. */
+    static final Set<String> ACTIONS = Set.of("CreateQueue", "GetQueueUrl", "ListQueues", "DeleteQueue",
+            "GetQueueAttributes", "SetQueueAttributes", "PurgeQueue", "SendMessage", "SendMessageBatch", "ReceiveMessage",
+            "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "TagQueue",
+            "UntagQueue", "ListQueueTags", "ListDeadLetterSourceQueues");
+
     private final MessageQueues queues;
 
     private final String accountId;
 
     private final String region;
+
+    private final SqsAccess access;
+
+    private final SqsMetrics metrics;
 
     /**
      * Where a request came in and who signed it.
@@ -72,10 +83,12 @@ final class SqsActions {
     record Caller(String baseUrl, String pathQueue, String sender) {
     }
 
-    SqsActions(MessageQueues queues, String accountId, String region) {
+    SqsActions(MessageQueues queues, String accountId, String region, SqsAccess access, SqsMetrics metrics) {
         this.queues = queues;
         this.accountId = accountId;
         this.region = region;
+        this.access = access;
+        this.metrics = metrics;
     }
 
     /**
@@ -86,6 +99,15 @@ final class SqsActions {
      * @return the response; completed at once for every action but a receive that waits
      */
     CompletableFuture<ObjectNode> run(String action, ObjectNode request, Caller caller) {
+        if (ACTIONS.contains(action)) {
+            String queue = switch (action) {
+                case "ListQueues" -> null;
+                case "CreateQueue", "GetQueueUrl" -> required(request, "QueueName");
+                default -> queueName(request, caller);
+            };
+            this.access.authorize(caller.sender(), action, queue);
+            this.access.throttle(caller.sender(), action, queue);
+        }
         if (action.equals("ReceiveMessage")) {
             return receiveMessage(request, caller);
         }
@@ -129,16 +151,17 @@ final class SqsActions {
         }
         // As SQS: an existing queue is returned unless the request gives an attribute with another
         // value; the attributes it leaves out are the queue's own, not the defaults.
-        MessageQueueAttributes base = existing(name).map(MessageQueueInfo::attributes).orElse(MessageQueueAttributes.defaults());
+        MessageQueueAttributes base = existing(this.queues, name).map(MessageQueueInfo::attributes).orElse(MessageQueueAttributes.defaults());
         // The JSON protocol names the field tags, the query protocol Tag.N (Tags here).
         JsonNode tags = request.has("tags") ? request.get("tags") : request.get("Tags");
         MessageQueueInfo queue = this.queues.createQueue(name, attributes(attributes, base, name), stringMap(tags, "Tags"));
         return NODES.objectNode().put("QueueUrl", url(caller, queue.name()));
     }
 
-    private Optional<MessageQueueInfo> existing(String name) {
+    /** @return the queue of that name, if there is one */
+    static Optional<MessageQueueInfo> existing(MessageQueues queues, String name) {
         try {
-            return Optional.of(this.queues.getQueue(name));
+            return Optional.of(queues.getQueue(name));
         }
         catch (MessageQueueException ex) {
             if (ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST) {
@@ -160,22 +183,24 @@ final class SqsActions {
         int limit = maxResults == null ? 1000 : maxResults;
         List<MessageQueueInfo> page = this.queues.listQueues(prefix, after, limit);
         ObjectNode response = NODES.objectNode();
-        if (!page.isEmpty()) {
+        List<MessageQueueInfo> shown = page.stream().filter(queue -> this.access.shows(caller.sender(), queue.name()))
+            .toList();
+        if (!shown.isEmpty()) {
             ArrayNode urls = response.putArray("QueueUrls");
-            page.forEach(queue -> urls.add(url(caller, queue.name())));
+            shown.forEach(queue -> urls.add(url(caller, queue.name())));
         }
         // A token only when another page has queues: a full last page ends the listing.
         String last = page.isEmpty() ? null : page.get(page.size() - 1).name();
         if (maxResults != null && page.size() == limit && !this.queues.listQueues(prefix, last, 1).isEmpty()) {
             response.put("NextToken", Base64.getUrlEncoder().withoutPadding()
-                .encodeToString(last.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                .encodeToString(last.getBytes(StandardCharsets.UTF_8)));
         }
         return response;
     }
 
     private static String decodeToken(String token) {
         try {
-            return new String(Base64.getUrlDecoder().decode(token), java.nio.charset.StandardCharsets.UTF_8);
+            return new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8);
         }
         catch (IllegalArgumentException ex) {
             throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Invalid NextToken value.");
@@ -279,12 +304,17 @@ final class SqsActions {
     private ObjectNode listDeadLetterSourceQueues(ObjectNode request, Caller caller) {
         ObjectNode response = NODES.objectNode();
         ArrayNode urls = response.putArray("queueUrls");
-        this.queues.deadLetterSourceQueues(queueName(request, caller)).forEach(queue -> urls.add(url(caller, queue.name())));
+        this.queues.deadLetterSourceQueues(queueName(request, caller)).stream()
+            .filter(queue -> this.access.shows(caller.sender(), queue.name()))
+            .forEach(queue -> urls.add(url(caller, queue.name())));
         return response;
     }
 
-    /** Settings from SQS attribute names and values, over a base (defaults, or the queue's current ones). */
-    private MessageQueueAttributes attributes(Map<String, String> values, MessageQueueAttributes base, String name) {
+    /**
+     * Settings from SQS attribute names and values, over a base (defaults, or the queue's current ones).
+     * @throws MessageQueueException for an unknown attribute or a value out of range
+     */
+    static MessageQueueAttributes attributes(Map<String, String> values, MessageQueueAttributes base, String name) {
         MessageQueueAttributes attributes = base;
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String value = entry.getValue();
@@ -371,7 +401,10 @@ final class SqsActions {
     // Messages
 
     private ObjectNode sendMessage(ObjectNode request, Caller caller) {
-        SentMessage sent = this.queues.send(queueName(request, caller), outgoing(request));
+        String queue = queueName(request, caller);
+        OutgoingMessage message = outgoing(request);
+        SentMessage sent = this.queues.send(queue, message);
+        this.metrics.sent(queue, message.body().getBytes(StandardCharsets.UTF_8).length);
         return sentNode(NODES.objectNode(), sent);
     }
 
@@ -399,8 +432,11 @@ final class SqsActions {
                 unreadable.add(new BatchEntryFailure(id, ex.error(), ex.getMessage()));
             }
         }
-        BatchResult<SentMessage> result = unreadable.isEmpty() ? this.queues.sendBatch(queueName(request, caller), entries)
-                : sendReadable(queueName(request, caller), entries, unreadable);
+        String queue = queueName(request, caller);
+        BatchResult<SentMessage> result = unreadable.isEmpty() ? this.queues.sendBatch(queue, entries)
+                : sendReadable(queue, entries, unreadable);
+        entries.stream().filter(entry -> result.successful().containsKey(entry.id())).forEach(entry -> this.metrics
+            .sent(queue, entry.value().body().getBytes(StandardCharsets.UTF_8).length));
         ObjectNode response = NODES.objectNode();
         ArrayNode successful = response.putArray("Successful");
         result.successful().forEach((id, sent) -> successful.add(sentNode(NODES.objectNode().put("Id", id), sent)));

@@ -15,6 +15,9 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.pgqueue.autoconfigure.sqs.SqsActions.Caller;
 import io.pgqueue.message.MessageQueueError;
@@ -25,6 +28,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
@@ -44,7 +48,13 @@ final class SqsServlet extends HttpServlet {
 
     private static final Logger log = LoggerFactory.getLogger(SqsServlet.class);
 
+    /** The MDC key holding a call's request id (its {@code x-amzn-RequestId}) while the call runs. */
+    static final String REQUEST_ID_MDC = "pgqueue.sqs.requestId";
+
     private static final String JSON_TARGET_PREFIX = "AmazonSQS.";
+
+    /** A receive waits 20 s at most: one not answered 10 s after that hangs. */
+    private static final long HUNG_AFTER_MILLIS = 30_000;
 
     /** The actions that change nothing, which an unsigned request may make however it comes. */
     private static final Set<String> READS = Set.of("GetQueueUrl", "ListQueues", "GetQueueAttributes", "ListQueueTags",
@@ -59,6 +69,8 @@ final class SqsServlet extends HttpServlet {
 
     private final transient SqsActions actions;
 
+    private final transient SqsMetrics metrics;
+
     private final transient SigV4Verifier verifier;
 
     private final boolean allowAnonymous;
@@ -67,12 +79,14 @@ final class SqsServlet extends HttpServlet {
 
     /**
      * @param actions the actions
+     * @param metrics the endpoint's meters
      * @param verifier verifies signatures, or {@code null} when no access keys are configured (every request is taken)
      * @param allowAnonymous whether unsigned requests are taken when access keys are configured
      * @param baseUrl the URL queue URLs start with, or {@code null} to take it from each request
      */
-    SqsServlet(SqsActions actions, SigV4Verifier verifier, boolean allowAnonymous, String baseUrl) {
+    SqsServlet(SqsActions actions, SqsMetrics metrics, SigV4Verifier verifier, boolean allowAnonymous, String baseUrl) {
         this.actions = actions;
+        this.metrics = metrics;
         this.verifier = verifier;
         this.allowAnonymous = allowAnonymous;
         this.baseUrl = baseUrl;
@@ -80,10 +94,19 @@ final class SqsServlet extends HttpServlet {
 
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
-        String requestId = UUID.randomUUID().toString();
+        Call call = new Call(UUID.randomUUID().toString(), System.nanoTime());
+        MDC.put(REQUEST_ID_MDC, call.requestId);
+        try {
+            serve(request, response, call);
+        }
+        finally {
+            MDC.remove(REQUEST_ID_MDC);
+        }
+    }
+
+    private void serve(HttpServletRequest request, HttpServletResponse response, Call call) throws IOException {
         String target = request.getHeader("X-Amz-Target");
         boolean json = target != null || String.valueOf(request.getContentType()).startsWith(JSON_CONTENT_TYPE);
-        String action = null;
         try {
             if (!request.getMethod().equals("POST") && !(request.getMethod().equals("GET") && !json)) {
                 throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
@@ -102,7 +125,7 @@ final class SqsServlet extends HttpServlet {
                     throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                             "X-Amz-Target must name an AmazonSQS action, not " + target);
                 }
-                action = target.substring(JSON_TARGET_PREFIX.length());
+                call.action = target.substring(JSON_TARGET_PREFIX.length());
                 parameters = jsonBody(body);
             }
             else {
@@ -113,46 +136,76 @@ final class SqsServlet extends HttpServlet {
                     throw new MessageQueueException(MessageQueueError.MISSING_PARAMETER,
                             "The request must contain the parameter Action.");
                 }
-                action = named.asString();
+                call.action = named.asString();
             }
             if (sender == null) {
-                refuseCrossSite(request, action, json, body.length);
+                refuseCrossSite(request, call.action, json, body.length);
             }
             Caller caller = new Caller(baseUrl(request), pathQueue(request), sender);
-            CompletableFuture<ObjectNode> result = this.actions.run(action, parameters, caller);
+            CompletableFuture<ObjectNode> result = this.actions.run(call.action, parameters, caller);
             if (result.isDone()) {
-                respond(response, json, action, requestId, result);
+                respond(response, json, call, result);
             }
             else {
-                String waiting = action;
-                AsyncContext async = request.startAsync();
-                // The receive ends itself at its wait time; this only guards against a hang.
-                async.setTimeout(60_000);
-                result.whenComplete((ok, failure) -> {
-                    try {
-                        respond((HttpServletResponse) async.getResponse(), json, waiting, requestId, result);
-                    }
-                    catch (IOException | RuntimeException ex) {
-                        log.debug("Could not answer a waiting receive: {}", ex.toString());
-                    }
-                    finally {
-                        async.complete();
-                    }
-                });
+                answerWhenDone(request, json, call, result);
             }
         }
         catch (MessageQueueException ex) {
-            error(response, json, ex.error(), ex.getMessage(), requestId);
+            error(response, json, ex, call);
         }
         catch (RuntimeException ex) {
-            log.warn("SQS request {} ({}) failed", requestId, action, ex);
-            error(response, json, MessageQueueError.INTERNAL_ERROR,
-                    "The request could not be processed: " + ex.getClass().getSimpleName(), requestId);
+            log.warn("SQS request {} ({}) failed", call.requestId, call.action, ex);
+            error(response, json, new MessageQueueException(MessageQueueError.INTERNAL_ERROR,
+                    "The request could not be processed: " + ex.getClass().getSimpleName()), call);
         }
     }
 
-    private void respond(HttpServletResponse response, boolean json, String action, String requestId,
-            CompletableFuture<ObjectNode> result) throws IOException {
+    /**
+     * Answers a waiting receive when it completes, holding no thread meanwhile; one not answered
+     * within the longest wait is answered with an error and counted as hung.
+     */
+    private void answerWhenDone(HttpServletRequest request, boolean json, Call call, CompletableFuture<ObjectNode> result) {
+        AsyncContext async = request.startAsync();
+        async.setTimeout(0);
+        AtomicBoolean answered = new AtomicBoolean();
+        this.metrics.waitStarted();
+        CompletableFuture<ObjectNode> guarded = result.orTimeout(HUNG_AFTER_MILLIS, TimeUnit.MILLISECONDS);
+        guarded.whenComplete((ok, failure) -> {
+            if (!answered.compareAndSet(false, true)) {
+                return;
+            }
+            this.metrics.waitEnded();
+            MDC.put(REQUEST_ID_MDC, call.requestId);
+            try {
+                HttpServletResponse response = (HttpServletResponse) async.getResponse();
+                if (unwrap(failure) instanceof TimeoutException) {
+                    this.metrics.hung();
+                    log.warn("SQS request {} ({}) waited {} ms without an answer: answered with an error",
+                            call.requestId, call.action, HUNG_AFTER_MILLIS);
+                    error(response, json, new MessageQueueException(MessageQueueError.INTERNAL_ERROR,
+                            "The receive did not complete in time"), call);
+                }
+                else {
+                    respond(response, json, call, guarded);
+                }
+            }
+            catch (IOException | RuntimeException ex) {
+                log.debug("Could not answer a waiting receive: {}", ex.toString());
+            }
+            finally {
+                async.complete();
+                MDC.remove(REQUEST_ID_MDC);
+            }
+        });
+    }
+
+    private static Throwable unwrap(Throwable failure) {
+        return failure instanceof CompletionException completion && completion.getCause() != null ? completion.getCause()
+                : failure;
+    }
+
+    private void respond(HttpServletResponse response, boolean json, Call call, CompletableFuture<ObjectNode> result)
+            throws IOException {
         ObjectNode body;
         try {
             body = result.join();
@@ -160,35 +213,65 @@ final class SqsServlet extends HttpServlet {
         catch (CompletionException ex) {
             Throwable cause = ex.getCause();
             if (cause instanceof MessageQueueException queueException) {
-                error(response, json, queueException.error(), queueException.getMessage(), requestId);
+                error(response, json, queueException, call);
                 return;
             }
-            log.warn("SQS request {} ({}) failed", requestId, action, cause);
-            error(response, json, MessageQueueError.INTERNAL_ERROR, "The request could not be processed", requestId);
+            log.warn("SQS request {} ({}) failed", call.requestId, call.action, cause);
+            error(response, json, new MessageQueueException(MessageQueueError.INTERNAL_ERROR,
+                    "The request could not be processed"), call);
             return;
         }
         response.setStatus(200);
-        response.setHeader("x-amzn-RequestId", requestId);
+        response.setHeader("x-amzn-RequestId", call.requestId);
         if (json) {
             write(response, JSON_CONTENT_TYPE, JSON.writeValueAsString(body));
         }
         else {
-            write(response, "text/xml", SqsQueryProtocol.response(action, body, requestId));
+            write(response, "text/xml", SqsQueryProtocol.response(call.action, body, call.requestId));
+        }
+        answered(call, "OK");
+    }
+
+    private void answered(Call call, String code) {
+        this.metrics.answered(call.action, code, call.startedNanos);
+        if (log.isDebugEnabled()) {
+            log.debug("SQS {} answered {} in {} ms", call.action, code,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - call.startedNanos));
         }
     }
 
-    private static void error(HttpServletResponse response, boolean json, MessageQueueError error, String message,
-            String requestId) throws IOException {
+    private void error(HttpServletResponse response, boolean json, MessageQueueException ex, Call call)
+            throws IOException {
+        MessageQueueError error = ex.error();
         response.setStatus(error.status());
-        response.setHeader("x-amzn-RequestId", requestId);
+        response.setHeader("x-amzn-RequestId", call.requestId);
+        if (ex instanceof RequestThrottledException throttled) {
+            response.setHeader("Retry-After", Long.toString(throttled.retryAfterSeconds()));
+        }
         if (json) {
             response.setHeader("x-amzn-query-error", error.queryCode() + ";" + (error.senderFault() ? "Sender" : "Receiver"));
             ObjectNode body = JsonNodeFactory.instance.objectNode().put("__type", "com.amazonaws.sqs#" + error.code())
-                .put("message", message);
+                .put("message", ex.getMessage());
             write(response, JSON_CONTENT_TYPE, body.toString());
         }
         else {
-            write(response, "text/xml", SqsQueryProtocol.error(error, message, requestId));
+            write(response, "text/xml", SqsQueryProtocol.error(error, ex.getMessage(), call.requestId));
+        }
+        answered(call, error.code());
+    }
+
+    /** One call: its request id, when it came, and its action once known. */
+    private static final class Call {
+
+        final String requestId;
+
+        final long startedNanos;
+
+        String action;
+
+        Call(String requestId, long startedNanos) {
+            this.requestId = requestId;
+            this.startedNanos = startedNanos;
         }
     }
 

@@ -196,6 +196,12 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     // Queues: see MessageQueueCatalog
 
     @Override
+    public void check(String name, Map<String, String> tags) {
+        MessageValidation.queueName(name);
+        MessageValidation.tags(tags);
+    }
+
+    @Override
     public MessageQueueInfo createQueue(String name, MessageQueueAttributes attributes, Map<String, String> tags) {
         return this.catalog.createQueue(name, attributes, tags);
     }
