@@ -15,6 +15,8 @@ CREATE SEQUENCE pgqueue.job_outbox_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MA
 
 CREATE SEQUENCE pgqueue.message_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;
 
+CREATE SEQUENCE pgqueue.message_move_task_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;
+
 CREATE SEQUENCE pgqueue.message_queue_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;
 
 CREATE SEQUENCE pgqueue.queue_action_id_seq AS bigint INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1;
@@ -238,6 +240,7 @@ CREATE TABLE pgqueue.message (
     group_id text,
     dedup_id text,
     fair_group text,
+    source_queue_id bigint,
     CONSTRAINT message_pkey PRIMARY KEY (id),
     CONSTRAINT message_check CHECK (((receive_count = 0) = (receipt IS NULL)))
 ) WITH (vacuum_truncate=false);
@@ -262,6 +265,26 @@ CREATE TABLE pgqueue.message_group (
     CONSTRAINT message_group_pkey PRIMARY KEY (queue_id, group_id)
 );
 CREATE INDEX message_group_free_idx ON pgqueue.message_group USING btree (queue_id, available_at);
+
+CREATE TABLE pgqueue.message_move_task (
+    id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,
+    handle text NOT NULL,
+    source_queue_id bigint NOT NULL,
+    destination_queue_id bigint,
+    max_per_second integer,
+    status text NOT NULL DEFAULT 'RUNNING'::text,
+    moved bigint NOT NULL DEFAULT 0,
+    to_move bigint NOT NULL,
+    failure_reason text,
+    started_at timestamp with time zone NOT NULL DEFAULT now(),
+    updated_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT message_move_task_pkey PRIMARY KEY (id),
+    CONSTRAINT message_move_task_handle_key UNIQUE (handle),
+    CONSTRAINT message_move_task_rate CHECK (((max_per_second >= 1) AND (max_per_second <= 500))),
+    CONSTRAINT message_move_task_status CHECK ((status = ANY (ARRAY['RUNNING'::text, 'COMPLETED'::text, 'CANCELLED'::text, 'FAILED'::text])))
+);
+CREATE UNIQUE INDEX message_move_task_running_idx ON pgqueue.message_move_task USING btree (source_queue_id) WHERE (status = 'RUNNING'::text);
+CREATE INDEX message_move_task_source_idx ON pgqueue.message_move_task USING btree (source_queue_id, started_at DESC);
 
 CREATE TABLE pgqueue.message_queue (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,

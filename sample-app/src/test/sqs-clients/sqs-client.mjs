@@ -10,7 +10,7 @@ import {
   DeleteMessageCommand, ChangeMessageVisibilityCommand, SendMessageBatchCommand, DeleteMessageBatchCommand,
   ChangeMessageVisibilityBatchCommand, GetQueueAttributesCommand, SetQueueAttributesCommand, ListQueuesCommand,
   ListDeadLetterSourceQueuesCommand, TagQueueCommand, UntagQueueCommand, ListQueueTagsCommand, PurgeQueueCommand,
-  DeleteQueueCommand,
+  DeleteQueueCommand, StartMessageMoveTaskCommand, ListMessageMoveTasksCommand, CancelMessageMoveTaskCommand,
 } from "@aws-sdk/client-sqs";
 
 const require = createRequire(import.meta.url);
@@ -311,6 +311,33 @@ cases["redrive"] = async () => {
   const srcs = (await send(new ListDeadLetterSourceQueuesCommand({ QueueUrl: dlq }))).queueUrls || [];
   check(JSON.stringify(srcs) === JSON.stringify([work]), `ListDeadLetterSourceQueues=${JSON.stringify(srcs)}`);
   return `3rd receive empty after ${t3.toFixed(2)}s; dlq MessageId ${d[0].MessageId === MessageId ? "same" : "new"}; dlq ApproximateReceiveCount=${d[0].Attributes?.ApproximateReceiveCount}`;
+};
+
+cases["move-task"] = async () => {
+  const dlq = await mkq("mdlq");
+  const arn = (await qattrs(dlq, ["QueueArn"])).QueueArn;
+  const work = await mkq("mwork", { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: arn, maxReceiveCount: "1" }) });
+  for (let i = 0; i < 3; i++) await send(new SendMessageCommand({ QueueUrl: work, MessageBody: `failing ${i}` }));
+  const count = async (url) => Number((await qattrs(url, ["ApproximateNumberOfMessages"])).ApproximateNumberOfMessages);
+  // A message's second receive moves it to the dead-letter queue.
+  for (let i = 0; i < 20 && (await count(dlq)) < 3; i++) await receive(work, { MaxNumberOfMessages: 10, VisibilityTimeout: 0 });
+  check((await count(dlq)) === 3, `dead-letter queue holds ${await count(dlq)}`);
+  const t0 = Date.now();
+  const { TaskHandle } = await send(new StartMessageMoveTaskCommand({ SourceArn: arn, MaxNumberOfMessagesPerSecond: 10 }));
+  check(TaskHandle, "no TaskHandle");
+  let task;
+  for (let i = 0; i < 60; i++) {
+    task = ((await send(new ListMessageMoveTasksCommand({ SourceArn: arn, MaxResults: 10 }))).Results || [])[0];
+    if (task?.Status !== "RUNNING") break;
+    await sleep(250);
+  }
+  check(task?.Status === "COMPLETED", `task ${JSON.stringify(task)}`);
+  check(task.ApproximateNumberOfMessagesMoved === 3, `moved ${task.ApproximateNumberOfMessagesMoved}`);
+  check((await count(work)) === 3, `source holds ${await count(work)}`);
+  await expectError(() => send(new CancelMessageMoveTaskCommand({ TaskHandle })), ["UnsupportedOperation"]);
+  await expectError(() => send(new StartMessageMoveTaskCommand({ SourceArn: arn.replace(/[^:]+$/, "no-such-queue") })),
+    ["ResourceNotFoundException"]);
+  return `3 messages back in their source queue ${((Date.now() - t0) / 1000).toFixed(1)}s after StartMessageMoveTask`;
 };
 
 cases["queue-attributes"] = async () => {

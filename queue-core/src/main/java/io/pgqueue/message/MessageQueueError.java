@@ -53,6 +53,10 @@ public enum MessageQueueError {
      * ({@code RequestThrottled} is one of their throttling codes).
      */
     REQUEST_THROTTLED("RequestThrottled", "RequestThrottled", 400),
+    /** A resource the call names (a move task's queue or handle) does not exist. */
+    RESOURCE_NOT_FOUND("ResourceNotFoundException", "ResourceNotFoundException", 404),
+    /** The call cannot be done on this resource (e.g. a second move task for a queue). */
+    UNSUPPORTED_OPERATION("UnsupportedOperation", "AWS.SimpleQueueService.UnsupportedOperation", 400),
     /** The request is malformed. */
     MALFORMED_REQUEST("InvalidParameterValue", "MalformedQueryString", 400),
     /** The queue's database failed the call; the client may retry. */

@@ -144,6 +144,41 @@ public interface MessageQueues {
     int redrive(String deadLetterQueue, String target, int max);
 
     /**
+     * Starts a task that moves a dead-letter queue's messages back at a rate (Amazon SQS's
+     * {@code StartMessageMoveTask}): every second, on whichever node's sweeper takes it, up to
+     * {@code maxPerSecond} of its visible messages, oldest sent first, join the destination, or each
+     * the queue it was dead-lettered from, as new arrivals. The task completes when the queue holds
+     * no visible message (messages in flight there stay), and fails when the messages left have no
+     * queue to go to. Standard queues only.
+     * @param source the dead-letter queue (a queue's redrive policy names it)
+     * @param destination the queue the messages join, or {@code null} for each message's source queue
+     * @param maxPerSecond the most messages a second, 1 to 500, or {@code null} for 500
+     * @return the task, running
+     * @throws MessageQueueException {@code ResourceNotFoundException} for a queue that does not exist;
+     * {@code InvalidParameterValue} for a source no redrive policy names, a destination that is the
+     * source or a FIFO queue, or a rate out of range; {@code UnsupportedOperation} for a FIFO source, or
+     * while a task runs for the source
+     */
+    MessageMoveTask startMoveTask(String source, String destination, Integer maxPerSecond);
+
+    /**
+     * @param source a dead-letter queue
+     * @param limit the most tasks, 1 to 10
+     * @return its move tasks, newest first
+     * @throws MessageQueueException {@code ResourceNotFoundException} for a queue that does not exist
+     */
+    List<MessageMoveTask> moveTasks(String source, int limit);
+
+    /**
+     * Cancels a running move task; the messages it moved stay moved.
+     * @param handle the task's handle
+     * @return the task, cancelled
+     * @throws MessageQueueException {@code ResourceNotFoundException} for an unknown handle;
+     * {@code UnsupportedOperation} for a task that is not running
+     */
+    MessageMoveTask cancelMoveTask(String handle);
+
+    /**
      * @param name a queue's name
      * @return its messages, counted by the database now
      * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when there is no such queue

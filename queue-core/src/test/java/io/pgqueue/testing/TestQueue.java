@@ -209,7 +209,8 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
         this.jdbc.execute("TRUNCATE " + schema + ".job, " + schema + ".job_finished, " + schema + ".node, " + schema
                 + ".task_control, " + schema + ".task_rate, " + schema + ".task_group_cursor, " + schema + ".schedule, "
                 + schema + ".workflow, " + schema + ".job_waiting, " + schema + ".job_dependency, " + schema + ".job_result, "
-                + schema + ".stats_snapshot, " + schema + ".queue_action, " + schema + ".task_history, " + schema + ".message_queue_history");
+                + schema + ".stats_snapshot, " + schema + ".queue_action, " + schema + ".task_history, " + schema + ".message_queue_history, "
+                + schema + ".message_move_task");
         this.jdbc.execute("UPDATE " + schema + ".workflow_total SET workflows = 0");
         this.jdbc.execute("INSERT INTO " + schema + ".stats_snapshot (singleton) VALUES (true)");
     }

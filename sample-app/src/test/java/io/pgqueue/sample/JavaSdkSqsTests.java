@@ -1,6 +1,7 @@
 package io.pgqueue.sample;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -27,11 +28,13 @@ import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
 import software.amazon.awssdk.services.sqs.model.QueueNameExistsException;
+import software.amazon.awssdk.services.sqs.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.sqs.model.SqsException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The sample application's SQS API driven by the AWS SDK for Java v2 (from Maven Central, JSON
@@ -183,5 +186,62 @@ class JavaSdkSqsTests {
         assertThat(first.nextToken()).isNotNull();
         assertThat(second.queueUrls()).hasSize(2).doesNotContainAnyElementsOf(first.queueUrls());
         assertThat(second.nextToken()).as("the last page was full, and there is no more").isNull();
+    }
+
+    @Test
+    void aMoveTaskReturnsDeadLettersToTheirSourceAtItsRateAndIsListedAndRefusedAsSqsDoes() {
+        String deadLetters = this.sqs.createQueue(request -> request.queueName("java-sdk-moves-dlq")).queueUrl();
+        String deadArn = arn(deadLetters);
+        String source = this.sqs.createQueue(request -> request.queueName("java-sdk-moves").attributes(Map.of(
+                QueueAttributeName.REDRIVE_POLICY, "{\"deadLetterTargetArn\":\"" + deadArn + "\",\"maxReceiveCount\":1}")))
+            .queueUrl();
+        for (int i = 0; i < 6; i++) {
+            String body = "failing " + i;
+            this.sqs.sendMessage(request -> request.queueUrl(source).messageBody(body));
+        }
+        // Each message's second receive moves it to the dead-letter queue.
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            this.sqs.receiveMessage(request -> request.queueUrl(source).maxNumberOfMessages(10).visibilityTimeout(0));
+            return count(deadLetters) == 6;
+        });
+
+        String handle = this.sqs.startMessageMoveTask(request -> request.sourceArn(deadArn)
+            .maxNumberOfMessagesPerSecond(2)).taskHandle();
+
+        assertThat(this.sqs.listMessageMoveTasks(request -> request.sourceArn(deadArn)).results())
+            .singleElement().satisfies(task -> {
+                assertThat(task.taskHandle()).isEqualTo(handle);
+                assertThat(task.status()).isEqualTo("RUNNING");
+                assertThat(task.maxNumberOfMessagesPerSecond()).isEqualTo(2);
+                assertThat(task.approximateNumberOfMessagesToMove()).isEqualTo(6);
+            });
+        assertThatThrownBy(() -> this.sqs.startMessageMoveTask(request -> request.sourceArn(deadArn)))
+            .isInstanceOf(software.amazon.awssdk.services.sqs.model.UnsupportedOperationException.class);
+        await().atMost(Duration.ofSeconds(30)).until(() -> this.sqs.listMessageMoveTasks(request -> request
+            .sourceArn(deadArn)).results().get(0).status().equals("COMPLETED"));
+        assertThat(this.sqs.listMessageMoveTasks(request -> request.sourceArn(deadArn)).results().get(0))
+            .satisfies(task -> {
+                assertThat(task.approximateNumberOfMessagesMoved()).isEqualTo(6);
+                assertThat(task.taskHandle()).as("only a running task shows its handle").isNull();
+                assertThat(task.sourceArn()).isEqualTo(deadArn);
+            });
+        assertThat(count(source)).as("back in the queue they came from").isEqualTo(6);
+        assertThatThrownBy(() -> this.sqs.cancelMessageMoveTask(request -> request.taskHandle(handle)))
+            .isInstanceOf(software.amazon.awssdk.services.sqs.model.UnsupportedOperationException.class);
+        assertThatThrownBy(() -> this.sqs.startMessageMoveTask(request -> request.sourceArn(deadArn.replace(
+                "java-sdk-moves-dlq", "java-sdk-no-such-dlq")))).isInstanceOf(ResourceNotFoundException.class);
+        assertThatThrownBy(() -> this.sqs.cancelMessageMoveTask(request -> request.taskHandle("no-such-task")))
+            .isInstanceOf(ResourceNotFoundException.class);
+    }
+
+    private String arn(String url) {
+        return this.sqs.getQueueAttributes(request -> request.queueUrl(url).attributeNames(QueueAttributeName.QUEUE_ARN))
+            .attributes().get(QueueAttributeName.QUEUE_ARN);
+    }
+
+    private int count(String url) {
+        return Integer.parseInt(this.sqs.getQueueAttributes(request -> request.queueUrl(url)
+            .attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).attributes()
+            .get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES));
     }
 }

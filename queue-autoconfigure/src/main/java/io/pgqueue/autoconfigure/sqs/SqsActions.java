@@ -17,6 +17,7 @@ import io.pgqueue.message.BatchEntryFailure;
 import io.pgqueue.message.BatchResult;
 import io.pgqueue.message.MessageAttributeValue;
 import io.pgqueue.message.MessageDigests;
+import io.pgqueue.message.MessageMoveTask;
 import io.pgqueue.message.MessageQueueAttributes;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueError;
@@ -61,7 +62,8 @@ final class SqsActions {
     static final Set<String> ACTIONS = Set.of("CreateQueue", "GetQueueUrl", "ListQueues", "DeleteQueue",
             "GetQueueAttributes", "SetQueueAttributes", "PurgeQueue", "SendMessage", "SendMessageBatch", "ReceiveMessage",
             "DeleteMessage", "DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "TagQueue",
-            "UntagQueue", "ListQueueTags", "ListDeadLetterSourceQueues");
+            "UntagQueue", "ListQueueTags", "ListDeadLetterSourceQueues", "StartMessageMoveTask", "ListMessageMoveTasks",
+            "CancelMessageMoveTask");
 
     private final MessageQueues queues;
 
@@ -101,8 +103,9 @@ final class SqsActions {
     CompletableFuture<ObjectNode> run(String action, ObjectNode request, Caller caller) {
         if (ACTIONS.contains(action)) {
             String queue = switch (action) {
-                case "ListQueues" -> null;
+                case "ListQueues", "CancelMessageMoveTask" -> null;
                 case "CreateQueue", "GetQueueUrl" -> required(request, "QueueName");
+                case "StartMessageMoveTask", "ListMessageMoveTasks" -> arnQueue(required(request, "SourceArn"), "SourceArn");
                 default -> queueName(request, caller);
             };
             this.access.authorize(caller.sender(), action, queue);
@@ -129,8 +132,10 @@ final class SqsActions {
             case "UntagQueue" -> untagQueue(request, caller);
             case "ListQueueTags" -> listQueueTags(request, caller);
             case "ListDeadLetterSourceQueues" -> listDeadLetterSourceQueues(request, caller);
-            case "AddPermission", "RemovePermission", "StartMessageMoveTask", "CancelMessageMoveTask",
-                    "ListMessageMoveTasks" -> throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
+            case "StartMessageMoveTask" -> startMessageMoveTask(request);
+            case "ListMessageMoveTasks" -> listMessageMoveTasks(request);
+            case "CancelMessageMoveTask" -> cancelMessageMoveTask(request);
+            case "AddPermission", "RemovePermission" -> throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                             "The action " + action + " is not supported by pgqueue.");
             default -> throw new MessageQueueException(MessageQueueError.INVALID_ACTION,
                     "The action " + action + " is not valid for this endpoint.");
@@ -308,6 +313,58 @@ final class SqsActions {
             .filter(queue -> this.access.shows(caller.sender(), queue.name()))
             .forEach(queue -> urls.add(url(caller, queue.name())));
         return response;
+    }
+
+    // Move tasks
+
+    private ObjectNode startMessageMoveTask(ObjectNode request) {
+        String destination = optional(request, "DestinationArn");
+        MessageMoveTask task = this.queues.startMoveTask(arnQueue(required(request, "SourceArn"), "SourceArn"),
+                destination == null ? null : arnQueue(destination, "DestinationArn"),
+                integer(request, "MaxNumberOfMessagesPerSecond"));
+        return NODES.objectNode().put("TaskHandle", task.handle());
+    }
+
+    private ObjectNode listMessageMoveTasks(ObjectNode request) {
+        Integer max = integer(request, "MaxResults");
+        ObjectNode response = NODES.objectNode();
+        ArrayNode results = response.putArray("Results");
+        for (MessageMoveTask task : this.queues.moveTasks(arnQueue(required(request, "SourceArn"), "SourceArn"),
+                max == null ? 1 : max)) {
+            ObjectNode result = results.addObject();
+            if (task.status() == MessageMoveTask.Status.RUNNING) {
+                result.put("TaskHandle", task.handle());
+            }
+            result.put("Status", task.status().name()).put("SourceArn", arn(task.source()));
+            if (task.destination() != null) {
+                result.put("DestinationArn", arn(task.destination()));
+            }
+            if (task.maxPerSecond() != null) {
+                result.put("MaxNumberOfMessagesPerSecond", task.maxPerSecond());
+            }
+            result.put("ApproximateNumberOfMessagesMoved", task.moved())
+                .put("ApproximateNumberOfMessagesToMove", task.toMove());
+            if (task.failureReason() != null) {
+                result.put("FailureReason", task.failureReason());
+            }
+            result.put("StartedTimestamp", task.startedAt().toEpochMilli());
+        }
+        return response;
+    }
+
+    private ObjectNode cancelMessageMoveTask(ObjectNode request) {
+        return NODES.objectNode().put("ApproximateNumberOfMessagesMoved",
+                this.queues.cancelMoveTask(required(request, "TaskHandle")).moved());
+    }
+
+    /** @return the queue an SQS ARN names ({@code arn:aws:sqs:<region>:<account>:<name>}) */
+    private static String arnQueue(String arn, String parameter) {
+        String[] parts = arn.split(":", -1);
+        if (parts.length != 6 || !parts[0].equals("arn") || !parts[2].equals("sqs") || parts[5].isEmpty()) {
+            throw MessageQueueException.invalidParameter(parameter + " is not the ARN of a queue "
+                    + "(arn:aws:sqs:<region>:<account>:<name>): " + arn);
+        }
+        return parts[5];
     }
 
     /**

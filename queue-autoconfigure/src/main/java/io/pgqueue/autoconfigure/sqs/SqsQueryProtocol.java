@@ -162,6 +162,7 @@ final class SqsQueryProtocol {
                 case "Messages" -> value.forEach(message -> element(xml, "Message", message));
                 case "Successful" -> value.forEach(entry -> element(xml, action + "ResultEntry", entry));
                 case "Failed" -> value.forEach(entry -> element(xml, "BatchResultErrorEntry", entry));
+                case "Results" -> value.forEach(entry -> element(xml, action + "ResultEntry", entry));
                 default -> element(xml, name, value);
             }
         }

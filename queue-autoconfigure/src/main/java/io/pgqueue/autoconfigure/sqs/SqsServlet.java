@@ -58,7 +58,7 @@ final class SqsServlet extends HttpServlet {
 
     /** The actions that change nothing, which an unsigned request may make however it comes. */
     private static final Set<String> READS = Set.of("GetQueueUrl", "ListQueues", "GetQueueAttributes", "ListQueueTags",
-            "ListDeadLetterSourceQueues");
+            "ListDeadLetterSourceQueues", "ListMessageMoveTasks");
 
     private static final String JSON_CONTENT_TYPE = "application/x-amz-json-1.0";
 

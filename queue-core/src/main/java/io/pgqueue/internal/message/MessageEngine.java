@@ -19,6 +19,7 @@ import io.pgqueue.internal.store.MessageStore.Receipt;
 import io.pgqueue.internal.store.MessageStore.ReceiptOutcome;
 import io.pgqueue.internal.store.MessageStore.Sent;
 import io.pgqueue.internal.store.MessageStore.StoredMessage;
+import io.pgqueue.internal.store.MessageMoveStore;
 import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.internal.worker.NotificationListener;
 import io.pgqueue.message.BatchEntry;
@@ -27,6 +28,7 @@ import io.pgqueue.message.BatchResult;
 import io.pgqueue.message.CountedQueues;
 import io.pgqueue.message.MessageAttributeValue;
 import io.pgqueue.message.MessageDigests;
+import io.pgqueue.message.MessageMoveTask;
 import io.pgqueue.message.MessageQueueAttributes;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueError;
@@ -81,6 +83,8 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
 
     private final MessageHousekeeping housekeeping;
 
+    private final MessageMoveTasks moves;
+
     private LongPolls longPolls;
 
     private NotificationListener listener;
@@ -104,7 +108,9 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         this.dataSource = dataSource;
         this.store = store;
         this.catalog = new MessageQueueCatalog(store);
-        this.housekeeping = new MessageHousekeeping(this.store, this::counts, events, countInterval, vacuumInterval);
+        this.moves = new MessageMoveTasks(new MessageMoveStore(store), store, this.catalog);
+        this.housekeeping = new MessageHousekeeping(this.store, this::counts, events, countInterval, vacuumInterval,
+                this.moves::step);
         this.events = events;
         this.sends = new GroupCommitter<>("message-send", this.store::send, 1, GROUP_MAX);
         this.deletes = new GroupCommitter<>("message-delete", this.store::delete, 1, GROUP_MAX);
@@ -292,6 +298,22 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
             }
         }
         return moved;
+    }
+
+    @Override
+    public MessageMoveTask startMoveTask(String source, String destination, Integer maxPerSecond) {
+        ensureStarted();
+        return this.moves.start(source, destination, maxPerSecond);
+    }
+
+    @Override
+    public List<MessageMoveTask> moveTasks(String source, int limit) {
+        return this.moves.list(source, limit);
+    }
+
+    @Override
+    public MessageMoveTask cancelMoveTask(String handle) {
+        return this.moves.cancel(handle);
     }
 
     /** The messages one statement of a redrive moves at most. */

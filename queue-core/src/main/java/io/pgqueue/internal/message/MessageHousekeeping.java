@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * The periodic work of a node using message queues, on one thread ({@code pgqueue-message-sweeper}):
  * every minute, deletes messages past their queue's retention and expired FIFO deduplication ids;
  * every count interval, counts every queue's messages (for metrics, health and the endpoint);
- * every vacuum interval, VACUUMs the message table. Nodes may do all of it at once.
+ * every vacuum interval, VACUUMs the message table; every second, steps the running message move
+ * tasks. Nodes may do all of it at once.
  */
 public final class MessageHousekeeping {
 
@@ -31,6 +32,9 @@ public final class MessageHousekeeping {
     static final Duration SWEEP_INTERVAL = Duration.ofSeconds(60);
 
     private static final int SWEEP_BATCH = 10_000;
+
+    /** How often the running message move tasks move a batch. */
+    static final Duration MOVE_STEP = Duration.ofSeconds(1);
 
     /** How long a stop waits for a sweep, count or vacuum under way (it is interrupted). */
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
@@ -45,17 +49,20 @@ public final class MessageHousekeeping {
 
     private final Duration vacuumInterval;
 
+    private final Runnable moveStep;
+
     private PeriodicTasks thread;
 
     private volatile CountedQueues counted;
 
     public MessageHousekeeping(MessageStore store, Supplier<Map<String, MessageQueueCounts>> counter, MessageQueueEvents events,
-            Duration countInterval, Duration vacuumInterval) {
+            Duration countInterval, Duration vacuumInterval, Runnable moveStep) {
         this.store = store;
         this.counter = counter;
         this.events = events;
         this.countInterval = countInterval;
         this.vacuumInterval = vacuumInterval;
+        this.moveStep = moveStep;
     }
 
     public synchronized void start() {
@@ -64,7 +71,8 @@ public final class MessageHousekeeping {
         }
         List<PeriodicTasks.Task> tasks = new ArrayList<>(List.of(
                 new PeriodicTasks.Task("message sweep", SWEEP_INTERVAL, SWEEP_INTERVAL, this::sweep),
-                new PeriodicTasks.Task("message count", Duration.ZERO, this.countInterval, this::count)));
+                new PeriodicTasks.Task("message count", Duration.ZERO, this.countInterval, this::count),
+                new PeriodicTasks.Task("message moves", MOVE_STEP, MOVE_STEP, this::moveStep)));
         if (!this.vacuumInterval.isZero()) {
             tasks.add(new PeriodicTasks.Task("message vacuum", this.vacuumInterval, this.vacuumInterval, this::vacuum));
         }
@@ -112,6 +120,15 @@ public final class MessageHousekeeping {
         }
         catch (RuntimeException ex) {
             log.debug("Counting the messages of message queues failed: {}", ex.toString());
+        }
+    }
+
+    private void moveStep() {
+        try {
+            this.moveStep.run();
+        }
+        catch (RuntimeException ex) {
+            log.warn("A step of the message move tasks failed, retrying in {} s: {}", MOVE_STEP.toSeconds(), ex.toString());
         }
     }
 

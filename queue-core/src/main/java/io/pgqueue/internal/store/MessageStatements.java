@@ -222,8 +222,10 @@ public final class MessageStatements {
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE dead))
                 RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group
             ), moved AS (
-                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group)
-                SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), fair_group FROM dead
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group,
+                                               source_queue_id)
+                SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), fair_group, :queue
+                FROM dead
                 RETURNING 1
             )
             UPDATE ${schema}.message AS m
@@ -276,16 +278,19 @@ public final class MessageStatements {
 
     /**
      * Moves messages to a dead-letter queue: they keep their id, body, attributes, send time, group
-     * (FIFO or standard) and deduplication id, and start there visible and unreceived. Returns the groups they joined.
+     * (FIFO or standard) and deduplication id, start there visible and unreceived, and remember the
+     * queue they came from. Returns the groups they joined.
      */
     static final String MOVE_TO_DEAD_LETTER = """
             WITH dead AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(CAST(:ids AS bigint[]))
-                RETURNING m.id, m.message_id, m.body, m.attributes, m.sent_at, m.group_id, m.dedup_id, m.fair_group
+                RETURNING m.id, m.queue_id, m.message_id, m.body, m.attributes, m.sent_at, m.group_id, m.dedup_id,
+                          m.fair_group
             )
             INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
-                                           fair_group)
-            SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), group_id, dedup_id, fair_group
+                                           fair_group, source_queue_id)
+            SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), group_id, dedup_id, fair_group,
+                   queue_id
             FROM dead
             ORDER BY id
             RETURNING group_id
@@ -414,25 +419,38 @@ public final class MessageStatements {
 
     /**
      * Moves a batch of a standard queue's visible messages, oldest sent first, to another standard
-     * queue as new arrivals there (visible now, never received), keeping their ids, bodies,
-     * attributes and send times, as a dead-letter move keeps them; in-flight messages stay.
+     * queue ({@code :to}), or each to the queue it was dead-lettered from when {@code :to} is null,
+     * as new arrivals there (visible now, never received), keeping their ids, bodies, attributes and
+     * send times, as a dead-letter move keeps them; in-flight messages stay, and so do messages whose
+     * target queue does not exist. Returns how many joined each target.
      */
     static final String REDRIVE = """
             WITH picked AS (
                 SELECT m.id FROM ${schema}.message AS m
+                JOIN ${schema}.message_queue AS q ON q.id = coalesce(CAST(:to AS bigint), m.source_queue_id)
                 WHERE m.queue_id = :from AND m.visible_at <= statement_timestamp()
                 ORDER BY m.sent_at, m.id
                 LIMIT :limit
-                FOR UPDATE SKIP LOCKED
+                FOR UPDATE OF m SKIP LOCKED
             ), taken AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked))
-                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group
+                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group, m.source_queue_id
             ), moved AS (
                 INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group)
-                SELECT :to, message_id, body, attributes, sent_at, statement_timestamp(), fair_group FROM taken
-                RETURNING 1
+                SELECT coalesce(CAST(:to AS bigint), source_queue_id), message_id, body, attributes, sent_at,
+                       statement_timestamp(), fair_group
+                FROM taken
+                RETURNING queue_id
             )
-            SELECT count(*) FROM moved
+            SELECT queue_id, count(*) AS moved FROM moved GROUP BY queue_id
+            """;
+
+    /** The visible messages of a queue a redrive cannot move: the queue each would go to does not exist. */
+    static final String UNMOVABLE = """
+            SELECT count(*) FROM ${schema}.message AS m
+            WHERE m.queue_id = :from AND m.visible_at <= statement_timestamp()
+              AND NOT EXISTS (SELECT 1 FROM ${schema}.message_queue AS q
+                              WHERE q.id = coalesce(CAST(:to AS bigint), m.source_queue_id))
             """;
 
     /** FIFO redrive: groups of a queue available now (none of their messages in flight), in key order. */

@@ -155,6 +155,18 @@ public final class MessageStore {
         return StoreSupport.sql(statement, this.schema);
     }
 
+    NamedParameterJdbcTemplate jdbc() {
+        return this.jdbc;
+    }
+
+    TransactionTemplate transactions() {
+        return this.transactions;
+    }
+
+    String schema() {
+        return this.schema;
+    }
+
     /** @return the NOTIFY channel that wakes receivers, its payload the queue's id */
     public String channel() {
         return this.schema + ".messages";
@@ -564,22 +576,34 @@ public final class MessageStore {
     }
 
     /**
-     * Moves a batch of visible messages from one standard queue to another, and wakes the target's
-     * receivers, in one transaction.
+     * Moves a batch of visible messages from one standard queue to another, or each back to the
+     * queue it was dead-lettered from, and wakes the targets' receivers, in one transaction.
      * @param fromQueueId the queue the messages leave (a dead-letter queue)
-     * @param toQueueId the queue they join
+     * @param toQueueId the queue they join, or {@code null} for each its source queue
      * @param limit the most messages
      * @return how many moved
      */
-    public int redrive(long fromQueueId, long toQueueId, int limit) {
+    public int redrive(long fromQueueId, Long toQueueId, int limit) {
         return inTransaction(() -> {
-            Long moved = this.jdbc.queryForObject(sql(MessageStatements.REDRIVE), new MapSqlParameterSource("from",
-                    fromQueueId).addValue("to", toQueueId).addValue("limit", limit), Long.class);
-            if (moved != null && moved > 0) {
-                announce(toQueueId);
+            int moved = 0;
+            for (Map<String, Object> target : this.jdbc.queryForList(sql(MessageStatements.REDRIVE),
+                    new MapSqlParameterSource("from", fromQueueId).addValue("to", toQueueId, Types.BIGINT)
+                        .addValue("limit", limit))) {
+                moved += ((Number) target.get("moved")).intValue();
+                announce(((Number) target.get("queue_id")).longValue());
             }
-            return moved == null ? 0 : moved.intValue();
+            return moved;
         });
+    }
+
+    /**
+     * @param fromQueueId a queue being redriven
+     * @param toQueueId the queue it is redriven to, or {@code null} for each message's source queue
+     * @return its visible messages that cannot move: the queue each would go to does not exist
+     */
+    public long unmovable(long fromQueueId, Long toQueueId) {
+        return this.jdbc.queryForObject(sql(MessageStatements.UNMOVABLE), new MapSqlParameterSource("from", fromQueueId)
+            .addValue("to", toQueueId, Types.BIGINT), Long.class);
     }
 
     /**

@@ -22,7 +22,7 @@ public final class SchemaStore {
     public static final String MIGRATION_LOCATION = "classpath:io/pgqueue/db/migration";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "28";
+    static final String LATEST_VERSION = "29";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -78,16 +78,17 @@ public final class SchemaStore {
             "${schema}.schedule", "${schema}.workflow", "${schema}.job_waiting", "${schema}.job_dependency",
             "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending", "${schema}.job_awaiter",
             "${schema}.queue_action", "${schema}.task_history", "${schema}.message_queue_history",
-            "${schema}.task_definition");
+            "${schema}.task_definition", "${schema}.message_move_task");
 
     /**
      * The columns added to existing tables that this release reads or writes (V20: a result's claim
-     * and completion, V21: a standard queue's message group, V23: a job's attempt history, V28: the schema version of a node), which {@link #requireMigrated} looks
+     * and completion, V21: a standard queue's message group, V23: a job's attempt history, V28: the schema version of a node, V29: a dead-lettered message's source queue), which {@link #requireMigrated} looks
      * for too: {@code ${schema}.table.column}.
      */
     private static final List<String> NODE_COLUMNS = List.of("${schema}.job_result.lease_epoch",
             "${schema}.job_result.completed", "${schema}.message.fair_group", "${schema}.job.history",
-            "${schema}.job_finished.history", "${schema}.node.schema_version");
+            "${schema}.job_finished.history", "${schema}.node.schema_version",
+            "${schema}.message.source_queue_id");
 
     private final NamedParameterJdbcTemplate jdbc;
 
