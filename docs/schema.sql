@@ -241,12 +241,15 @@ CREATE TABLE pgqueue.message (
     dedup_id text,
     fair_group text,
     source_queue_id bigint,
+    fair_rank bigint,
     CONSTRAINT message_pkey PRIMARY KEY (id),
     CONSTRAINT message_check CHECK (((receive_count = 0) = (receipt IS NULL)))
 ) WITH (vacuum_truncate=false);
+CREATE INDEX message_fair_group_idx ON pgqueue.message USING btree (queue_id, fair_group, fair_rank) WHERE (fair_rank IS NOT NULL);
+CREATE INDEX message_fair_idx ON pgqueue.message USING btree (queue_id, fair_rank, id) INCLUDE (visible_at) WHERE (fair_rank IS NOT NULL);
 CREATE INDEX message_group_idx ON pgqueue.message USING btree (queue_id, group_id, id) WHERE (group_id IS NOT NULL);
 CREATE INDEX message_sent_idx ON pgqueue.message USING btree (queue_id, sent_at);
-CREATE INDEX message_visible_idx ON pgqueue.message USING btree (queue_id, visible_at, id);
+CREATE INDEX message_visible_idx ON pgqueue.message USING btree (queue_id, visible_at, id) WHERE (fair_rank IS NULL);
 
 CREATE TABLE pgqueue.message_dedup (
     queue_id bigint NOT NULL,

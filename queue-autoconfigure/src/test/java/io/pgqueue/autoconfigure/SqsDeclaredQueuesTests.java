@@ -93,7 +93,7 @@ class SqsDeclaredQueuesTests {
                 "pgqueue.sqs.queues.first-good.quotas.read is -1.0", "above 0");
         assertFailure(sqs.withPropertyValues("pgqueue.sqs.credentials[0].actions=SendMessage,Fly*"),
                 "pgqueue.sqs.credentials[0].actions names 'Fly*', which is no SQS action the endpoint serves",
-                "the endpoint serves ChangeMessageVisibility");
+                "the endpoint serves CancelMessageMoveTask, ChangeMessageVisibility");
         assertFailure(sqs.withPropertyValues("pgqueue.sqs.queues.first-good.permissions.stranger=SendMessage"),
                 "pgqueue.sqs.queues.first-good.permissions grants actions to access key 'stranger', which is not "
                         + "configured", "pgqueue.sqs.credentials");

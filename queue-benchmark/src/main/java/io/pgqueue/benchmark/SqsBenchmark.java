@@ -34,7 +34,15 @@ import tools.jackson.databind.node.ObjectNode;
  * with a 1 s long poll and deleting what they got with DeleteMessageBatch, for {@code seconds}.
  * With {@code rate} (messages per second, all producers together) the producers pace themselves
  * instead of sending as fast as they can. Reports messages sent and received per second and the
- * send→receive latency (the send call's start to the receive call's return, both in this JVM). Requests use the JSON protocol and are not
+ * send→receive latency (the send call's start to the receive call's return, both in this JVM).
+ * <p>
+ * Skewed load ({@code tenants=N}): each message belongs to a tenant, the noisy one with the share
+ * {@code noisy-share} (0.5 by default) of the messages sent, the rest spread over {@code N} quiet
+ * ones, and the noisy tenant sends a {@code backlog} of messages before the run; with
+ * {@code groups=true} each message carries its tenant as its {@code MessageGroupId} (a fair queue),
+ * without, none. The latencies are then reported for the quiet tenants and the noisy one apart.
+ * <p>
+ * Requests use the JSON protocol and are not
  * signed (run pgqueue with {@code pgqueue.sqs.allow-anonymous=true}). Each thread keeps one
  * HTTP/1.1 connection and writes each request, headers and body, in one write, as the AWS SDKs'
  * HTTP stacks do (the JDK's HttpClient writes them separately, which cost pgqueue's Tomcat a
@@ -150,26 +158,70 @@ final class SqsBenchmark {
         int batch = Integer.parseInt(args.getOrDefault("batch", "1"));
         int repeat = Integer.parseInt(args.getOrDefault("repeat", "1"));
         int rate = Integer.parseInt(args.getOrDefault("rate", "0"));
+        Skew skew = new Skew(Integer.parseInt(args.getOrDefault("tenants", "0")),
+                Double.parseDouble(args.getOrDefault("noisy-share", "0.5")), Integer.parseInt(args.getOrDefault("backlog", "0")),
+                Boolean.parseBoolean(args.getOrDefault("groups", "false")));
         System.out.println("# sqs benchmark, " + Runtime.getRuntime().availableProcessors() + " cores, Java "
                 + Runtime.version() + ", producers=" + producers + " consumers=" + consumers + " batch=" + batch
-                + " seconds=" + seconds + " rate=" + (rate == 0 ? "unthrottled" : rate));
+                + " seconds=" + seconds + " rate=" + (rate == 0 ? "unthrottled" : rate)
+                + (skew.tenants() > 0 ? " " + skew : ""));
         for (int round = 0; round < repeat; round++) {
             for (String pair : endpoints.split(",")) {
                 String[] named = pair.split("=", 2);
                 SqsBenchmark benchmark = new SqsBenchmark(named[1].replaceAll("/+$", ""));
                 // A short unreported run first: JIT and connections on both sides.
                 if (round == 0) {
-                    benchmark.run(named[0], producers, consumers, 3, batch, rate, false);
+                    benchmark.run(named[0], producers, consumers, 3, batch, rate, skew, false);
                 }
-                benchmark.run(named[0], producers, consumers, seconds, batch, rate, true);
+                benchmark.run(named[0], producers, consumers, seconds, batch, rate, skew, true);
             }
         }
     }
 
-    private void run(String name, int producers, int consumers, int seconds, int batch, int rate, boolean report)
-            throws Exception {
+    /**
+     * A skewed load: quiet tenants and a noisy one.
+     *
+     * @param tenants the quiet tenants, 0 for no tenants
+     * @param noisyShare the share of the messages sent that are the noisy tenant's
+     * @param backlog the noisy tenant's messages sent before the run
+     * @param groups whether messages carry their tenant as their message group
+     */
+    private record Skew(int tenants, double noisyShare, int backlog, boolean groups) {
+
+        String tenant() {
+            java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+            return this.tenants == 0 ? null
+                    : random.nextDouble() < this.noisyShare ? "noisy" : "quiet-" + random.nextInt(this.tenants);
+        }
+
+        ObjectNode entry(ObjectNode entry, String tenant, long at) {
+            entry.put("MessageBody", (tenant == null ? "" : tenant + ":") + at);
+            if (this.groups && tenant != null) {
+                entry.put("MessageGroupId", tenant);
+            }
+            return entry;
+        }
+
+        @Override
+        public String toString() {
+            return "tenants=" + this.tenants + " noisy-share=" + this.noisyShare + " backlog=" + this.backlog
+                    + " groups=" + this.groups;
+        }
+    }
+
+    private void run(String name, int producers, int consumers, int seconds, int batch, int rate, Skew skew,
+            boolean report) throws Exception {
         String queueName = "bench-" + System.nanoTime();
         String queueUrl = call("CreateQueue", NODES.objectNode().put("QueueName", queueName)).get("QueueUrl").asString();
+        long backlogAt = System.nanoTime();
+        for (int sentBacklog = 0; sentBacklog < skew.backlog(); sentBacklog += 10) {
+            ObjectNode request = NODES.objectNode().put("QueueUrl", queueUrl);
+            ArrayNode entries = request.putArray("Entries");
+            for (int i = 0; i < Math.min(10, skew.backlog() - sentBacklog); i++) {
+                entries.add(skew.entry(NODES.objectNode().put("Id", "b" + i), "noisy", backlogAt));
+            }
+            call("SendMessageBatch", request);
+        }
         LongAdder sent = new LongAdder();
         LongAdder received = new LongAdder();
         LongAdder errors = new LongAdder();
@@ -195,14 +247,13 @@ final class SqsBenchmark {
                         }
                         long at = System.nanoTime();
                         if (batch == 1) {
-                            call("SendMessage", NODES.objectNode().put("QueueUrl", queueUrl).put("MessageBody",
-                                    Long.toString(at)));
+                            call("SendMessage", skew.entry(NODES.objectNode().put("QueueUrl", queueUrl), skew.tenant(), at));
                         }
                         else {
                             ObjectNode request = NODES.objectNode().put("QueueUrl", queueUrl);
                             ArrayNode entries = request.putArray("Entries");
                             for (int i = 0; i < batch; i++) {
-                                entries.add(NODES.objectNode().put("Id", "e" + i).put("MessageBody", Long.toString(at)));
+                                entries.add(skew.entry(NODES.objectNode().put("Id", "e" + i), skew.tenant(), at));
                             }
                             call("SendMessageBatch", request);
                         }
@@ -229,7 +280,10 @@ final class SqsBenchmark {
                         ArrayNode entries = delete.putArray("Entries");
                         int i = 0;
                         for (JsonNode message : messages) {
-                            mine.add(new long[] { now - Long.parseLong(message.get("Body").asString()) });
+                            String body = message.get("Body").asString();
+                            int colon = body.indexOf(':');
+                            mine.add(new long[] { now - Long.parseLong(body.substring(colon + 1)),
+                                colon > 0 && !body.startsWith("noisy") ? 1 : 0 });
                             entries.add(NODES.objectNode().put("Id", "d" + i++)
                                 .put("ReceiptHandle", message.get("ReceiptHandle").asString()));
                         }
@@ -260,6 +314,14 @@ final class SqsBenchmark {
         call("DeleteQueue", NODES.objectNode().put("QueueUrl", queueUrl));
         if (!report) {
             return;
+        }
+        if (skew.tenants() > 0) {
+            long[] quiet = latencies.stream().filter(l -> l[1] == 1).mapToLong(l -> l[0]).sorted().toArray();
+            long[] noisy = latencies.stream().filter(l -> l[1] == 0).mapToLong(l -> l[0]).sorted().toArray();
+            System.out.println(String.format(Locale.ROOT, "workload=sqs server=%s %s received=%d quiet=%d "
+                    + "quiet_p50_ms=%.2f quiet_p99_ms=%.2f noisy=%d noisy_p50_ms=%.2f noisy_p99_ms=%.2f", name, skew,
+                    received.sum(), quiet.length, percentile(quiet, 0.50), percentile(quiet, 0.99), noisy.length,
+                    percentile(noisy, 0.50), percentile(noisy, 0.99)));
         }
         long[] sorted = latencies.stream().mapToLong(l -> l[0]).sorted().toArray();
         double elapsed = sendSeconds / 1e9;

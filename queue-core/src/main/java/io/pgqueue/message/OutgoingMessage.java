@@ -64,4 +64,13 @@ public record OutgoingMessage(String body, Map<String, MessageAttributeValue> at
     public OutgoingMessage withDelay(Duration delay) {
         return new OutgoingMessage(this.body, this.attributes, delay, this.groupId, this.deduplicationId);
     }
+
+    /**
+     * @param groupId the message group: on a FIFO queue, the group whose order the message keeps; on a
+     * standard queue, the group (tenant) a fair queue serves in turn with the others
+     * @return a copy with it
+     */
+    public OutgoingMessage withGroupId(String groupId) {
+        return new OutgoingMessage(this.body, this.attributes, this.delay, groupId, this.deduplicationId);
+    }
 }

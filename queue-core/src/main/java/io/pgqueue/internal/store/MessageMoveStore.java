@@ -15,7 +15,7 @@ import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The statements of message move tasks ({@code V29__message_move_tasks.sql}): started, listed,
+ * The statements of message move tasks ({@code V29__message_moves_and_fair_queues.sql}): started, listed,
  * cancelled, and stepped by a node's sweeper under the task row's lock; the messages themselves
  * move with {@link MessageStore#redrive}, in the step's transaction.
  */

@@ -97,16 +97,29 @@ public final class MessageStatements {
      * since the sender read it) is not written.
      */
     static final String SEND = """
-            WITH inserted AS (
-                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
-                                               fair_group)
-                SELECT t.queue_id, t.message_id, t.body, CAST(t.attributes AS jsonb), statement_timestamp(),
-                       statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id, t.fair_group
-                FROM unnest(CAST(:queues AS bigint[]), CAST(:messageIds AS uuid[]), CAST(:bodies AS text[]),
-                            CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
-                            CAST(:dedups AS text[]), CAST(:fairGroups AS text[]))
+            WITH input AS (
+                SELECT * FROM unnest(CAST(:queues AS bigint[]), CAST(:messageIds AS uuid[]), CAST(:bodies AS text[]),
+                                     CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
+                                     CAST(:dedups AS text[]), CAST(:fairGroups AS text[]))
                      WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, fair_group, ord)
+            ), ranks AS (
+                -- A group's messages follow its last ranked one, and never come before the queue's first.
+                SELECT g.queue_id, g.fair_group, greatest(
+                           (SELECT max(m.fair_rank) FROM ${schema}.message AS m
+                            WHERE m.queue_id = g.queue_id AND m.fair_group = g.fair_group AND m.fair_rank IS NOT NULL),
+                           (SELECT m.fair_rank - 1 FROM ${schema}.message AS m
+                            WHERE m.queue_id = g.queue_id AND m.fair_rank IS NOT NULL ORDER BY m.fair_rank LIMIT 1),
+                           0) AS last_rank
+                FROM (SELECT DISTINCT queue_id, fair_group FROM input WHERE fair_group IS NOT NULL) AS g
+            ), inserted AS (
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
+                                               fair_group, fair_rank)
+                SELECT t.queue_id, t.message_id, t.body, CAST(t.attributes AS jsonb), statement_timestamp(),
+                       statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id, t.fair_group,
+                       r.last_rank + row_number() OVER (PARTITION BY t.queue_id, t.fair_group ORDER BY t.ord)
+                FROM input AS t
                 JOIN ${schema}.message_queue AS q ON q.id = t.queue_id
+                LEFT JOIN ranks AS r ON r.queue_id = t.queue_id AND r.fair_group = t.fair_group
                 ORDER BY t.ord
                 RETURNING id, queue_id, message_id
             ), notified AS (
@@ -212,12 +225,20 @@ public final class MessageStatements {
      * so that the generic plan keeps to the index.
      */
     static final String RECEIVE = """
-            WITH picked AS (
+            WITH plain AS (
                 SELECT m.id, m.receive_count >= :maxReceives AS dead FROM ${schema}.message AS m
-                WHERE m.queue_id = :queue AND m.visible_at <= statement_timestamp() AND %s
+                WHERE m.queue_id = :queue AND m.visible_at <= statement_timestamp() AND m.fair_rank IS NULL AND %s
                 ORDER BY m.visible_at, m.id
                 LIMIT :max
                 FOR UPDATE SKIP LOCKED
+            ), fair AS (
+                SELECT m.id, m.receive_count >= :maxReceives AS dead FROM ${schema}.message AS m
+                WHERE m.queue_id = :queue AND m.fair_rank IS NOT NULL AND m.visible_at <= statement_timestamp()
+                ORDER BY m.fair_rank, m.id
+                LIMIT :max - (SELECT count(*) FROM plain)
+                FOR UPDATE SKIP LOCKED
+            ), picked AS (
+                SELECT id, dead FROM plain UNION ALL SELECT id, dead FROM fair
             ), dead AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE dead))
                 RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group
@@ -232,7 +253,8 @@ public final class MessageStatements {
             SET visible_at = statement_timestamp() + :visibility * interval '1 second',
                 receive_count = m.receive_count + 1,
                 first_received_at = coalesce(m.first_received_at, statement_timestamp()),
-                receipt = %s
+                receipt = %s,
+                fair_rank = NULL
             WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE NOT dead))
             RETURNING %s
             """.formatted(RELAXED_COMMIT, NEW_RECEIPT, RECEIVED_COLUMNS);
@@ -341,7 +363,10 @@ public final class MessageStatements {
 
     /** When the next message of a queue becomes visible (the first entry of message_visible_idx). */
     static final String NEXT_VISIBLE = """
-            SELECT visible_at FROM ${schema}.message WHERE queue_id = :queue ORDER BY visible_at, id LIMIT 1
+            SELECT least(
+                (SELECT visible_at FROM ${schema}.message
+                 WHERE queue_id = :queue AND fair_rank IS NULL ORDER BY visible_at, id LIMIT 1),
+                (SELECT min(visible_at) FROM ${schema}.message WHERE queue_id = :queue AND fair_rank IS NOT NULL))
             """;
 
     /** Deletes up to :limit messages of a standard queue older than its retention (index message_sent_idx). */

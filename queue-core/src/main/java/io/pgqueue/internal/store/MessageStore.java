@@ -2,6 +2,7 @@ package io.pgqueue.internal.store;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
@@ -660,7 +661,7 @@ public final class MessageStore {
      */
     public Optional<Instant> nextVisible(long queueId) {
         return this.jdbc.query(sql(MessageStatements.NEXT_VISIBLE), new MapSqlParameterSource("queue", queueId),
-                (rs, row) -> rs.getTimestamp(1).toInstant()).stream().findFirst();
+                (rs, row) -> Optional.ofNullable(rs.getTimestamp(1)).map(Timestamp::toInstant)).get(0);
     }
 
     /**
