@@ -50,9 +50,10 @@ public enum MessageQueueError {
     INVALID_CLIENT_TOKEN_ID("InvalidClientTokenId", "InvalidClientTokenId", 403),
     /**
      * The request exceeds a request quota of its queue or access key; SDKs retry it with back-off
-     * ({@code RequestThrottled} is one of their throttling codes).
+     * ({@code RequestThrottled} is one of their throttling codes; with HTTP 403, as SQS answers it,
+     * botocore's legacy retry mode retries it too).
      */
-    REQUEST_THROTTLED("RequestThrottled", "RequestThrottled", 400),
+    REQUEST_THROTTLED("RequestThrottled", "RequestThrottled", 403),
     /** A resource the call names (a move task's queue or handle) does not exist. */
     RESOURCE_NOT_FOUND("ResourceNotFoundException", "ResourceNotFoundException", 404),
     /** The call cannot be done on this resource (e.g. a second move task for a queue). */

@@ -234,6 +234,28 @@ class JavaSdkSqsTests {
             .isInstanceOf(ResourceNotFoundException.class);
     }
 
+    @Test
+    void theSamplesDeclaredQueuesExistAndItsProducerKeyOnlySendsToThem() {
+        String events = this.sqs.getQueueUrl(request -> request.queueName("audit-events")).queueUrl();
+        assertThat(this.sqs.getQueueAttributes(request -> request.queueUrl(events).attributeNames(QueueAttributeName.ALL))
+            .attributesAsStrings()).containsEntry("VisibilityTimeout", "60")
+            .hasEntrySatisfying("RedrivePolicy", policy -> assertThat(policy).contains("audit-events-dlq"));
+        try (SqsClient producer = SqsClient.builder()
+            .endpointOverride(URI.create("http://127.0.0.1:" + this.port + "/sqs"))
+            .region(Region.US_EAST_1)
+            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("sample-producer",
+                    "producer-secret")))
+            .httpClient(UrlConnectionHttpClient.create())
+            .build()) {
+            producer.sendMessage(request -> request.queueUrl(events).messageBody("from the producer"));
+            assertThatThrownBy(() -> producer.receiveMessage(request -> request.queueUrl(events)))
+                .isInstanceOfSatisfying(SqsException.class, ex -> assertThat(ex.awsErrorDetails().errorCode())
+                    .isEqualTo("AccessDenied"));
+        }
+        assertThat(this.sqs.receiveMessage(request -> request.queueUrl(events).waitTimeSeconds(1)).messages())
+            .extracting(Message::body).containsExactly("from the producer");
+    }
+
     private String arn(String url) {
         return this.sqs.getQueueAttributes(request -> request.queueUrl(url).attributeNames(QueueAttributeName.QUEUE_ARN))
             .attributes().get(QueueAttributeName.QUEUE_ARN);

@@ -1,6 +1,8 @@
 package io.pgqueue.sample;
 
+import java.io.File;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +36,7 @@ import software.amazon.awssdk.services.sqs.model.SqsException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -145,6 +148,30 @@ class SqsAccessControlTests {
             assertThat(ex.isThrottlingException()).isTrue();
             assertThat(ex.awsErrorDetails().sdkHttpResponse().firstMatchingHeader("Retry-After")).hasValue("1");
         });
+    }
+
+    @Test
+    void debiansBoto3RetriesThrottledCallsWithItsDefaultRetries() throws Exception {
+        assumeTrue(new File("/usr/bin/python3").canExecute() && new ProcessBuilder("/usr/bin/python3", "-c", "import boto3")
+            .start().waitFor() == 0, "/usr/bin/python3 has no boto3: apt-get install python3-boto3");
+        double throttledBefore = count("SendMessage", "RequestThrottled");
+        String script = """
+                import boto3, sys
+                sqs = boto3.client("sqs", endpoint_url=sys.argv[1], region_name="us-east-1",
+                                   aws_access_key_id="acl-admin", aws_secret_access_key="admin-secret")
+                url = sqs.get_queue_url(QueueName="acl-throttled")["QueueUrl"]
+                for i in range(6):
+                    sqs.send_message(QueueUrl=url, MessageBody="boto3 %d" % i)
+                print("sent 6")
+                """;
+        Process python = new ProcessBuilder("/usr/bin/python3", "-c", script, "http://127.0.0.1:" + this.port + "/sqs")
+            .redirectErrorStream(true).start();
+        String output = new String(python.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+        assertThat(python.waitFor()).as("boto3's exit code; its output:%n%s", output).isZero();
+        assertThat(output).contains("sent 6");
+        assertThat(count("SendMessage", "RequestThrottled") - throttledBefore).as("calls throttled and retried")
+            .isPositive();
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.pgqueue.autoconfigure.sqs;
 
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -32,6 +34,11 @@ final class SqsMetrics {
 
     private final AtomicInteger waiting = new AtomicInteger();
 
+    /** The meters by action and code, and by queue: registered once, not built again for every call. */
+    private final ConcurrentMap<String, Timer> requests = new ConcurrentHashMap<>();
+
+    private final ConcurrentMap<String, DistributionSummary> sizes = new ConcurrentHashMap<>();
+
     SqsMetrics(MeterRegistry registry) {
         this.registry = registry;
         Gauge.builder(RECEIVES_WAITING, this.waiting, AtomicInteger::get)
@@ -41,20 +48,21 @@ final class SqsMetrics {
 
     /** Records a call's answer and how long it took. */
     void answered(String action, String code, long startedNanos) {
-        Timer.builder(REQUESTS)
+        String known = action != null && SqsActions.ACTIONS.contains(action) ? action : "unknown";
+        this.requests.computeIfAbsent(known + " " + code, key -> Timer.builder(REQUESTS)
             .description("Calls of the SQS API on this node")
-            .tag("action", action != null && SqsActions.ACTIONS.contains(action) ? action : "unknown")
+            .tag("action", known)
             .tag("code", code)
-            .register(this.registry)
+            .register(this.registry))
             .record(System.nanoTime() - startedNanos, TimeUnit.NANOSECONDS);
     }
 
     void sent(String queue, int bodyBytes) {
-        DistributionSummary.builder(MESSAGE_SIZE)
+        this.sizes.computeIfAbsent(queue, key -> DistributionSummary.builder(MESSAGE_SIZE)
             .description("Sizes of the message bodies sent")
             .baseUnit("bytes")
             .tag("queue", queue)
-            .register(this.registry)
+            .register(this.registry))
             .record(bodyBytes);
     }
 

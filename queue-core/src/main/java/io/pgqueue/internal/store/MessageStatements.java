@@ -96,13 +96,16 @@ public final class MessageStatements {
      * NOTIFY per queue and transaction, delivered on commit). A message whose queue is gone (deleted
      * since the sender read it) is not written.
      */
-    static final String SEND = """
-            WITH input AS (
-                SELECT * FROM unnest(CAST(:queues AS bigint[]), CAST(:messageIds AS uuid[]), CAST(:bodies AS text[]),
-                                     CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
-                                     CAST(:dedups AS text[]), CAST(:fairGroups AS text[]))
-                     WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, fair_group, ord)
-            ), ranks AS (
+    static final String SEND = send("", "NULL", "");
+
+    /**
+     * Sends messages of which some have a fair group (a standard queue's message group): as
+     * {@link #SEND}, and each such message gets its rank, after its group's last ranked message
+     * and never before the queue's first. Kept apart from {@link #SEND}: its planning costs about
+     * twice as much, which only batches with grouped messages pay.
+     */
+    static final String SEND_RANKED = send("""
+            , ranks AS (
                 -- A group's messages follow its last ranked one, and never come before the queue's first.
                 SELECT g.queue_id, g.fair_group, greatest(
                            (SELECT max(m.fair_rank) FROM ${schema}.message AS m
@@ -111,24 +114,35 @@ public final class MessageStatements {
                             WHERE m.queue_id = g.queue_id AND m.fair_rank IS NOT NULL ORDER BY m.fair_rank LIMIT 1),
                            0) AS last_rank
                 FROM (SELECT DISTINCT queue_id, fair_group FROM input WHERE fair_group IS NOT NULL) AS g
-            ), inserted AS (
-                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
-                                               fair_group, fair_rank)
-                SELECT t.queue_id, t.message_id, t.body, CAST(t.attributes AS jsonb), statement_timestamp(),
-                       statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id, t.fair_group,
-                       r.last_rank + row_number() OVER (PARTITION BY t.queue_id, t.fair_group ORDER BY t.ord)
-                FROM input AS t
-                JOIN ${schema}.message_queue AS q ON q.id = t.queue_id
-                LEFT JOIN ranks AS r ON r.queue_id = t.queue_id AND r.fair_group = t.fair_group
-                ORDER BY t.ord
-                RETURNING id, queue_id, message_id
-            ), notified AS (
-                SELECT pg_notify(:channel, CAST(q.queue_id AS text)) FROM (SELECT DISTINCT queue_id FROM inserted) AS q
-            )
-            SELECT i.id, CAST(i.message_id AS text) AS message_id, (SELECT count(*) FROM notified) AS notified
-            FROM inserted AS i
-            ORDER BY i.id
-            """;
+            )""", "r.last_rank + row_number() OVER (PARTITION BY t.queue_id, t.fair_group ORDER BY t.ord)",
+            "LEFT JOIN ranks AS r ON r.queue_id = t.queue_id AND r.fair_group = t.fair_group");
+
+    private static String send(String ranks, String rank, String rankJoin) {
+        return """
+                WITH input AS (
+                    SELECT * FROM unnest(CAST(:queues AS bigint[]), CAST(:messageIds AS uuid[]), CAST(:bodies AS text[]),
+                                         CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
+                                         CAST(:dedups AS text[]), CAST(:fairGroups AS text[]))
+                         WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, fair_group, ord)
+                )%s, inserted AS (
+                    INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id,
+                                                   dedup_id, fair_group, fair_rank)
+                    SELECT t.queue_id, t.message_id, t.body, CAST(t.attributes AS jsonb), statement_timestamp(),
+                           statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id, t.fair_group,
+                           %s
+                    FROM input AS t
+                    JOIN ${schema}.message_queue AS q ON q.id = t.queue_id
+                    %s
+                    ORDER BY t.ord
+                    RETURNING id, queue_id, message_id
+                ), notified AS (
+                    SELECT pg_notify(:channel, CAST(q.queue_id AS text)) FROM (SELECT DISTINCT queue_id FROM inserted) AS q
+                )
+                SELECT i.id, CAST(i.message_id AS text) AS message_id, (SELECT count(*) FROM notified) AS notified
+                FROM inserted AS i
+                ORDER BY i.id
+                """.formatted(ranks, rank, rankJoin);
+    }
 
     /**
      * FIFO: takes (and locks until commit) the groups of messages about to be sent, creating the
@@ -232,13 +246,17 @@ public final class MessageStatements {
                 LIMIT :max
                 FOR UPDATE SKIP LOCKED
             ), fair AS (
+                -- Only when the unranked messages did not fill the receive (a one-time filter: no scan otherwise).
                 SELECT m.id, m.receive_count >= :maxReceives AS dead FROM ${schema}.message AS m
                 WHERE m.queue_id = :queue AND m.fair_rank IS NOT NULL AND m.visible_at <= statement_timestamp()
+                  AND (SELECT count(*) FROM plain) < :max
                 ORDER BY m.fair_rank, m.id
-                LIMIT :max - (SELECT count(*) FROM plain)
+                LIMIT :max
                 FOR UPDATE SKIP LOCKED
             ), picked AS (
-                SELECT id, dead FROM plain UNION ALL SELECT id, dead FROM fair
+                SELECT id, dead FROM plain
+                UNION ALL
+                (SELECT id, dead FROM fair LIMIT :max - (SELECT count(*) FROM plain))
             ), dead AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE dead))
                 RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group
@@ -361,12 +379,17 @@ public final class MessageStatements {
             SELECT pg_notify(:channel, CAST(:queue AS text))
             """;
 
-    /** When the next message of a queue becomes visible (the first entry of message_visible_idx). */
+    /**
+     * When the next message of a queue becomes visible: the first unranked one (message_visible_idx),
+     * or the first ranked one (message_fair_idx; a fair queue's ranked messages are visible unless
+     * sent with a delay, so a delayed one of a higher rank may wake a waiting receive later).
+     */
     static final String NEXT_VISIBLE = """
             SELECT least(
                 (SELECT visible_at FROM ${schema}.message
                  WHERE queue_id = :queue AND fair_rank IS NULL ORDER BY visible_at, id LIMIT 1),
-                (SELECT min(visible_at) FROM ${schema}.message WHERE queue_id = :queue AND fair_rank IS NOT NULL))
+                (SELECT visible_at FROM ${schema}.message
+                 WHERE queue_id = :queue AND fair_rank IS NOT NULL ORDER BY fair_rank, id LIMIT 1))
             """;
 
     /** Deletes up to :limit messages of a standard queue older than its retention (index message_sent_idx). */
@@ -402,7 +425,7 @@ public final class MessageStatements {
      * (measured: 178,000 dead rows after 30 s of 2,000 messages/s, before autovacuum had woken).
      */
     static final String VACUUM = """
-            VACUUM (SKIP_LOCKED) ${schema}.message
+            VACUUM (SKIP_LOCKED, ANALYZE) ${schema}.message
             """;
 
     /** Forgets deduplication ids past their five minutes. */

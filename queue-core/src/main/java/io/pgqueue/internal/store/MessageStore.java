@@ -328,7 +328,8 @@ public final class MessageStore {
         }
         Map<String, Long> sequences = new HashMap<>();
         if (!fresh.isEmpty()) {
-            this.jdbc.query(sql(MessageStatements.SEND), new MapSqlParameterSource()
+            boolean ranked = fresh.stream().anyMatch(message -> message.fairGroup() != null);
+            this.jdbc.query(sql(ranked ? MessageStatements.SEND_RANKED : MessageStatements.SEND), new MapSqlParameterSource()
                 .addValue("queues", SqlArrays.bigints(fresh.stream().map(NewMessage::queueId).toList()))
                 .addValue("messageIds", SqlArrays.of("uuid", fresh.stream().map(NewMessage::messageId).toArray()))
                 .addValue("bodies", SqlArrays.texts(fresh.stream().map(NewMessage::body).toList()))

@@ -26,7 +26,7 @@ BEGIN
     FROM unnest(ARRAY['job_claim_idx', 'job_dedup_idx', 'job_lease_idx', 'job_limited_idx', 'job_group_idx',
                       'job_group_claimed_idx', 'job_finished_retention_idx', 'job_finished_dedup_idx',
                       'job_finished_failed_idx', 'job_finished_cancelled_idx', 'job_waiting_workflow_idx',
-                      'message_visible_idx', 'message_group_idx', 'schedule_next_fire_idx']) AS expected
+                      'message_visible_idx', 'message_fair_idx', 'message_group_idx', 'schedule_next_fire_idx']) AS expected
     WHERE NOT EXISTS (SELECT 1 FROM pg_indexes AS i
                       WHERE i.schemaname = v_schema AND i.indexname = expected);
     SELECT array_agg(c.relname ORDER BY c.relname) INTO v_invalid
@@ -150,4 +150,4 @@ END
 $doctor$;
 
 COMMENT ON FUNCTION ${flyway:defaultSchema}.doctor(interval)
-    IS 'pgqueue doctor revision 2: indexes, dead rows, what holds back vacuum, autovacuum, idle transactions, node releases, connections';
+    IS 'pgqueue doctor revision 3: indexes, dead rows, what holds back vacuum, autovacuum, idle transactions, node releases, connections';
