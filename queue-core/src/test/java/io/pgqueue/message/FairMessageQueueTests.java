@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.internal.message.MessageEngine;
-import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,9 +31,7 @@ class FairMessageQueueTests {
 
     @BeforeAll
     static void start() {
-        messages = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()),
-                MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
-        messages.start();
+        messages = TestMessageEngines.start(queue);
     }
 
     @AfterAll
@@ -44,8 +41,7 @@ class FairMessageQueueTests {
 
     @BeforeEach
     void clear() {
-        queue.jdbc().execute("TRUNCATE pgqueue.message_queue, pgqueue.message, pgqueue.message_group, "
-                + "pgqueue.message_dedup");
+        TestMessageEngines.clear(queue);
         messages.createQueue("tenants", MessageQueueAttributes.defaults(), Map.of());
     }
 

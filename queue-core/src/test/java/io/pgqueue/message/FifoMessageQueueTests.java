@@ -12,7 +12,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.pgqueue.internal.message.MessageEngine;
-import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,8 +35,7 @@ class FifoMessageQueueTests {
 
     @BeforeAll
     static void start() {
-        messages = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
-        messages.start();
+        messages = TestMessageEngines.start(queue);
     }
 
     @AfterAll
@@ -47,8 +45,7 @@ class FifoMessageQueueTests {
 
     @BeforeEach
     void clear() {
-        queue.jdbc().execute("TRUNCATE pgqueue.message_queue, pgqueue.message, pgqueue.message_group, "
-                + "pgqueue.message_dedup");
+        TestMessageEngines.clear(queue);
     }
 
     static List<ReceivedMessage> receive(String name, int max) {

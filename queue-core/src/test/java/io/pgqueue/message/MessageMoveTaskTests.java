@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 
 import io.pgqueue.internal.message.MessageEngine;
-import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.message.MessageMoveTask.Status;
 import io.pgqueue.testing.TestQueue;
 import org.junit.jupiter.api.AfterAll;
@@ -34,9 +33,7 @@ class MessageMoveTaskTests {
 
     @BeforeAll
     static void start() {
-        messages = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()),
-                MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
-        messages.start();
+        messages = TestMessageEngines.start(queue);
     }
 
     @AfterAll
@@ -46,8 +43,7 @@ class MessageMoveTaskTests {
 
     @BeforeEach
     void clear() {
-        queue.jdbc().execute("TRUNCATE pgqueue.message_queue, pgqueue.message, pgqueue.message_group, "
-                + "pgqueue.message_dedup, pgqueue.message_move_task");
+        TestMessageEngines.clear(queue);
     }
 
     /** A dead-letter queue and two sources whose messages reach it after one receive each. */

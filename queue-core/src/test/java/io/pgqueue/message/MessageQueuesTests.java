@@ -34,8 +34,7 @@ class MessageQueuesTests {
 
     @BeforeAll
     static void start() {
-        messages = new MessageEngine(queue.dataSource(), new MessageStore(queue.dataSource(), queue.config()), MessageQueueEvents.NONE, Duration.ofSeconds(1), Duration.ofSeconds(10));
-        messages.start();
+        messages = TestMessageEngines.start(queue);
     }
 
     @AfterAll
@@ -45,8 +44,7 @@ class MessageQueuesTests {
 
     @BeforeEach
     void clear() {
-        queue.jdbc().execute("TRUNCATE pgqueue.message_queue, pgqueue.message, pgqueue.message_group, "
-                + "pgqueue.message_dedup");
+        TestMessageEngines.clear(queue);
     }
 
     static MessageQueueInfo create(String name) {
