@@ -186,11 +186,13 @@ class SqsAccessControlTests {
         servletLog.addAppender(logged);
         try {
             SendMessageResponse sent = admin.sendMessage(request -> request.queueUrl(url).messageBody("x".repeat(300)));
-            assertThat(logged.list).anySatisfy(event -> {
-                assertThat(event.getFormattedMessage()).startsWith("SQS SendMessage answered OK in ");
-                assertThat(event.getMDCPropertyMap()).containsEntry("pgqueue.sqs.requestId",
-                        sent.responseMetadata().requestId());
-            });
+            // The call is measured and logged once its answer is written: the client may read it first.
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(List.copyOf(logged.list))
+                .anySatisfy(event -> {
+                    assertThat(event.getFormattedMessage()).startsWith("SQS SendMessage answered OK in ");
+                    assertThat(event.getMDCPropertyMap()).containsEntry("pgqueue.sqs.requestId",
+                            sent.responseMetadata().requestId());
+                }));
         }
         finally {
             servletLog.detachAppender(logged);
@@ -201,7 +203,7 @@ class SqsAccessControlTests {
         assertThat(count("SendMessage", "OK")).isPositive();
         assertThatThrownBy(() -> admin.getQueueUrl(request -> request.queueName("acl-no-such-queue")))
             .isInstanceOf(SqsException.class);
-        assertThat(count("GetQueueUrl", "QueueDoesNotExist")).isOne();
+        await().atMost(Duration.ofSeconds(10)).until(() -> count("GetQueueUrl", "QueueDoesNotExist") == 1);
     }
 
     @Test
