@@ -8,8 +8,6 @@ import java.util.Map;
 
 import io.pgqueue.internal.message.MessageEngine;
 import io.pgqueue.testing.TestQueue;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -25,24 +23,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FairMessageQueueTests {
 
     @RegisterExtension
-    static final TestQueue queue = TestQueue.perClass();
+    static final TestMessageEngines engine = new TestMessageEngines(TestQueue.perClass());
 
-    static MessageEngine messages;
-
-    @BeforeAll
-    static void start() {
-        messages = TestMessageEngines.start(queue);
-    }
-
-    @AfterAll
-    static void stop() {
-        messages.stop();
+    static MessageEngine messages() {
+        return engine.messages();
     }
 
     @BeforeEach
-    void clear() {
-        TestMessageEngines.clear(queue);
-        messages.createQueue("tenants", MessageQueueAttributes.defaults(), Map.of());
+    void createQueue() {
+        messages().createQueue("tenants", MessageQueueAttributes.defaults(), Map.of());
     }
 
     private static void send(String group, int from, int count) {
@@ -51,17 +40,17 @@ class FairMessageQueueTests {
             OutgoingMessage message = OutgoingMessage.of(group + " " + i);
             batch.add(new BatchEntry<>("m" + i, group == null ? message : message.withGroupId(group)));
             if (batch.size() == 10) {
-                messages.sendBatch("tenants", batch);
+                messages().sendBatch("tenants", batch);
                 batch.clear();
             }
         }
         if (!batch.isEmpty()) {
-            messages.sendBatch("tenants", batch);
+            messages().sendBatch("tenants", batch);
         }
     }
 
     private static List<String> receive(int max) {
-        return messages.receive("tenants", ReceiveRequest.of(max).withWaitTime(Duration.ZERO)
+        return messages().receive("tenants", ReceiveRequest.of(max).withWaitTime(Duration.ZERO)
             .withVisibilityTimeout(Duration.ofMinutes(5))).stream().map(ReceivedMessage::body).toList();
     }
 
@@ -107,13 +96,13 @@ class FairMessageQueueTests {
     @Test
     void messagesWithoutAGroupAndMessagesVisibleAgainComeFirst() {
         send("noisy", 0, 50);
-        List<ReceivedMessage> taken = messages.receive("tenants", ReceiveRequest.of(2).withWaitTime(Duration.ZERO)
+        List<ReceivedMessage> taken = messages().receive("tenants", ReceiveRequest.of(2).withWaitTime(Duration.ZERO)
             .withVisibilityTimeout(Duration.ofMinutes(5)));
-        taken.forEach(message -> messages.changeVisibility("tenants", message.receiptHandle(), Duration.ZERO));
+        taken.forEach(message -> messages().changeVisibility("tenants", message.receiptHandle(), Duration.ZERO));
         send(null, 0, 1);
 
         assertThat(receive(3)).containsExactlyInAnyOrder("noisy 0", "noisy 1", "null 0");
         assertThat(receive(10)).first().isEqualTo("noisy 2");
-        assertThat(messages.counts("tenants").visible()).isEqualTo(38);
+        assertThat(messages().counts("tenants").visible()).isEqualTo(38);
     }
 }
