@@ -110,7 +110,7 @@ final class MessageMoveTasks {
                 }
                 int batch = task.maxPerSecond() == null ? MessageMoveTask.MAX_PER_SECOND : task.maxPerSecond();
                 int moved = this.messages.redrive(task.sourceQueueId(), task.destinationQueueId(), batch);
-                long left = this.moves.visible(task.sourceQueueId());
+                long left = this.messages.counts(task.sourceQueueId()).visible();
                 if (left == 0) {
                     return new Advance(moved, Status.COMPLETED, null);
                 }

@@ -63,10 +63,6 @@ public final class MessageMoveStore {
             FOR UPDATE SKIP LOCKED
             """;
 
-    static final String VISIBLE = """
-            SELECT count(*) FROM ${schema}.message WHERE queue_id = :queue AND visible_at <= statement_timestamp()
-            """;
-
     static final String ADVANCE = """
             UPDATE ${schema}.message_move_task
             SET moved = moved + :moved, status = :status, failure_reason = :reason, updated_at = now()
@@ -159,11 +155,6 @@ public final class MessageMoveStore {
                                     .addValue("reason", advance.failureReason()));
                             });
         });
-    }
-
-    /** @return the visible messages of a queue */
-    public long visible(long queueId) {
-        return this.jdbc.queryForObject(sql(VISIBLE), new MapSqlParameterSource("queue", queueId), Long.class);
     }
 
     /**
