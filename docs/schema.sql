@@ -242,12 +242,14 @@ CREATE TABLE pgqueue.message (
     fair_group text,
     source_queue_id bigint,
     fair_rank bigint,
+    partition integer,
     CONSTRAINT message_pkey PRIMARY KEY (id),
     CONSTRAINT message_check CHECK (((receive_count = 0) = (receipt IS NULL)))
 ) WITH (vacuum_truncate=false);
 CREATE INDEX message_fair_group_idx ON pgqueue.message USING btree (queue_id, fair_group, fair_rank) WHERE (fair_rank IS NOT NULL);
 CREATE INDEX message_fair_idx ON pgqueue.message USING btree (queue_id, fair_rank, id) INCLUDE (visible_at) WHERE (fair_rank IS NOT NULL);
 CREATE INDEX message_group_idx ON pgqueue.message USING btree (queue_id, group_id, id) WHERE (group_id IS NOT NULL);
+CREATE INDEX message_partition_idx ON pgqueue.message USING btree (partition, id) WHERE (partition IS NOT NULL);
 CREATE INDEX message_sent_idx ON pgqueue.message USING btree (queue_id, sent_at);
 CREATE INDEX message_visible_idx ON pgqueue.message USING btree (queue_id, visible_at, id) WHERE (fair_rank IS NULL);
 
@@ -257,9 +259,11 @@ CREATE TABLE pgqueue.message_dedup (
     message_id uuid NOT NULL,
     sequence bigint,
     expires_at timestamp with time zone NOT NULL,
+    partition integer,
     CONSTRAINT message_dedup_pkey PRIMARY KEY (queue_id, dedup_id)
 );
 CREATE INDEX message_dedup_expiry_idx ON pgqueue.message_dedup USING btree (expires_at);
+CREATE INDEX message_dedup_partition_idx ON pgqueue.message_dedup USING btree (partition) WHERE (partition IS NOT NULL);
 
 CREATE TABLE pgqueue.message_group (
     queue_id bigint NOT NULL,
@@ -288,6 +292,15 @@ CREATE TABLE pgqueue.message_move_task (
 );
 CREATE UNIQUE INDEX message_move_task_running_idx ON pgqueue.message_move_task USING btree (source_queue_id) WHERE (status = 'RUNNING'::text);
 CREATE INDEX message_move_task_source_idx ON pgqueue.message_move_task USING btree (source_queue_id, started_at DESC);
+
+CREATE TABLE pgqueue.message_moving (
+    batch bigint NOT NULL,
+    partition integer NOT NULL,
+    kind text NOT NULL,
+    "row" jsonb NOT NULL,
+    CONSTRAINT message_moving_kind_check CHECK ((kind = ANY (ARRAY['message'::text, 'dedup'::text])))
+);
+CREATE INDEX message_moving_batch_idx ON pgqueue.message_moving USING btree (partition, batch);
 
 CREATE TABLE pgqueue.message_queue (
     id bigint NOT NULL GENERATED ALWAYS AS IDENTITY,

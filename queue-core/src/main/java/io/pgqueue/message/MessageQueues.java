@@ -29,6 +29,15 @@ public interface MessageQueues {
     java.util.Optional<CountedQueues> latestCounts();
 
     /**
+     * Tells how FIFO queues deduplicate: per queue (a deduplication id sent within five minutes is a
+     * duplicate whatever its group), or, on a sharded installation, per message group, as SQS's
+     * high-throughput FIFO queues do ({@code DeduplicationScope=messageGroup}): a group's messages
+     * live on the shard of its partition, and its duplicates meet there.
+     * @return whether FIFO deduplication ids are kept per message group
+     */
+    boolean deduplicatesPerGroup();
+
+    /**
      * Checks a queue's name and tags as {@link #createQueue} does, writing nothing: for callers that
      * check a set of queues before creating any.
      * @param name the queue's name

@@ -9,7 +9,9 @@ import java.time.Duration;
  * @param target the shard it is on now
  * @param jobsMoved the READY jobs that moved
  * @param jobsLeft the claimed jobs left to finish on the source after the drain timeout
+ * @param messagesMoved the message-queue messages that moved (in flight or not)
  * @param duration how long the move took
  */
-public record PartitionMoveResult(int partition, String source, String target, long jobsMoved, long jobsLeft, Duration duration) {
+public record PartitionMoveResult(int partition, String source, String target, long jobsMoved, long jobsLeft,
+        long messagesMoved, Duration duration) {
 }

@@ -48,7 +48,7 @@ final class TestMessageEngines implements BeforeAllCallback, BeforeEachCallback,
     public void beforeEach(ExtensionContext context) {
         this.queue.beforeEach(context);
         this.queue.jdbc().execute("TRUNCATE pgqueue.message_queue, pgqueue.message, pgqueue.message_group, "
-                + "pgqueue.message_dedup, pgqueue.message_move_task");
+                + "pgqueue.message_dedup, pgqueue.message_move_task, pgqueue.message_moving");
     }
 
     @Override

@@ -65,7 +65,7 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.job_waiting, table upgraded.job_dependency, table upgraded.job_result, "
                     + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter, "
                     + "table upgraded.queue_action, table upgraded.task_history, table upgraded.message_queue_history, "
-                    + "table upgraded.task_definition, table upgraded.message_move_task, "
+                    + "table upgraded.task_definition, table upgraded.message_move_task, table upgraded.message_moving, "
                     + "column upgraded.job.history, column upgraded.job_finished.history, column upgraded.node.schema_version)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
@@ -75,7 +75,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V29 and the repeatable migrations").isEqualTo(27);
+        assertThat(result.migrationsExecuted).as("V10 to V30 and the repeatable migrations").isEqualTo(28);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "

@@ -20,13 +20,30 @@ public class TestDatabaseInitializer implements ApplicationContextInitializer<Co
 
     private final boolean migrated;
 
+    private final int shards;
+
     /** An initializer whose databases have the queue's schema migrated. */
     public TestDatabaseInitializer() {
-        this(true);
+        this(true, 0);
     }
 
-    private TestDatabaseInitializer(boolean migrated) {
+    /**
+     * @param migrated whether the databases have the queue's schema migrated
+     * @param shards how many more databases to list as the queue's shards {@code shard-1} ... under
+     * {@code pgqueue.shards}
+     */
+    protected TestDatabaseInitializer(boolean migrated, int shards) {
         this.migrated = migrated;
+        this.shards = shards;
+    }
+
+    /** The context's database and two more as the shards {@code shard-1} and {@code shard-2}: three shards in all. */
+    public static class ThreeShards extends TestDatabaseInitializer {
+
+        /** The initializer. */
+        public ThreeShards() {
+            super(true, 2);
+        }
     }
 
     /**
@@ -34,7 +51,7 @@ public class TestDatabaseInitializer implements ApplicationContextInitializer<Co
      * @return an initializer whose databases are empty
      */
     public static TestDatabaseInitializer empty() {
-        return new TestDatabaseInitializer(false);
+        return new TestDatabaseInitializer(false, 0);
     }
 
     @Override
@@ -47,6 +64,20 @@ public class TestDatabaseInitializer implements ApplicationContextInitializer<Co
         }
         if (database.password() != null) {
             properties.put("spring.datasource.password", database.password());
+        }
+        for (int i = 1; i <= this.shards; i++) {
+            TestDatabase shard = this.migrated ? TestDatabase.createMigrated("pgqueue_ctx_shard")
+                    : TestDatabase.create("pgqueue_ctx_shard");
+            String prefix = "pgqueue.shards.shard-" + i + ".";
+            properties.put(prefix + "url", shard.jdbcUrl());
+            if (shard.user() != null) {
+                properties.put(prefix + "username", shard.user());
+            }
+            if (shard.password() != null) {
+                properties.put(prefix + "password", shard.password());
+            }
+            ((DefaultListableBeanFactory) context.getBeanFactory()).registerDisposableBean("pgqueueTestShard" + i,
+                    shard::close);
         }
         context.getEnvironment().getPropertySources().addFirst(new MapPropertySource("pgqueueTestDatabase", properties));
         ((DefaultListableBeanFactory) context.getBeanFactory()).registerDisposableBean("pgqueueTestDatabase",

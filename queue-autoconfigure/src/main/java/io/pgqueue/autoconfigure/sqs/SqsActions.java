@@ -255,8 +255,9 @@ final class SqsActions {
         if (queue.fifo()) {
             values.put("FifoQueue", "true");
             values.put("ContentBasedDeduplication", Boolean.toString(attributes.contentBasedDeduplication()));
-            values.put("DeduplicationScope", "queue");
-            values.put("FifoThroughputLimit", "perQueue");
+            boolean perGroup = this.queues.deduplicatesPerGroup();
+            values.put("DeduplicationScope", perGroup ? "messageGroup" : "queue");
+            values.put("FifoThroughputLimit", perGroup ? "perMessageGroupId" : "perQueue");
         }
         values.put("SqsManagedSseEnabled", "false");
         ObjectNode map = NODES.objectNode();

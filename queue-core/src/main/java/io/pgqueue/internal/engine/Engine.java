@@ -121,7 +121,7 @@ public final class Engine {
         this.balancer = new BalancerService(this.shards, this.stats, this.enqueuer.partitionLoad().orElse(null),
                 settings.balancerSettings(), settings.balancerLoadWindow(), node, settings.balancerEnabled());
         this.messageHistory = new MessageHistoryRecorder(main.history(), settings.clock(), settings.messageEvents());
-        this.messages = new MessageEngine(settings.dataSource(), main.messages(), this.messageHistory,
+        this.messages = new MessageEngine(this.shards, this.messageHistory,
                 settings.statsInterval(), workerSettings != null ? workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
         this.scheduler = new Scheduler(main.schedules(), this.enqueuer, settings.tasks(), settings.mapper(), settings.clock(),
                 workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);
@@ -205,9 +205,14 @@ public final class Engine {
         }
     }
 
-    /** Stops every running service, in the list's reverse order; a failing stop is logged and the next one runs. */
+    /**
+     * Stops every running service, in the list's reverse order; a failing stop is logged and the next
+     * one runs. The message queues stop too when a call started them on a node that never started
+     * its services.
+     */
     public synchronized void stop() {
         stopDownTo(0);
+        this.messages.stop();
     }
 
     private void stopDownTo(int count) {

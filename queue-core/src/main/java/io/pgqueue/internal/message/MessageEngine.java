@@ -3,9 +3,11 @@ package io.pgqueue.internal.message;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -13,10 +15,9 @@ import java.util.concurrent.CompletionException;
 
 import javax.sql.DataSource;
 
-import io.pgqueue.internal.enqueue.GroupCommitter;
+import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.MessageStore.NewMessage;
 import io.pgqueue.internal.store.MessageStore.Receipt;
-import io.pgqueue.internal.store.MessageStore.ReceiptOutcome;
 import io.pgqueue.internal.store.MessageStore.Sent;
 import io.pgqueue.internal.store.MessageStore.StoredMessage;
 import io.pgqueue.internal.store.MessageMoveStore;
@@ -64,20 +65,14 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     /** Threads that run woken long-poll receives. */
     private static final int RECEIVER_THREADS = 4;
 
-    /** Sends and deletes in one grouped transaction at most. */
-    private static final int GROUP_MAX = 500;
+    private final MessageShards shards;
 
+    /** The main shard's store: the catalog. */
     private final MessageStore store;
-
-    private final DataSource dataSource;
 
     private final MessageQueueCatalog catalog;
 
     private final ReceiptActions receipts;
-
-    private final GroupCommitter<NewMessage, Sent> sends;
-
-    private final GroupCommitter<Receipt, ReceiptOutcome> deletes;
 
     private final MessageQueueEvents events;
 
@@ -87,7 +82,8 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
 
     private LongPolls longPolls;
 
-    private NotificationListener listener;
+    /** One per shard: a send on any shard wakes the receives waiting here. */
+    private List<NotificationListener> listeners;
 
 
     private volatile boolean started;
@@ -96,8 +92,9 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     private boolean stopped;
 
     /**
-     * Creates the message queues of a queue database; call {@link #start()} before receiving with a wait.
-     * @param dataSource the queue's database (the main shard)
+     * Creates the message queues of an unsharded queue database; call {@link #start()} before
+     * receiving with a wait.
+     * @param dataSource the queue's database
      * @param store the message store of that database
      * @param events where sends, receives and deletes are counted
      * @param countInterval how often every queue's messages are counted (for metrics, health, the endpoint)
@@ -105,16 +102,31 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
      */
     public MessageEngine(DataSource dataSource, MessageStore store, MessageQueueEvents events, Duration countInterval,
             Duration vacuumInterval) {
-        this.dataSource = dataSource;
-        this.store = store;
-        this.catalog = new MessageQueueCatalog(store);
-        this.moves = new MessageMoveTasks(new MessageMoveStore(store), store, this.catalog);
-        this.housekeeping = new MessageHousekeeping(this.store, this::counts, events, countInterval, vacuumInterval,
+        this(MessageShards.single(dataSource, store), events, countInterval, vacuumInterval);
+    }
+
+    /**
+     * Creates the message queues of an installation: sharded, the catalog on the main shard and the
+     * messages on the shards of their partitions; call {@link #start()} before receiving with a wait.
+     * @param shards the installation's shards
+     * @param events where sends, receives and deletes are counted
+     * @param countInterval how often every queue's messages are counted (for metrics, health, the endpoint)
+     * @param vacuumInterval how often the message tables are VACUUMed while in use; zero leaves it to autovacuum
+     */
+    public MessageEngine(Shards shards, MessageQueueEvents events, Duration countInterval, Duration vacuumInterval) {
+        this(MessageShards.of(shards), events, countInterval, vacuumInterval);
+    }
+
+    private MessageEngine(MessageShards shards, MessageQueueEvents events, Duration countInterval,
+            Duration vacuumInterval) {
+        this.shards = shards;
+        this.store = shards.main().store();
+        this.catalog = new MessageQueueCatalog(shards);
+        this.moves = new MessageMoveTasks(new MessageMoveStore(this.store), shards, this.catalog);
+        this.housekeeping = new MessageHousekeeping(shards, this::counts, events, countInterval, vacuumInterval,
                 this.moves::step);
         this.events = events;
-        this.sends = new GroupCommitter<>("message-send", this.store::send, 1, GROUP_MAX);
-        this.deletes = new GroupCommitter<>("message-delete", this.store::delete, 1, GROUP_MAX);
-        this.receipts = new ReceiptActions(store, events, this.deletes, this::queue);
+        this.receipts = new ReceiptActions(shards, events, this::queue);
     }
 
     /**
@@ -127,16 +139,33 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     }
 
     private synchronized void listen() {
-        if (this.listener != null || this.stopped) {
+        if (this.listeners != null || this.stopped) {
             return;
         }
         this.started = true;
-        this.longPolls = new LongPolls(RECEIVER_THREADS, this.store::nextVisible);
+        this.longPolls = new LongPolls(RECEIVER_THREADS, this::nextVisible);
         LongPolls polls = this.longPolls;
-        this.listener = new NotificationListener(this.dataSource, List.of(this.store.channel()),
-                (channel, payload) -> polls.announce(Long.parseLong(payload)), polls::announceAll, "-messages");
-        this.listener.start();
+        this.listeners = new ArrayList<>();
+        for (MessageShards.Shard shard : this.shards.all()) {
+            NotificationListener listener = new NotificationListener(shard.dataSource(), List.of(shard.store().channel()),
+                    (channel, payload) -> polls.announce(Long.parseLong(payload)), polls::announceAll,
+                    "-messages" + (shard == this.shards.main() ? "" : "-" + shard.name()));
+            listener.start();
+            this.listeners.add(listener);
+        }
         this.housekeeping.start();
+    }
+
+    /** @return when the queue's next message becomes visible on any shard, empty when none holds one */
+    private Optional<Instant> nextVisible(long queueId) {
+        Optional<Instant> next = Optional.empty();
+        for (MessageShards.Shard shard : this.shards.all()) {
+            Optional<Instant> here = shard.store().nextVisible(queueId);
+            if (here.isPresent() && (next.isEmpty() || here.get().isBefore(next.get()))) {
+                next = here;
+            }
+        }
+        return next;
     }
 
     /**
@@ -159,7 +188,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     }
 
     @Override
-    public java.util.Optional<CountedQueues> latestCounts() {
+    public Optional<CountedQueues> latestCounts() {
         return this.housekeeping.latestCounts();
     }
 
@@ -171,15 +200,14 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     public synchronized void stop() {
         this.started = false;
         this.stopped = true;
-        if (this.listener != null) {
-            this.listener.stop();
+        if (this.listeners != null) {
+            this.listeners.forEach(NotificationListener::stop);
             this.longPolls.close();
             this.housekeeping.stop();
-            this.listener = null;
+            this.listeners = null;
             this.longPolls = null;
         }
-        this.sends.close();
-        this.deletes.close();
+        this.shards.close();
     }
 
     /** Same as {@link #stop()}. */
@@ -196,7 +224,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
 
     /** @return whether it listens for sends */
     public synchronized boolean isRunning() {
-        return this.listener != null;
+        return this.listeners != null;
     }
 
     // Queues: see MessageQueueCatalog
@@ -267,7 +295,11 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         if (limit < 1 || limit > 100) {
             throw new IllegalArgumentException("A peek reads 1 to 100 messages, not " + limit);
         }
-        return this.store.peek(this.catalog.queue(name).id(), limit);
+        long queue = this.catalog.queue(name).id();
+        List<PeekedMessage> peeked = new ArrayList<>();
+        this.shards.all().forEach(shard -> peeked.addAll(shard.store().peek(queue, limit)));
+        peeked.sort(Comparator.comparing(PeekedMessage::sentAt));
+        return peeked.size() <= limit ? peeked : List.copyOf(peeked.subList(0, limit));
     }
 
     @Override
@@ -287,14 +319,17 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
             throw new MessageQueueException(MessageQueueError.INVALID_PARAMETER_VALUE, "Redrive moves at least 1 "
                     + "message, not " + max);
         }
+        List<Long> existing = List.of(to.id());
         int moved = 0;
-        while (moved < max) {
-            int limit = Math.min(REDRIVE_BATCH, max - moved);
-            int batch = from.fifo() ? this.store.redriveFifo(from.id(), to.id(), limit)
-                    : this.store.redrive(from.id(), to.id(), limit);
-            moved += batch;
-            if (batch == 0) {
-                break;
+        for (MessageShards.Shard shard : this.shards.all()) {
+            while (moved < max) {
+                int limit = Math.min(REDRIVE_BATCH, max - moved);
+                int batch = from.fifo() ? shard.store().redriveFifo(from.id(), to.id(), limit)
+                        : shard.store().redrive(from.id(), to.id(), existing, limit);
+                moved += batch;
+                if (batch == 0) {
+                    break;
+                }
             }
         }
         return moved;
@@ -334,11 +369,12 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     @Override
     public SentMessage send(String queueName, OutgoingMessage message) {
         MessageQueueInfo queue = queue(queueName);
-        NewMessage row = row(queue, message);
+        boolean transaction = TransactionSynchronizationManager.isActualTransactionActive();
+        NewMessage row = row(queue, message, transaction);
         Sent sent;
         try {
-            sent = TransactionSynchronizationManager.isActualTransactionActive() ? this.store.send(List.of(row)).get(0)
-                    : this.sends.write(row);
+            sent = this.shards.route(List.of(row), NewMessage::partition, (shard, rows) -> transaction
+                    ? shard.store().send(rows) : List.of(this.shards.sends(shard).write(rows.get(0)))).get(0);
         }
         catch (MessageQueueException ex) {
             throw ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST ? forget(queue.name()) : ex;
@@ -351,6 +387,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     public BatchResult<SentMessage> sendBatch(String queueName, List<BatchEntry<OutgoingMessage>> entries) {
         MessageQueueInfo queue = queue(queueName);
         BatchEntry.checkIds(entries.stream().map(BatchEntry::id).toList());
+        boolean transaction = TransactionSynchronizationManager.isActualTransactionActive();
         List<BatchEntryFailure> failed = new ArrayList<>();
         List<BatchEntry<OutgoingMessage>> valid = new ArrayList<>();
         List<NewMessage> rows = new ArrayList<>();
@@ -358,7 +395,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         for (BatchEntry<OutgoingMessage> entry : entries) {
             try {
                 size += MessageValidation.message(entry.value(), queue);
-                rows.add(row(queue, entry.value()));
+                rows.add(row(queue, entry.value(), transaction));
                 valid.add(entry);
             }
             catch (MessageQueueException ex) {
@@ -373,7 +410,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         if (!rows.isEmpty()) {
             List<Sent> sent;
             try {
-                sent = this.store.send(rows);
+                sent = this.shards.route(rows, NewMessage::partition, (shard, part) -> shard.store().send(part));
             }
             catch (MessageQueueException ex) {
                 throw ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST ? forget(queue.name()) : ex;
@@ -386,7 +423,14 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         return new BatchResult<>(successful, failed);
     }
 
-    private NewMessage row(MessageQueueInfo queue, OutgoingMessage message) {
+    /**
+     * The row of a message to send. Sharded, its partition is its group's (any partition without
+     * one), and a FIFO queue's deduplication id is kept per group, as on SQS's high-throughput FIFO
+     * queues: a group's messages are on one shard, its duplicates meet there. In the caller's
+     * transaction, a sharded installation writes a standard message to the main shard, with no
+     * partition (it stays there), and refuses a FIFO one, whose group is on its partition's shard.
+     */
+    private NewMessage row(MessageQueueInfo queue, OutgoingMessage message, boolean transaction) {
         MessageValidation.message(message, queue);
         Duration delay = message.delay() != null ? message.delay() : queue.attributes().delay();
         String dedup = null;
@@ -395,9 +439,22 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
             dedup = message.deduplicationId() != null ? message.deduplicationId()
                     : MessageDigests.sha256OfBody(message.body());
         }
+        boolean sharded = this.shards.sharded();
+        if (sharded && transaction && queue.fifo()) {
+            throw MessageQueueException.invalidParameter("A message of the FIFO queue " + queue.name() + " cannot join "
+                    + "the application's transaction on a sharded installation: its group lives on the shard of its "
+                    + "partition; send it after the commit");
+        }
+        Integer partition = transaction ? null : this.shards.partitionOf(message.groupId());
+        String dedupKey = dedup == null || !sharded ? dedup : group.length() + ":" + group + ":" + dedup;
         return new NewMessage(queue.id(), UUID.randomUUID().toString(), message.body(),
                 MessageAttributesJson.write(message.attributes()), (int) delay.toSeconds(), group, dedup,
-                queue.fifo() ? null : message.groupId());
+                queue.fifo() ? null : message.groupId(), partition, dedupKey);
+    }
+
+    @Override
+    public boolean deduplicatesPerGroup() {
+        return this.shards.sharded();
     }
 
     private static SentMessage sentMessage(MessageQueueInfo queue, OutgoingMessage message, Sent sent) {
@@ -461,15 +518,22 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
                 maxReceives = redrive.maxReceiveCount();
             }
         }
-        List<StoredMessage> rows = queue.fifo()
-                ? this.store.receiveFifo(queue.id(), max, visibility, deadLetter, maxReceives)
-                : this.store.receive(queue.id(), max, visibility, deadLetter, maxReceives);
+        List<StoredMessage> rows = new ArrayList<>();
+        for (MessageShards.Shard shard : this.shards.rotation()) {
+            int left = max - rows.size();
+            rows.addAll(queue.fifo() ? shard.store().receiveFifo(queue.id(), left, visibility, deadLetter, maxReceives)
+                    : shard.store().receive(queue.id(), left, visibility, deadLetter, maxReceives));
+            if (rows.size() >= max) {
+                break;
+            }
+        }
         List<ReceivedMessage> received = new ArrayList<>(rows.size());
         Instant now = Instant.now();
         for (StoredMessage row : rows) {
             Map<String, MessageAttributeValue> attributes = MessageAttributesJson.read(row.attributes());
             received.add(new ReceivedMessage(row.messageId(),
-                    ReceiptHandles.encode(new Receipt(queue.id(), row.id(), row.receipt(), row.groupId())), row.body(),
+                    ReceiptHandles.encode(new Receipt(queue.id(), row.partition(), row.id(), row.receipt(), row.groupId())),
+                    row.body(),
                     MessageDigests.md5OfBody(row.body()), attributes, MessageDigests.md5OfAttributes(attributes),
                     row.sentAt(), row.receiveCount(), row.firstReceivedAt(),
                     row.groupId() != null ? row.groupId() : row.fairGroup(), row.dedupId(),

@@ -9,7 +9,6 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.pgqueue.internal.lifecycle.PeriodicTasks;
-import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.message.CountedQueues;
 import io.pgqueue.message.MessageQueueCounts;
 import io.pgqueue.message.MessageQueueEvents;
@@ -21,10 +20,10 @@ import org.slf4j.LoggerFactory;
  * The periodic work of a node using message queues, on one thread ({@code pgqueue-message-sweeper}):
  * every minute, deletes messages past their queue's retention and expired FIFO deduplication ids;
  * every count interval, counts every queue's messages (for metrics, health and the endpoint);
- * every vacuum interval, VACUUMs the message table; every second, steps the running message move
+ * every vacuum interval, VACUUMs the message tables (of every shard); every second, steps the running message move
  * tasks. Nodes may do all of it at once.
  */
-public final class MessageHousekeeping {
+final class MessageHousekeeping {
 
     private static final Logger log = LoggerFactory.getLogger(MessageHousekeeping.class);
 
@@ -39,7 +38,7 @@ public final class MessageHousekeeping {
     /** How long a stop waits for a sweep, count or vacuum under way (it is interrupted). */
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
 
-    private final MessageStore store;
+    private final MessageShards shards;
 
     private final Supplier<Map<String, MessageQueueCounts>> counter;
 
@@ -55,9 +54,9 @@ public final class MessageHousekeeping {
 
     private volatile CountedQueues counted;
 
-    public MessageHousekeeping(MessageStore store, Supplier<Map<String, MessageQueueCounts>> counter, MessageQueueEvents events,
+    MessageHousekeeping(MessageShards shards, Supplier<Map<String, MessageQueueCounts>> counter, MessageQueueEvents events,
             Duration countInterval, Duration vacuumInterval, Runnable moveStep) {
-        this.store = store;
+        this.shards = shards;
         this.counter = counter;
         this.events = events;
         this.countInterval = countInterval;
@@ -95,17 +94,21 @@ public final class MessageHousekeeping {
     /** Deletes messages past their queue's retention, in batches, and expired deduplication ids. */
     public void sweep() {
         try {
-            for (MessageQueueInfo queue : this.store.listQueues("", "", Integer.MAX_VALUE)) {
-                int deleted;
-                do {
-                    deleted = this.store.deleteExpired(queue, SWEEP_BATCH);
-                    if (deleted > 0) {
-                        log.debug("Deleted {} messages of queue {} older than its retention", deleted, queue.name());
+            List<MessageQueueInfo> queues = this.shards.main().store().listQueues("", "", Integer.MAX_VALUE);
+            for (MessageShards.Shard shard : this.shards.all()) {
+                for (MessageQueueInfo queue : queues) {
+                    int deleted;
+                    do {
+                        deleted = shard.store().deleteExpired(queue, SWEEP_BATCH);
+                        if (deleted > 0) {
+                            log.debug("Deleted {} messages of queue {} on shard '{}' older than its retention", deleted,
+                                    queue.name(), shard.name());
+                        }
                     }
+                    while (deleted == SWEEP_BATCH);
                 }
-                while (deleted == SWEEP_BATCH);
+                shard.store().deleteExpiredDeduplicationIds();
             }
-            this.store.deleteExpiredDeduplicationIds();
         }
         catch (RuntimeException ex) {
             log.warn("Deleting expired messages failed, retrying in {} s: {}", SWEEP_INTERVAL.toSeconds(), ex.toString());
@@ -133,11 +136,13 @@ public final class MessageHousekeeping {
     }
 
     private void vacuum() {
-        try {
-            this.store.vacuum();
-        }
-        catch (RuntimeException ex) {
-            log.debug("Could not vacuum the message table: {}", ex.toString());
+        for (MessageShards.Shard shard : this.shards.all()) {
+            try {
+                shard.store().vacuum();
+            }
+            catch (RuntimeException ex) {
+                log.debug("Could not vacuum the message table of shard '{}': {}", shard.name(), ex.toString());
+            }
         }
     }
 }

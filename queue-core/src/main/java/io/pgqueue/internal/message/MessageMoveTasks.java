@@ -28,13 +28,13 @@ final class MessageMoveTasks {
 
     private final MessageMoveStore moves;
 
-    private final MessageStore messages;
+    private final MessageShards shards;
 
     private final MessageQueueCatalog catalog;
 
-    MessageMoveTasks(MessageMoveStore moves, MessageStore messages, MessageQueueCatalog catalog) {
+    MessageMoveTasks(MessageMoveStore moves, MessageShards shards, MessageQueueCatalog catalog) {
         this.moves = moves;
-        this.messages = messages;
+        this.shards = shards;
         this.catalog = catalog;
     }
 
@@ -109,13 +109,25 @@ final class MessageMoveTasks {
                     return new Advance(0, Status.FAILED, "The destination queue was deleted");
                 }
                 int batch = task.maxPerSecond() == null ? MessageMoveTask.MAX_PER_SECOND : task.maxPerSecond();
-                int moved = this.messages.redrive(task.sourceQueueId(), task.destinationQueueId(), batch);
-                long left = this.messages.counts(task.sourceQueueId()).visible();
+                MessageStore catalog = this.shards.main().store();
+                List<Long> existing = catalog.listQueues("", "", Integer.MAX_VALUE).stream().map(MessageQueueInfo::id)
+                    .toList();
+                int moved = 0;
+                long left = 0;
+                long unmovable = 0;
+                for (MessageShards.Shard shard : this.shards.rotation()) {
+                    MessageStore messages = shard.store();
+                    if (moved < batch) {
+                        moved += messages.redrive(task.sourceQueueId(), task.destinationQueueId(), existing, batch - moved);
+                    }
+                    long here = messages.counts(task.sourceQueueId()).visible();
+                    left += here;
+                    unmovable += moved < batch && here > 0
+                            ? messages.unmovable(task.sourceQueueId(), task.destinationQueueId(), existing) : 0;
+                }
                 if (left == 0) {
                     return new Advance(moved, Status.COMPLETED, null);
                 }
-                long unmovable = moved < batch ? this.messages.unmovable(task.sourceQueueId(), task.destinationQueueId())
-                        : 0;
                 if (unmovable > 0 && unmovable >= left) {
                     return new Advance(moved, Status.FAILED, unmovable + " messages have no queue to go back to (sent "
                             + "to the dead-letter queue directly, dead-lettered before their source was recorded, or "

@@ -3,6 +3,8 @@ package io.pgqueue.internal.message;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 import io.pgqueue.internal.store.MessageStore.QueueCounts;
 import io.pgqueue.internal.store.MessageStore;
@@ -29,6 +32,9 @@ final class MessageQueueCatalog {
     /** How long a node trusts the settings of a queue it read, for changes made on other nodes. */
     static final Duration QUEUE_CACHE_TIME = Duration.ofSeconds(1);
 
+    private final MessageShards shards;
+
+    /** The main shard's store, which holds the queues. */
     private final MessageStore store;
 
     private final Map<String, Cached> queues = new ConcurrentHashMap<>();
@@ -36,8 +42,9 @@ final class MessageQueueCatalog {
     private record Cached(MessageQueueInfo queue, long readAt) {
     }
 
-    MessageQueueCatalog(MessageStore store) {
-        this.store = store;
+    MessageQueueCatalog(MessageShards shards) {
+        this.shards = shards;
+        this.store = shards.main().store();
     }
 
     MessageQueueInfo createQueue(String name, MessageQueueAttributes attributes, Map<String, String> tags) {
@@ -168,28 +175,59 @@ final class MessageQueueCatalog {
         if (!this.store.deleteQueue(queue.id())) {
             throw MessageQueueException.noSuchQueue(name);
         }
+        // The other shards' messages of the queue; a shard missed here is cleared by the next count.
+        this.shards.all().stream().filter(shard -> shard != this.shards.main())
+            .forEach(shard -> shard.store().deleteContents(List.of(queue.id())));
     }
 
     int purge(String name) {
-        return this.store.purge(queue(name).id());
+        long id = queue(name).id();
+        return this.shards.all().stream().mapToInt(shard -> shard.store().purge(id)).sum();
     }
 
+    /**
+     * Counts every queue's messages over the shards, and removes those of queues that are gone (a
+     * send that raced the queue's deletion, or a shard the deletion did not reach).
+     */
     Map<String, MessageQueueCounts> counts() {
-        Map<Long, QueueCounts> byId = new java.util.HashMap<>();
-        this.store.counts().forEach(count -> byId.put(count.queueId(), count));
+        Map<MessageShards.Shard, List<QueueCounts>> perShard = new LinkedHashMap<>();
+        this.shards.all().forEach(shard -> perShard.put(shard, shard.store().counts()));
+        // Listed after counting: a queue whose messages were counted existed before them.
+        List<MessageQueueInfo> queues = this.store.listQueues("", "", Integer.MAX_VALUE);
+        Set<Long> existing = queues.stream().map(MessageQueueInfo::id).collect(Collectors.toSet());
+        Map<Long, QueueCounts> byId = new HashMap<>();
+        perShard.forEach((shard, counts) -> {
+            Set<Long> gone = new HashSet<>();
+            for (QueueCounts count : counts) {
+                if (existing.contains(count.queueId())) {
+                    byId.merge(count.queueId(), count, MessageQueueCatalog::sum);
+                }
+                else {
+                    gone.add(count.queueId());
+                }
+            }
+            if (!gone.isEmpty()) {
+                shard.store().deleteContents(gone);
+            }
+        });
         Map<String, MessageQueueCounts> counts = new LinkedHashMap<>();
-        for (MessageQueueInfo queue : this.store.listQueues("", "", Integer.MAX_VALUE)) {
-            counts.put(queue.name(), counts(queue.name(), byId.remove(queue.id())));
-        }
-        if (!byId.isEmpty()) {
-            // Messages of queues deleted while a send to them was in flight.
-            this.store.deleteContentsOfGoneQueues(byId.keySet());
+        for (MessageQueueInfo queue : queues) {
+            counts.put(queue.name(), counts(queue.name(), byId.get(queue.id())));
         }
         return counts;
     }
 
     MessageQueueCounts counts(String name) {
-        return counts(name, this.store.counts(queue(name).id()));
+        long id = queue(name).id();
+        return counts(name, this.shards.all().stream().map(shard -> shard.store().counts(id))
+            .reduce(MessageQueueCatalog::sum).orElse(null));
+    }
+
+    private static QueueCounts sum(QueueCounts a, QueueCounts b) {
+        Instant oldest = a.oldest() == null ? b.oldest() : b.oldest() == null || a.oldest().isBefore(b.oldest())
+                ? a.oldest() : b.oldest();
+        return new QueueCounts(a.queueId(), a.visible() + b.visible(), a.inFlight() + b.inFlight(),
+                a.delayed() + b.delayed(), oldest);
     }
 
     private static MessageQueueCounts counts(String name, QueueCounts count) {

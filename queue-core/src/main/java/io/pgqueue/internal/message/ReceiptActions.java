@@ -5,13 +5,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 
-import io.pgqueue.internal.enqueue.GroupCommitter;
 import io.pgqueue.internal.store.MessageStore.Receipt;
 import io.pgqueue.internal.store.MessageStore.ReceiptOutcome;
-import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.message.BatchEntry;
 import io.pgqueue.message.BatchEntryFailure;
 import io.pgqueue.message.BatchResult;
@@ -26,31 +23,28 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 /**
  * What {@link MessageEngine} does with a receipt handle: deletes (single ones outside a transaction
  * through the group commit) and visibility changes, one at a time or in batches whose entries
- * fail on their own.
+ * fail on their own, each on the shard of its message's partition.
  */
 final class ReceiptActions {
 
-    private final MessageStore store;
+    private final MessageShards shards;
 
     private final MessageQueueEvents events;
 
-    private final GroupCommitter<Receipt, ReceiptOutcome> deletes;
-
     private final Function<String, MessageQueueInfo> queues;
 
-    ReceiptActions(MessageStore store, MessageQueueEvents events, GroupCommitter<Receipt, ReceiptOutcome> deletes,
-            Function<String, MessageQueueInfo> queues) {
-        this.store = store;
+    ReceiptActions(MessageShards shards, MessageQueueEvents events, Function<String, MessageQueueInfo> queues) {
+        this.shards = shards;
         this.events = events;
-        this.deletes = deletes;
         this.queues = queues;
     }
 
     void delete(String queueName, String receiptHandle) {
         MessageQueueInfo queue = this.queues.apply(queueName);
-        Receipt receipt = ReceiptHandles.decode(receiptHandle, queue);
-        ReceiptOutcome outcome = TransactionSynchronizationManager.isActualTransactionActive()
-                ? this.store.delete(List.of(receipt)).get(0) : this.deletes.write(receipt);
+        List<Receipt> receipt = List.of(ReceiptHandles.decode(receiptHandle, queue));
+        boolean transaction = TransactionSynchronizationManager.isActualTransactionActive();
+        ReceiptOutcome outcome = this.shards.byReceipt(receipt, (shard, indexes) -> transaction
+                ? shard.store().delete(receipt) : List.of(this.shards.deletes(shard).write(receipt.get(0)))).get(0);
         check(outcome, receiptHandle, false);
         if (outcome == ReceiptOutcome.DONE) {
             this.events.deleted(queue.name(), 1);
@@ -60,7 +54,7 @@ final class ReceiptActions {
     BatchResult<Boolean> deleteBatch(String queueName, List<BatchEntry<String>> entries) {
         MessageQueueInfo queue = this.queues.apply(queueName);
         BatchEntry.checkIds(entries.stream().map(BatchEntry::id).toList());
-        return byReceipt(queue, entries, (receipts, indexes) -> this.store.delete(receipts), false);
+        return byReceipt(queue, entries, null);
     }
 
     void changeVisibility(String queueName, String receiptHandle, Duration timeout) {
@@ -92,18 +86,22 @@ final class ReceiptActions {
                 failed.add(new BatchEntryFailure(entry.id(), ex.error(), ex.getMessage()));
             }
         }
-        BatchResult<Boolean> result = byReceipt(queue, handles,
-                (receipts, indexes) -> this.store.changeVisibility(receipts, indexes.stream().map(seconds::get).toList()),
-                true);
+        BatchResult<Boolean> result = byReceipt(queue, handles, seconds);
         failed.addAll(result.failed());
         if (seconds.contains(0)) {
-            this.store.announce(queue.id());
+            // Every node listens on the main shard too.
+            this.shards.main().store().announce(queue.id());
         }
         return new BatchResult<>(result.successful(), failed);
     }
 
-    private BatchResult<Boolean> byReceipt(MessageQueueInfo queue, List<BatchEntry<String>> entries,
-            BiFunction<List<Receipt>, List<Integer>, List<ReceiptOutcome>> apply, boolean visibility) {
+    /**
+     * Deletes the messages of a batch's receipt handles, or changes their visibility, on the shards
+     * of their messages.
+     * @param seconds per entry, the visibility timeout to set, or {@code null} to delete
+     */
+    private BatchResult<Boolean> byReceipt(MessageQueueInfo queue, List<BatchEntry<String>> entries, List<Integer> seconds) {
+        boolean visibility = seconds != null;
         List<BatchEntryFailure> failed = new ArrayList<>();
         List<Integer> indexes = new ArrayList<>();
         List<Receipt> receipts = new ArrayList<>();
@@ -119,7 +117,11 @@ final class ReceiptActions {
         }
         Map<String, Boolean> successful = new LinkedHashMap<>();
         if (!receipts.isEmpty()) {
-            List<ReceiptOutcome> outcomes = apply.apply(receipts, indexes);
+            List<ReceiptOutcome> outcomes = this.shards.byReceipt(receipts, (shard, picked) -> {
+                List<Receipt> those = picked.stream().map(receipts::get).toList();
+                return visibility ? shard.store().changeVisibility(those,
+                        picked.stream().map(k -> seconds.get(indexes.get(k))).toList()) : shard.store().delete(those);
+            });
             int deleted = 0;
             for (int i = 0; i < receipts.size(); i++) {
                 BatchEntry<String> entry = entries.get(indexes.get(i));

@@ -9,19 +9,31 @@ import io.pgqueue.message.MessageQueueException;
 import io.pgqueue.message.MessageQueueInfo;
 
 /**
- * Receipt handles: the queue, the message, the random receipt of one receive and the FIFO group,
- * as opaque URL-safe text. A handle deletes its message only while its receipt is the latest, so a
- * handle of an earlier receive is refused like an expired lease.
+ * Receipt handles: the queue, the message's partition, the message, the random receipt of one
+ * receive and the FIFO group, as opaque URL-safe text. A handle deletes its message only while its
+ * receipt is the latest, so a handle of an earlier receive is refused like an expired lease. The
+ * partition (not the shard) finds the message's shard, so a handle stays valid when its partition
+ * moves. A message without a partition (unsharded, or on the main shard for good) gets a handle of
+ * the earlier form, without one.
  */
 public final class ReceiptHandles {
 
-    private static final String VERSION = "p1";
+    private static final String VERSION = "p2";
+
+    /** Handles without a partition, which earlier releases gave out. */
+    private static final String UNPARTITIONED = "p1";
 
     private ReceiptHandles() {
     }
 
+    /**
+     * @param receipt a receipt
+     * @return its handle
+     */
     public static String encode(Receipt receipt) {
-        String text = VERSION + ":" + receipt.queueId() + ":" + receipt.id() + ":" + receipt.receipt()
+        // A message without a partition gets the earlier form, which nodes of the earlier release read too.
+        String text = (receipt.partition() == null ? UNPARTITIONED : VERSION + ":" + receipt.partition()) + ":"
+                + receipt.queueId() + ":" + receipt.id() + ":" + receipt.receipt()
                 + (receipt.groupId() == null ? "" : ":" + receipt.groupId());
         return Base64.getUrlEncoder().withoutPadding().encodeToString(text.getBytes(StandardCharsets.UTF_8));
     }
@@ -38,13 +50,24 @@ public final class ReceiptHandles {
                     "The request must contain the parameter ReceiptHandle.");
         }
         try {
-            String[] parts = new String(Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8).split(":", 5);
-            if (parts.length >= 4 && parts[0].equals(VERSION)) {
-                Receipt receipt = new Receipt(Long.parseLong(parts[1]), Long.parseLong(parts[2]),
-                        Long.parseLong(parts[3]), parts.length == 5 ? parts[4] : null);
-                if (receipt.queueId() == queue.id()) {
-                    return receipt;
+            String text = new String(Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8);
+            Receipt receipt = null;
+            if (text.startsWith(VERSION + ":")) {
+                String[] parts = text.split(":", 6);
+                if (parts.length >= 5) {
+                    receipt = new Receipt(Long.parseLong(parts[2]), Integer.valueOf(parts[1]), Long.parseLong(parts[3]),
+                            Long.parseLong(parts[4]), parts.length == 6 ? parts[5] : null);
                 }
+            }
+            else if (text.startsWith(UNPARTITIONED + ":")) {
+                String[] parts = text.split(":", 5);
+                if (parts.length >= 4) {
+                    receipt = new Receipt(Long.parseLong(parts[1]), null, Long.parseLong(parts[2]),
+                            Long.parseLong(parts[3]), parts.length == 5 ? parts[4] : null);
+                }
+            }
+            if (receipt != null && receipt.queueId() == queue.id()) {
+                return receipt;
             }
         }
         catch (IllegalArgumentException ex) {

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
+import io.pgqueue.internal.store.MessageStore;
 import io.pgqueue.internal.store.PartitionStore;
 import io.pgqueue.shard.PartitionMoveResult;
 import io.pgqueue.shard.ShardException;
@@ -25,7 +26,11 @@ import org.slf4j.LoggerFactory;
  * mark of the batch in one transaction there, then dropped from {@code job_moving}. A job is
  * always in exactly one of the three places, and a batch is written once however often a move is
  * resumed. Jobs that workers hold on the source are waited for, up to the drain timeout: those
- * that come back READY (a retry) move too; those still running after it finish on the source.</li>
+ * that come back READY (a retry) move too; those still running after it finish on the source.
+ * Its message-queue messages leave the same way through {@code message_moving}: standard ones with
+ * their ids, receipts and visibility (a message in flight stays in flight, its receipt handle finds
+ * it on the target), FIFO groups whole once none of their messages is in flight (after the drain
+ * timeout, in flight or not), then the FIFO deduplication ids.</li>
  * <li><b>Switch.</b> The target holds the partition, the relay marks of its outbox rows are copied
  * there, and the map places it on the target, ACTIVE: enqueues go there.</li>
  * <li><b>Clean up.</b> The partition's FAILED jobs follow it (so that an operator re-runs them where
@@ -41,6 +46,9 @@ public final class PartitionMover {
 
     /** Jobs per batch that leaves the source. */
     static final int BATCH = 5_000;
+
+    /** Messages (or FIFO groups) per batch that leaves the source. */
+    static final int MESSAGE_BATCH = 1_000;
 
     /** The steps at which a move can be observed (and, in tests, interrupted). */
     enum Step {
@@ -134,9 +142,10 @@ public final class PartitionMover {
             long[] counts = run(move, drainTimeout, journaled.isPresent());
             this.shards.refresh();
             PartitionMoveResult result = new PartitionMoveResult(partition, move.source(), move.target(), counts[0], counts[1],
-                    Duration.ofNanos(System.nanoTime() - started));
-            log.info("pgqueue moved partition {} from shard '{}' to shard '{}': {} jobs in {} ms{}", partition,
-                    move.source(), move.target(), result.jobsMoved(), result.duration().toMillis(),
+                    counts[2], Duration.ofNanos(System.nanoTime() - started));
+            log.info("pgqueue moved partition {} from shard '{}' to shard '{}': {} jobs and {} messages in {} ms{}",
+                    partition, move.source(), move.target(), result.jobsMoved(), result.messagesMoved(),
+                    result.duration().toMillis(),
                     result.jobsLeft() == 0 ? "" : "; " + result.jobsLeft() + " running jobs finish on the source");
             return result;
         }
@@ -176,31 +185,43 @@ public final class PartitionMover {
         return this.shards.main().partitions().moves().stream().filter(move -> move.partition() == partition).findFirst();
     }
 
-    /** @return jobs moved, jobs left running on the source */
+    /** @return jobs moved, jobs left running on the source, messages moved */
     private long[] run(PartitionStore.Move move, Duration drainTimeout, boolean resumed) {
         int partition = move.partition();
         Shards.Shard source = shard(move.source());
         Shards.Shard target = shard(move.target());
         long moved = 0;
         long left = 0;
+        long messages = 0;
         if (!move.switched()) {
             this.observer.reached(Step.MAP_MARKED);
             source.partitions().markMoving(partition);
             this.observer.reached(Step.SOURCE_MARKED);
             long deadline = System.nanoTime() + drainTimeout.toNanos();
+            MessageStore sourceMessages = source.stores().messages();
             while (true) {
                 moved += applyStaged(source, target, partition);
                 while (source.partitions().stageBatch(partition, BATCH) > 0) {
                     this.observer.reached(Step.BATCH_STAGED);
                     moved += applyStaged(source, target, partition);
                 }
+                boolean late = System.nanoTime() - deadline > 0;
+                messages += applyStagedMessages(source, target, partition);
+                while (sourceMessages.stageBatch(partition, MESSAGE_BATCH, late) > 0) {
+                    this.observer.reached(Step.BATCH_STAGED);
+                    messages += applyStagedMessages(source, target, partition);
+                }
                 PartitionStore.PartitionJobs jobs = source.partitions().partitionJobs(partition);
-                if (jobs.ready() == 0 && (jobs.claimed() == 0 || System.nanoTime() - deadline > 0)) {
+                long messagesLeft = sourceMessages.partitionMessages(partition);
+                if (jobs.ready() == 0 && messagesLeft == 0 && (jobs.claimed() == 0 || late)) {
                     left = jobs.claimed();
                     break;
                 }
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(jobs.ready() > 0 ? 1 : 20));
             }
+            // No message of the partition is written while it moves: its deduplication ids are all here.
+            sourceMessages.stageDeduplicationIds(partition);
+            messages += applyStagedMessages(source, target, partition);
             target.partitions().copyRelayedMarks(partition, source.partitions().relayedMarks(partition));
             target.partitions().holdActive(partition);
             this.observer.reached(Step.TARGET_HOLDS);
@@ -221,7 +242,7 @@ public final class PartitionMover {
                         ex.toString());
             }
         }
-        return new long[] {moved, left};
+        return new long[] {moved, left, messages};
     }
 
     /**
@@ -268,6 +289,20 @@ public final class PartitionMover {
                     target.stores().jobs().channel(""));
             this.observer.reached(Step.BATCH_APPLIED);
             source.partitions().dropBatch(partition, batch);
+            written += Math.max(inserted, 0);
+        }
+        return written;
+    }
+
+    /** Writes the message batches staged on the source to the target, then drops them; @return messages written */
+    private long applyStagedMessages(Shards.Shard source, Shards.Shard target, int partition) {
+        MessageStore from = source.stores().messages();
+        long written = 0;
+        for (long batch : from.stagedBatches(partition)) {
+            long inserted = target.stores().messages().applyBatch(source.number(), batch, partition,
+                    from.stagedBatch(partition, batch));
+            this.observer.reached(Step.BATCH_APPLIED);
+            from.dropBatch(partition, batch);
             written += Math.max(inserted, 0);
         }
         return written;

@@ -96,17 +96,20 @@ public final class MessageStatements {
      * NOTIFY per queue and transaction, delivered on commit). A message whose queue is gone (deleted
      * since the sender read it) is not written.
      */
-    static final String SEND = send("", "NULL", "");
+    static final String SEND = send("", "NULL", "", false);
 
     /**
-     * Sends messages of which some have a fair group (a standard queue's message group): as
-     * {@link #SEND}, and each such message gets its rank, after its group's last ranked message
-     * and never before the queue's first. Kept apart from {@link #SEND}: its planning costs about
-     * twice as much, which only batches with grouped messages pay.
+     * {@link #SEND} on a shard of a sharded installation, fenced as jobs are: the messages are
+     * written only if the shard holds every partition among them ACTIVE, or none is (KEY SHARE
+     * locks on those shard_partition rows, which marking one MOVING waits for); messages without a
+     * partition stay on this shard. The queue is not looked up: the catalog is on the main shard,
+     * and messages of a queue deleted meanwhile are removed by the next count.
      */
-    static final String SEND_RANKED = send("""
+    static final String SEND_FENCED = send("", "NULL", "", true);
+
+    /** The rank of each fair group's next message: after its last ranked one, never before the queue's first. */
+    private static final String RANKS = """
             , ranks AS (
-                -- A group's messages follow its last ranked one, and never come before the queue's first.
                 SELECT g.queue_id, g.fair_group, greatest(
                            (SELECT max(m.fair_rank) FROM ${schema}.message AS m
                             WHERE m.queue_id = g.queue_id AND m.fair_group = g.fair_group AND m.fair_rank IS NOT NULL),
@@ -114,24 +117,49 @@ public final class MessageStatements {
                             WHERE m.queue_id = g.queue_id AND m.fair_rank IS NOT NULL ORDER BY m.fair_rank LIMIT 1),
                            0) AS last_rank
                 FROM (SELECT DISTINCT queue_id, fair_group FROM input WHERE fair_group IS NOT NULL) AS g
-            )""", "r.last_rank + row_number() OVER (PARTITION BY t.queue_id, t.fair_group ORDER BY t.ord)",
-            "LEFT JOIN ranks AS r ON r.queue_id = t.queue_id AND r.fair_group = t.fair_group");
+            )""";
 
-    private static String send(String ranks, String rank, String rankJoin) {
+    private static final String RANK = "r.last_rank + row_number() OVER (PARTITION BY t.queue_id, t.fair_group ORDER BY t.ord)";
+
+    private static final String RANK_JOIN = "LEFT JOIN ranks AS r ON r.queue_id = t.queue_id AND r.fair_group = t.fair_group";
+
+    /**
+     * Sends messages of which some have a fair group (a standard queue's message group): as
+     * {@link #SEND}, and each such message gets its rank, after its group's last ranked message
+     * and never before the queue's first. Kept apart from {@link #SEND}: its planning costs about
+     * twice as much, which only batches with grouped messages pay.
+     */
+    static final String SEND_RANKED = send(RANKS, RANK, RANK_JOIN, false);
+
+    /** {@link #SEND_RANKED}, fenced as {@link #SEND_FENCED}. */
+    static final String SEND_RANKED_FENCED = send(RANKS, RANK, RANK_JOIN, true);
+
+    private static String send(String ranks, String rank, String rankJoin, boolean fenced) {
+        String held = !fenced ? "" : """
+                , held AS (
+                    SELECT owned.partition FROM ${schema}.shard_partition AS owned
+                    WHERE owned.partition = ANY(ARRAY(SELECT DISTINCT partition FROM input)) AND owned.state = 'ACTIVE'
+                    ORDER BY owned.partition
+                    FOR KEY SHARE
+                )""";
+        String queue = fenced ? "" : "JOIN ${schema}.message_queue AS q ON q.id = t.queue_id";
+        String where = !fenced ? "" : "WHERE (SELECT count(*) FROM held) = (SELECT count(DISTINCT partition) FROM input)";
         return """
                 WITH input AS (
                     SELECT * FROM unnest(CAST(:queues AS bigint[]), CAST(:messageIds AS uuid[]), CAST(:bodies AS text[]),
                                          CAST(:attributes AS text[]), CAST(:delays AS integer[]), CAST(:groups AS text[]),
-                                         CAST(:dedups AS text[]), CAST(:fairGroups AS text[]))
-                         WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, fair_group, ord)
-                )%s, inserted AS (
+                                         CAST(:dedups AS text[]), CAST(:fairGroups AS text[]), CAST(:partitions AS integer[]))
+                         WITH ORDINALITY AS t(queue_id, message_id, body, attributes, delay_s, group_id, dedup_id, fair_group,
+                                              partition, ord)
+                )%s%s, inserted AS (
                     INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id,
-                                                   dedup_id, fair_group, fair_rank)
+                                                   dedup_id, fair_group, fair_rank, partition)
                     SELECT t.queue_id, t.message_id, t.body, CAST(t.attributes AS jsonb), statement_timestamp(),
                            statement_timestamp() + t.delay_s * interval '1 second', t.group_id, t.dedup_id, t.fair_group,
-                           %s
+                           %s, t.partition
                     FROM input AS t
-                    JOIN ${schema}.message_queue AS q ON q.id = t.queue_id
+                    %s
+                    %s
                     %s
                     ORDER BY t.ord
                     RETURNING id, queue_id, message_id
@@ -141,7 +169,7 @@ public final class MessageStatements {
                 SELECT i.id, CAST(i.message_id AS text) AS message_id, (SELECT count(*) FROM notified) AS notified
                 FROM inserted AS i
                 ORDER BY i.id
-                """.formatted(ranks, rank, rankJoin);
+                """.formatted(held, ranks, rank, queue, rankJoin, where);
     }
 
     /**
@@ -201,10 +229,11 @@ public final class MessageStatements {
      * order; a concurrent send of the same id waits here for the first to commit.
      */
     static final String CLAIM_DEDUP_IDS = """
-            INSERT INTO ${schema}.message_dedup AS d (queue_id, dedup_id, message_id, expires_at)
-            SELECT t.queue_id, t.dedup_id, t.message_id, statement_timestamp() + interval '5 minutes'
-            FROM unnest(CAST(:queues AS bigint[]), CAST(:dedups AS text[]), CAST(:messageIds AS uuid[]))
-                 AS t(queue_id, dedup_id, message_id)
+            INSERT INTO ${schema}.message_dedup AS d (queue_id, dedup_id, message_id, expires_at, partition)
+            SELECT t.queue_id, t.dedup_id, t.message_id, statement_timestamp() + interval '5 minutes', t.partition
+            FROM unnest(CAST(:queues AS bigint[]), CAST(:dedups AS text[]), CAST(:messageIds AS uuid[]),
+                        CAST(:partitions AS integer[]))
+                 AS t(queue_id, dedup_id, message_id, partition)
             ORDER BY t.queue_id, t.dedup_id
             ON CONFLICT (queue_id, dedup_id) DO UPDATE
                 SET message_id = CASE WHEN d.expires_at <= statement_timestamp() THEN excluded.message_id ELSE d.message_id END,
@@ -222,7 +251,7 @@ public final class MessageStatements {
 
     private static final String RECEIVED_COLUMNS = """
             m.id, CAST(m.message_id AS text) AS message_id, m.body, CAST(m.attributes AS text) AS attributes, m.sent_at,
-            m.receive_count, m.first_received_at, m.receipt, m.group_id, m.dedup_id, m.fair_group
+            m.receive_count, m.first_received_at, m.receipt, m.group_id, m.dedup_id, m.fair_group, m.partition
             """;
 
     /** A random 62-bit receipt: unguessable enough that a handle cannot be forged from a message id. */
@@ -259,11 +288,12 @@ public final class MessageStatements {
                 (SELECT id, dead FROM fair LIMIT :max - (SELECT count(*) FROM plain))
             ), dead AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked WHERE dead))
-                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group
+                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group, m.partition
             ), moved AS (
                 INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group,
-                                               source_queue_id)
-                SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), fair_group, :queue
+                                               source_queue_id, partition)
+                SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), fair_group, :queue,
+                       partition
                 FROM dead
                 RETURNING 1
             )
@@ -325,12 +355,12 @@ public final class MessageStatements {
             WITH dead AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(CAST(:ids AS bigint[]))
                 RETURNING m.id, m.queue_id, m.message_id, m.body, m.attributes, m.sent_at, m.group_id, m.dedup_id,
-                          m.fair_group
+                          m.fair_group, m.partition
             )
             INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
-                                           fair_group, source_queue_id)
+                                           fair_group, source_queue_id, partition)
             SELECT :deadLetter, message_id, body, attributes, sent_at, statement_timestamp(), group_id, dedup_id, fair_group,
-                   queue_id
+                   queue_id, partition
             FROM dead
             ORDER BY id
             RETURNING group_id
@@ -475,18 +505,19 @@ public final class MessageStatements {
     static final String REDRIVE = """
             WITH picked AS (
                 SELECT m.id FROM ${schema}.message AS m
-                JOIN ${schema}.message_queue AS q ON q.id = coalesce(CAST(:to AS bigint), m.source_queue_id)
+                JOIN unnest(CAST(:existing AS bigint[])) AS q(id) ON q.id = coalesce(CAST(:to AS bigint), m.source_queue_id)
                 WHERE m.queue_id = :from AND m.visible_at <= statement_timestamp()
                 ORDER BY m.sent_at, m.id
                 LIMIT :limit
                 FOR UPDATE OF m SKIP LOCKED
             ), taken AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked))
-                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group, m.source_queue_id
+                RETURNING m.message_id, m.body, m.attributes, m.sent_at, m.fair_group, m.source_queue_id, m.partition
             ), moved AS (
-                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group)
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, fair_group,
+                                               partition)
                 SELECT coalesce(CAST(:to AS bigint), source_queue_id), message_id, body, attributes, sent_at,
-                       statement_timestamp(), fair_group
+                       statement_timestamp(), fair_group, partition
                 FROM taken
                 RETURNING queue_id
             )
@@ -497,8 +528,7 @@ public final class MessageStatements {
     static final String UNMOVABLE = """
             SELECT count(*) FROM ${schema}.message AS m
             WHERE m.queue_id = :from AND m.visible_at <= statement_timestamp()
-              AND NOT EXISTS (SELECT 1 FROM ${schema}.message_queue AS q
-                              WHERE q.id = coalesce(CAST(:to AS bigint), m.source_queue_id))
+              AND NOT coalesce(coalesce(CAST(:to AS bigint), m.source_queue_id) = ANY(CAST(:existing AS bigint[])), false)
             """;
 
     /** FIFO redrive: groups of a queue available now (none of their messages in flight), in key order. */
@@ -531,15 +561,159 @@ public final class MessageStatements {
                 LIMIT :limit
             ), taken AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id = ANY(ARRAY(SELECT id FROM picked))
-                RETURNING m.id, m.message_id, m.body, m.attributes, m.sent_at, m.visible_at, m.group_id, m.dedup_id
+                RETURNING m.id, m.message_id, m.body, m.attributes, m.sent_at, m.visible_at, m.group_id, m.dedup_id,
+                          m.partition
             ), moved AS (
-                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id)
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, group_id, dedup_id,
+                                               partition)
                 SELECT :to, message_id, body, attributes, sent_at, greatest(visible_at, statement_timestamp()), group_id,
-                       dedup_id
+                       dedup_id, partition
                 FROM taken
                 ORDER BY id
                 RETURNING 1
             )
             SELECT count(*) FROM moved
+            """;
+
+    /**
+     * Partition moves: stages up to :limit of a partition's messages without a FIFO group (keeping
+     * their receipts and visibility: one in flight stays in flight), deleting them from the message
+     * table into message_moving in one transaction; messages a receive holds now are skipped and
+     * taken by the next batch.
+     */
+    static final String STAGE_MESSAGES = """
+            WITH picked AS (
+                SELECT id FROM ${schema}.message
+                WHERE partition = :partition AND group_id IS NULL
+                ORDER BY id
+                LIMIT :limit
+                FOR UPDATE SKIP LOCKED
+            ), moved AS (
+                DELETE FROM ${schema}.message AS m WHERE m.id IN (SELECT id FROM picked)
+                RETURNING m.*
+            ), batch AS (
+                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
+            )
+            INSERT INTO ${schema}.message_moving (batch, partition, kind, row)
+            SELECT batch.batch, :partition, 'message', to_jsonb(moved) FROM moved, batch
+            """;
+
+    /**
+     * Partition moves: locks up to :limit FIFO groups of a partition, in key order (SKIP LOCKED: a
+     * group a receive, send or delete holds now is taken later). Unless :force, only groups with no
+     * message in flight: a group moves whole, and its messages are numbered anew on the target,
+     * where a receipt handle of an earlier receive no longer finds them.
+     */
+    static final String LOCK_MOVABLE_GROUPS = """
+            SELECT g.queue_id, g.group_id FROM ${schema}.message_group AS g
+            JOIN (SELECT DISTINCT queue_id, group_id FROM ${schema}.message
+                  WHERE partition = :partition AND group_id IS NOT NULL) AS p
+              ON p.queue_id = g.queue_id AND p.group_id = g.group_id
+            WHERE :force OR NOT EXISTS (SELECT 1 FROM ${schema}.message AS f
+                                        WHERE f.queue_id = g.queue_id AND f.group_id = g.group_id
+                                          AND f.receipt IS NOT NULL AND f.visible_at > statement_timestamp())
+            ORDER BY g.queue_id, g.group_id
+            LIMIT :limit
+            FOR UPDATE OF g SKIP LOCKED
+            """;
+
+    /** Partition moves: stages the partition's messages of locked FIFO groups, as {@link #STAGE_MESSAGES}. */
+    static final String STAGE_GROUPS = """
+            WITH moved AS (
+                DELETE FROM ${schema}.message AS m
+                USING unnest(CAST(:queues AS bigint[]), CAST(:groups AS text[])) AS t(queue_id, group_id)
+                WHERE m.queue_id = t.queue_id AND m.group_id = t.group_id AND m.partition = :partition
+                RETURNING m.*
+            ), batch AS (
+                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
+            )
+            INSERT INTO ${schema}.message_moving (batch, partition, kind, row)
+            SELECT batch.batch, :partition, 'message', to_jsonb(moved) FROM moved, batch
+            """;
+
+    /** Partition moves: stages the partition's FIFO deduplication ids, once its messages are staged. */
+    static final String STAGE_DEDUPS = """
+            WITH moved AS (
+                DELETE FROM ${schema}.message_dedup WHERE partition = :partition
+                RETURNING *
+            ), batch AS (
+                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
+            )
+            INSERT INTO ${schema}.message_moving (batch, partition, kind, row)
+            SELECT batch.batch, :partition, 'dedup', to_jsonb(moved) FROM moved, batch
+            """;
+
+    /** Partition moves: the batches of a partition's messages staged on this shard, oldest first. */
+    static final String STAGED_BATCHES = """
+            SELECT DISTINCT batch FROM ${schema}.message_moving WHERE partition = :partition ORDER BY batch
+            """;
+
+    /** Partition moves: one staged batch, its messages and its deduplication ids as JSON arrays. */
+    static final String STAGED_BATCH = """
+            SELECT CAST(coalesce(jsonb_agg(row) FILTER (WHERE kind = 'message'), '[]') AS text) AS messages,
+                   CAST(coalesce(jsonb_agg(row) FILTER (WHERE kind = 'dedup'), '[]') AS text) AS dedups
+            FROM ${schema}.message_moving
+            WHERE partition = :partition AND batch = :batch
+            """;
+
+    /** Partition moves: drops a batch the target has written. */
+    static final String DROP_BATCH = """
+            DELETE FROM ${schema}.message_moving WHERE partition = :partition AND batch = :batch
+            """;
+
+    /**
+     * Partition moves: writes a staged batch on the target, once (its mark in move_applied, shared
+     * with the jobs' batches). Messages without a FIFO group keep every column, their id included,
+     * so a receipt handle finds them here; FIFO messages are numbered anew in their order, after
+     * every message this shard numbered before, as their group's order is their ids' order.
+     * Receivers of their queues are woken.
+     */
+    static final String APPLY_BATCH = """
+            WITH applied AS (
+                INSERT INTO ${schema}.move_applied (source, batch, partition) VALUES (:source, :batch, :partition)
+                ON CONFLICT (source, batch) DO NOTHING
+                RETURNING batch
+            ), rows AS (
+                SELECT r.* FROM jsonb_populate_recordset(NULL::${schema}.message, CAST(:messages AS jsonb)) AS r
+                WHERE EXISTS (SELECT 1 FROM applied)
+            ), kept AS (
+                INSERT INTO ${schema}.message OVERRIDING SYSTEM VALUE
+                SELECT * FROM rows WHERE group_id IS NULL
+                RETURNING queue_id
+            ), renumbered AS (
+                INSERT INTO ${schema}.message (queue_id, message_id, body, attributes, sent_at, visible_at, receive_count,
+                                               first_received_at, receipt, group_id, dedup_id, fair_group, fair_rank,
+                                               source_queue_id, partition)
+                SELECT queue_id, message_id, body, attributes, sent_at, visible_at, receive_count, first_received_at,
+                       receipt, group_id, dedup_id, fair_group, fair_rank, source_queue_id, partition
+                FROM rows WHERE group_id IS NOT NULL
+                ORDER BY id
+                RETURNING queue_id
+            ), dedups AS (
+                INSERT INTO ${schema}.message_dedup
+                SELECT d.* FROM jsonb_populate_recordset(NULL::${schema}.message_dedup, CAST(:dedups AS jsonb)) AS d
+                WHERE EXISTS (SELECT 1 FROM applied)
+                ON CONFLICT (queue_id, dedup_id) DO NOTHING
+                RETURNING 1
+            ), notified AS (
+                SELECT pg_notify(:channel, CAST(q.queue_id AS text))
+                FROM (SELECT queue_id FROM kept UNION SELECT queue_id FROM renumbered) AS q
+            )
+            SELECT EXISTS (SELECT 1 FROM applied) AS applied,
+                   (SELECT count(*) FROM kept) + (SELECT count(*) FROM renumbered) AS inserted,
+                   (SELECT count(*) FROM dedups) AS dedups, (SELECT count(*) FROM notified) AS notified
+            """;
+
+    /** Partition moves: the FIFO groups of a staged batch's messages. */
+    static final String BATCH_GROUPS = """
+            SELECT DISTINCT r.queue_id, r.group_id
+            FROM jsonb_populate_recordset(NULL::${schema}.message, CAST(:messages AS jsonb)) AS r
+            WHERE r.group_id IS NOT NULL
+            ORDER BY r.queue_id, r.group_id
+            """;
+
+    /** Partition moves: the messages of a partition still on this shard (partition index). */
+    static final String PARTITION_MESSAGES = """
+            SELECT count(*) FROM ${schema}.message WHERE partition = :partition
             """;
 }

@@ -55,6 +55,9 @@ public final class MessageStore {
 
     private final String schema;
 
+    /** Whether the database is one shard of several, which writes a message only while it holds its partition. */
+    private final boolean shard;
+
     private final RowMapper<MessageQueueInfo> queueMapper = (rs, row) -> queue(rs);
 
     private final RowMapper<StoredMessage> messageMapper = (rs, row) -> message(rs);
@@ -73,9 +76,12 @@ public final class MessageStore {
      * @param groupId its FIFO group, or {@code null}
      * @param dedupId its FIFO deduplication id, or {@code null}
      * @param fairGroup on a standard queue, the group it was sent with (it orders nothing), or {@code null}
+     * @param partition its partition on a sharded installation, or {@code null}: it stays where it is written
+     * @param dedupKey the key its deduplication id is kept under ({@code dedupId}, or on a sharded
+     * installation the group and the id), or {@code null}
      */
     public record NewMessage(long queueId, String messageId, String body, String attributes, int delaySeconds,
-            String groupId, String dedupId, String fairGroup) {
+            String groupId, String dedupId, String fairGroup, Integer partition, String dedupKey) {
     }
 
     /**
@@ -101,20 +107,23 @@ public final class MessageStore {
      * @param groupId its FIFO group, or {@code null}
      * @param dedupId its FIFO deduplication id, or {@code null}
      * @param fairGroup on a standard queue, the group it was sent with, or {@code null}
+     * @param partition its partition, or {@code null}
      */
     public record StoredMessage(long id, String messageId, String body, String attributes, Instant sentAt,
-            int receiveCount, Instant firstReceivedAt, long receipt, String groupId, String dedupId, String fairGroup) {
+            int receiveCount, Instant firstReceivedAt, long receipt, String groupId, String dedupId, String fairGroup,
+            Integer partition) {
     }
 
     /**
      * What a receipt handle names: one receive of one message.
      *
      * @param queueId the queue's id
+     * @param partition the message's partition, or {@code null} for one that stays on the main shard
      * @param id the message's row id
      * @param receipt the receipt of that receive
      * @param groupId the message's FIFO group, or {@code null}
      */
-    public record Receipt(long queueId, long id, long receipt, String groupId) {
+    public record Receipt(long queueId, Integer partition, long id, long receipt, String groupId) {
     }
 
     /** What became of a call by receipt. */
@@ -142,14 +151,35 @@ public final class MessageStore {
     }
 
     /**
-     * Creates the store.
-     * @param dataSource the queue's database (the main shard)
+     * A partition's messages staged for a move, as JSON arrays of rows.
+     *
+     * @param messages the messages
+     * @param dedups the FIFO deduplication ids
+     */
+    public record StagedMessages(String messages, String dedups) {
+    }
+
+    /**
+     * Creates the store of an unsharded queue's database.
+     * @param dataSource the queue's database
      * @param config the queue's settings
      */
     public MessageStore(DataSource dataSource, QueueConfig config) {
+        this(dataSource, config, false);
+    }
+
+    /**
+     * Creates the store.
+     * @param dataSource the queue's database
+     * @param config the queue's settings
+     * @param shard whether the database is one shard of several, which writes a message only while
+     * it holds the message's partition
+     */
+    public MessageStore(DataSource dataSource, QueueConfig config, boolean shard) {
         this.jdbc = StoreSupport.jdbc(dataSource, config);
         this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         this.schema = config.schema();
+        this.shard = shard;
     }
 
     private String sql(String statement) {
@@ -280,14 +310,13 @@ public final class MessageStore {
     }
 
     /**
-     * Deletes the messages of queues that no longer exist (a send that raced the queue's deletion).
+     * Deletes the messages, groups and deduplication ids of queues (on a shard, of queues the main
+     * shard deleted; on the main shard, of deleted queues a send raced).
      * @param queueIds ids of queues that are gone
      */
-    public void deleteContentsOfGoneQueues(java.util.Collection<Long> queueIds) {
+    public void deleteContents(Collection<Long> queueIds) {
         for (Long id : queueIds) {
-            if (findQueue(id).isEmpty()) {
-                this.jdbc.update(sql(MessageStatements.DELETE_QUEUE_CONTENTS), new MapSqlParameterSource("id", id));
-            }
+            this.jdbc.update(sql(MessageStatements.DELETE_QUEUE_CONTENTS), new MapSqlParameterSource("id", id));
         }
     }
 
@@ -299,6 +328,8 @@ public final class MessageStore {
      * @return per message, in order, what was written
      * @throws MessageQueueException {@link MessageQueueError#QUEUE_DOES_NOT_EXIST} when a message's
      * queue is gone; nothing is written
+     * @throws PartitionNotHeldException on a shard that does not hold one of the messages' partitions
+     * ACTIVE; nothing is written
      */
     public List<Sent> send(List<NewMessage> messages) {
         boolean fifoAny = messages.stream().anyMatch(m -> m.groupId() != null);
@@ -319,7 +350,7 @@ public final class MessageStore {
         List<NewMessage> fresh = new ArrayList<>(messages.size());
         List<String> holders = new ArrayList<>(messages.size());
         for (NewMessage message : messages) {
-            Sent first = message.dedupId() == null ? null : earlier.get(List.of(message.queueId(), message.dedupId()));
+            Sent first = message.dedupKey() == null ? null : earlier.get(List.of(message.queueId(), message.dedupKey()));
             boolean duplicate = first != null && !first.messageId().equals(message.messageId());
             holders.add(duplicate ? first.messageId() : message.messageId());
             if (!duplicate) {
@@ -329,7 +360,9 @@ public final class MessageStore {
         Map<String, Long> sequences = new HashMap<>();
         if (!fresh.isEmpty()) {
             boolean ranked = fresh.stream().anyMatch(message -> message.fairGroup() != null);
-            this.jdbc.query(sql(ranked ? MessageStatements.SEND_RANKED : MessageStatements.SEND), new MapSqlParameterSource()
+            String statement = this.shard ? (ranked ? MessageStatements.SEND_RANKED_FENCED : MessageStatements.SEND_FENCED)
+                    : ranked ? MessageStatements.SEND_RANKED : MessageStatements.SEND;
+            this.jdbc.query(sql(statement), new MapSqlParameterSource()
                 .addValue("queues", SqlArrays.bigints(fresh.stream().map(NewMessage::queueId).toList()))
                 .addValue("messageIds", SqlArrays.of("uuid", fresh.stream().map(NewMessage::messageId).toArray()))
                 .addValue("bodies", SqlArrays.texts(fresh.stream().map(NewMessage::body).toList()))
@@ -338,10 +371,16 @@ public final class MessageStore {
                 .addValue("groups", SqlArrays.texts(fresh.stream().map(NewMessage::groupId).toList()))
                 .addValue("dedups", SqlArrays.texts(fresh.stream().map(NewMessage::dedupId).toList()))
                 .addValue("fairGroups", SqlArrays.texts(fresh.stream().map(NewMessage::fairGroup).toList()))
+                .addValue("partitions", SqlArrays.ints(fresh.stream().map(NewMessage::partition).toList()))
                 .addValue("channel", channel()),
                     rs -> {
                         sequences.put(rs.getString("message_id"), rs.getLong("id"));
                     });
+            if (this.shard && sequences.isEmpty()) {
+                // The shard no longer holds a partition of the batch: nothing of this transaction stays.
+                throw new PartitionNotHeldException(fresh.stream().map(NewMessage::partition)
+                    .filter(java.util.Objects::nonNull).collect(java.util.stream.Collectors.toSet()));
+            }
             for (NewMessage message : fresh) {
                 if (!sequences.containsKey(message.messageId())) {
                     // Its queue was deleted: nothing of this transaction stays.
@@ -349,11 +388,11 @@ public final class MessageStore {
                             "The specified queue does not exist (it was deleted).");
                 }
             }
-            List<NewMessage> deduplicated = fresh.stream().filter(m -> m.dedupId() != null).toList();
+            List<NewMessage> deduplicated = fresh.stream().filter(m -> m.dedupKey() != null).toList();
             if (!deduplicated.isEmpty()) {
                 this.jdbc.update(sql(MessageStatements.SET_DEDUP_SEQUENCES), new MapSqlParameterSource()
                     .addValue("queues", SqlArrays.bigints(deduplicated.stream().map(NewMessage::queueId).toList()))
-                    .addValue("dedups", SqlArrays.texts(deduplicated.stream().map(NewMessage::dedupId).toList()))
+                    .addValue("dedups", SqlArrays.texts(deduplicated.stream().map(NewMessage::dedupKey).toList()))
                     .addValue("sequences", SqlArrays.bigints(deduplicated.stream()
                         .map(m -> sequences.get(m.messageId())).toList())));
             }
@@ -363,8 +402,8 @@ public final class MessageStore {
             NewMessage message = messages.get(i);
             String holder = holders.get(i);
             Long sequence = sequences.get(holder);
-            if (sequence == null && message.dedupId() != null) {
-                sequence = earlier.get(List.of(message.queueId(), message.dedupId())).sequence();
+            if (sequence == null && message.dedupKey() != null) {
+                sequence = earlier.get(List.of(message.queueId(), message.dedupKey())).sequence();
             }
             result.add(new Sent(holder, sequence));
         }
@@ -375,8 +414,8 @@ public final class MessageStore {
     private Map<List<Object>, Sent> claimDedupIds(List<NewMessage> fifo) {
         // One row per id: the second message of a batch with an id is a duplicate of the first.
         Map<List<Object>, NewMessage> firsts = new LinkedHashMap<>();
-        fifo.stream().filter(m -> m.dedupId() != null)
-            .forEach(m -> firsts.putIfAbsent(List.of(m.queueId(), m.dedupId()), m));
+        fifo.stream().filter(m -> m.dedupKey() != null)
+            .forEach(m -> firsts.putIfAbsent(List.of(m.queueId(), m.dedupKey()), m));
         Map<List<Object>, Sent> holders = new HashMap<>();
         if (firsts.isEmpty()) {
             return holders;
@@ -384,8 +423,9 @@ public final class MessageStore {
         Collection<NewMessage> claims = firsts.values();
         this.jdbc.query(sql(MessageStatements.CLAIM_DEDUP_IDS), new MapSqlParameterSource()
             .addValue("queues", SqlArrays.bigints(claims.stream().map(NewMessage::queueId).toList()))
-            .addValue("dedups", SqlArrays.texts(claims.stream().map(NewMessage::dedupId).toList()))
-            .addValue("messageIds", SqlArrays.of("uuid", claims.stream().map(NewMessage::messageId).toArray())),
+            .addValue("dedups", SqlArrays.texts(claims.stream().map(NewMessage::dedupKey).toList()))
+            .addValue("messageIds", SqlArrays.of("uuid", claims.stream().map(NewMessage::messageId).toArray()))
+            .addValue("partitions", SqlArrays.ints(claims.stream().map(NewMessage::partition).toList())),
                 rs -> {
                     holders.put(List.of(rs.getLong("queue_id"), rs.getString("dedup_id")),
                             new Sent(rs.getString("message_id"), rs.getObject("sequence", Long.class)));
@@ -582,15 +622,16 @@ public final class MessageStore {
      * queue it was dead-lettered from, and wakes the targets' receivers, in one transaction.
      * @param fromQueueId the queue the messages leave (a dead-letter queue)
      * @param toQueueId the queue they join, or {@code null} for each its source queue
+     * @param existing the ids of the queues that exist (the catalog is on the main shard)
      * @param limit the most messages
      * @return how many moved
      */
-    public int redrive(long fromQueueId, Long toQueueId, int limit) {
+    public int redrive(long fromQueueId, Long toQueueId, Collection<Long> existing, int limit) {
         return inTransaction(() -> {
             int moved = 0;
             for (Map<String, Object> target : this.jdbc.queryForList(sql(MessageStatements.REDRIVE),
                     new MapSqlParameterSource("from", fromQueueId).addValue("to", toQueueId, Types.BIGINT)
-                        .addValue("limit", limit))) {
+                        .addValue("existing", SqlArrays.bigints(existing)).addValue("limit", limit))) {
                 moved += ((Number) target.get("moved")).intValue();
                 announce(((Number) target.get("queue_id")).longValue());
             }
@@ -601,11 +642,12 @@ public final class MessageStore {
     /**
      * @param fromQueueId a queue being redriven
      * @param toQueueId the queue it is redriven to, or {@code null} for each message's source queue
+     * @param existing the ids of the queues that exist
      * @return its visible messages that cannot move: the queue each would go to does not exist
      */
-    public long unmovable(long fromQueueId, Long toQueueId) {
+    public long unmovable(long fromQueueId, Long toQueueId, Collection<Long> existing) {
         return this.jdbc.queryForObject(sql(MessageStatements.UNMOVABLE), new MapSqlParameterSource("from", fromQueueId)
-            .addValue("to", toQueueId, Types.BIGINT), Long.class);
+            .addValue("to", toQueueId, Types.BIGINT).addValue("existing", SqlArrays.bigints(existing)), Long.class);
     }
 
     /**
@@ -728,6 +770,120 @@ public final class MessageStore {
                 this.countsMapper);
     }
 
+    /**
+     * Stages a batch of a partition's messages for a move: those without a FIFO group first, then
+     * FIFO groups whole (with no message in flight unless {@code force}).
+     * @param partition the partition
+     * @param limit the most messages without a group, or the most FIFO groups
+     * @param force whether FIFO groups with messages in flight move too
+     * @return how many messages it took
+     */
+    public int stageBatch(int partition, int limit, boolean force) {
+        MapSqlParameterSource params = new MapSqlParameterSource("partition", partition).addValue("limit", limit)
+            .addValue("force", force);
+        int staged = this.jdbc.update(sql(MessageStatements.STAGE_MESSAGES), params);
+        if (staged > 0) {
+            return staged;
+        }
+        return inTransaction(() -> {
+            List<Long> queues = new ArrayList<>();
+            List<String> groups = new ArrayList<>();
+            this.jdbc.query(sql(MessageStatements.LOCK_MOVABLE_GROUPS), params, rs -> {
+                queues.add(rs.getLong("queue_id"));
+                groups.add(rs.getString("group_id"));
+            });
+            if (groups.isEmpty()) {
+                return 0;
+            }
+            int taken = this.jdbc.update(sql(MessageStatements.STAGE_GROUPS), new MapSqlParameterSource("partition", partition)
+                .addValue("queues", SqlArrays.bigints(queues)).addValue("groups", SqlArrays.texts(groups)));
+            // A group keeps its row while it holds messages of no partition (written before the installation was sharded).
+            settleGroups(queues, groups);
+            return taken;
+        });
+    }
+
+    /**
+     * Stages a partition's FIFO deduplication ids for a move, once its messages are staged.
+     * @param partition the partition
+     * @return how many it took
+     */
+    public int stageDeduplicationIds(int partition) {
+        return this.jdbc.update(sql(MessageStatements.STAGE_DEDUPS), new MapSqlParameterSource("partition", partition));
+    }
+
+    /**
+     * @param partition a partition
+     * @return the batches of its messages staged on this shard, oldest first
+     */
+    public List<Long> stagedBatches(int partition) {
+        return this.jdbc.queryForList(sql(MessageStatements.STAGED_BATCHES), new MapSqlParameterSource("partition",
+                partition), Long.class);
+    }
+
+    /**
+     * @param partition a partition
+     * @param batch one of its staged batches
+     * @return the batch's rows
+     */
+    public StagedMessages stagedBatch(int partition, long batch) {
+        return this.jdbc.queryForObject(sql(MessageStatements.STAGED_BATCH), new MapSqlParameterSource("partition", partition)
+            .addValue("batch", batch), (rs, row) -> new StagedMessages(rs.getString("messages"), rs.getString("dedups")));
+    }
+
+    /**
+     * Drops a staged batch its target has written.
+     * @param partition the partition
+     * @param batch the batch
+     */
+    public void dropBatch(int partition, long batch) {
+        this.jdbc.update(sql(MessageStatements.DROP_BATCH), new MapSqlParameterSource("partition", partition)
+            .addValue("batch", batch));
+    }
+
+    /**
+     * Writes a staged batch on this shard (the target), once, in one transaction: its messages, the
+     * FIFO groups they join, its deduplication ids; their queues' receivers are woken.
+     * @param source the source shard's number
+     * @param batch the batch
+     * @param partition the partition
+     * @param staged the batch's rows
+     * @return the messages written, or -1 if the batch was written before
+     */
+    public long applyBatch(int source, long batch, int partition, StagedMessages staged) {
+        return inTransaction(() -> {
+            long inserted = this.jdbc.queryForObject(sql(MessageStatements.APPLY_BATCH), new MapSqlParameterSource()
+                .addValue("source", source).addValue("batch", batch).addValue("partition", partition)
+                .addValue("messages", staged.messages()).addValue("dedups", staged.dedups()).addValue("channel", channel()),
+                    (rs, row) -> rs.getBoolean("applied") ? rs.getLong("inserted") : -1L);
+            if (inserted > 0) {
+                List<Long> queues = new ArrayList<>();
+                List<String> groups = new ArrayList<>();
+                this.jdbc.query(sql(MessageStatements.BATCH_GROUPS), new MapSqlParameterSource("messages", staged.messages()),
+                        rs -> {
+                            queues.add(rs.getLong("queue_id"));
+                            groups.add(rs.getString("group_id"));
+                        });
+                if (!groups.isEmpty()) {
+                    this.jdbc.update(sql(MessageStatements.TAKE_GROUPS), new MapSqlParameterSource()
+                        .addValue("queues", SqlArrays.bigints(queues)).addValue("groups", SqlArrays.texts(groups))
+                        .addValue("delays", SqlArrays.ints(groups.stream().map(g -> 0).toList())));
+                    settleGroups(queues, groups);
+                }
+            }
+            return inserted;
+        });
+    }
+
+    /**
+     * @param partition a partition
+     * @return its messages still on this shard
+     */
+    public long partitionMessages(int partition) {
+        return this.jdbc.queryForObject(sql(MessageStatements.PARTITION_MESSAGES),
+                new MapSqlParameterSource("partition", partition), Long.class);
+    }
+
     private static MapSqlParameterSource attributes(MessageQueueAttributes attributes) {
         RedrivePolicy redrive = attributes.redrivePolicy();
         return new MapSqlParameterSource()
@@ -757,7 +913,7 @@ public final class MessageStore {
         return new StoredMessage(rs.getLong("id"), rs.getString("message_id"), rs.getString("body"),
                 rs.getString("attributes"), StoreSupport.instant(rs, "sent_at"), rs.getInt("receive_count"),
                 StoreSupport.instant(rs, "first_received_at"), rs.getLong("receipt"), rs.getString("group_id"),
-                rs.getString("dedup_id"), rs.getString("fair_group"));
+                rs.getString("dedup_id"), rs.getString("fair_group"), rs.getObject("partition", Integer.class));
     }
 
 }

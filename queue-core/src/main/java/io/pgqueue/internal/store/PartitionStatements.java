@@ -56,6 +56,16 @@ public final class PartitionStatements {
             """;
 
     /**
+     * {@link #ENTER_ID_RANGE} for message ids: a message keeps its id when its partition moves, so
+     * ids are unique across shards.
+     */
+    static final String ENTER_MESSAGE_ID_RANGE = """
+            SELECT setval('${schema}.message_id_seq', :start, false)
+            FROM ${schema}.message_id_seq
+            WHERE last_value < :start
+            """;
+
+    /**
      * Sets the partition count of a database that has never held a job nor a partition map: the
      * count is chosen when an installation is created, never changed once a job has a partition.
      */

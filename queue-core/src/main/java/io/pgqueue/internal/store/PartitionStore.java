@@ -152,13 +152,15 @@ public final class PartitionStore {
     }
 
     /**
-     * Moves the job id sequence into the shard's id range, unless it is there already.
+     * Moves the job and message id sequences into the shard's id range, unless they are there already.
      * @param number the shard's number
      */
     public void enterIdRange(int number) {
-        this.jdbc.query(sql(PartitionStatements.ENTER_ID_RANGE),
-                new MapSqlParameterSource("start", ((long) number) << ID_RANGE_BITS), rs -> {
-                });
+        MapSqlParameterSource start = new MapSqlParameterSource("start", ((long) number) << ID_RANGE_BITS);
+        this.jdbc.query(sql(PartitionStatements.ENTER_ID_RANGE), start, rs -> {
+        });
+        this.jdbc.query(sql(PartitionStatements.ENTER_MESSAGE_ID_RANGE), start, rs -> {
+        });
     }
 
     /** @return whether the database holds active jobs */

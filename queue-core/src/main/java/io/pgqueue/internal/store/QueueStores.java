@@ -51,7 +51,7 @@ public record QueueStores(DataSource dataSource, QueueConfig config, JobStore jo
         return new QueueStores(dataSource, config, new JobStore(dataSource, config, shard),
                 new ControlStore(dataSource, config), new NodeStore(dataSource, config), new StatsStore(dataSource, config),
                 new SchemaStore(dataSource, config.schema()), new PartitionStore(dataSource, config),
-                new OutboxStore(dataSource, config), new ScheduleStore(dataSource, config), new MessageStore(dataSource, config),
+                new OutboxStore(dataSource, config), new ScheduleStore(dataSource, config), new MessageStore(dataSource, config, shard),
                 new BalancerStore(dataSource, config), new ActionStore(dataSource, config),
                 new HistoryStore(dataSource, config));
     }
