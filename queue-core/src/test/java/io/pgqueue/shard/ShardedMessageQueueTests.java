@@ -39,6 +39,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Message queues on three shards (three databases on the test server): where messages land, that
@@ -249,6 +250,38 @@ class ShardedMessageQueueTests {
             });
         }
         assertThat(steps).containsExactlyElementsOf(IntStream.rangeClosed(0, 30).mapToObj(i -> "step " + i).toList());
+    }
+
+    @Test
+    void aMoveWaitsForAFifoGroupInFlightWhoseDeleteGoesToTheShardTheMoveLeaves() throws Exception {
+        PgQueue node = node();
+        MessageQueues messages = node.messages();
+        messages.createQueue("orders.fifo", MessageQueueAttributes.defaults(), Map.of());
+        Shards topology = Engines.of(node).shards();
+        String group = groupOn(topology, "b", "order-");
+        int partition = PartitionHash.partitionOf(group, PARTITIONS);
+        for (int i = 0; i < 3; i++) {
+            messages.send("orders.fifo", OutgoingMessage.fifo("line " + i, group, "d" + i));
+        }
+        List<ReceivedMessage> inFlight = messages.receive("orders.fifo", ReceiveRequest.of(10));
+        assertThat(inFlight).hasSize(3);
+
+        CompletableFuture<PartitionMoveResult> move = CompletableFuture.supplyAsync(
+                () -> node.admin().movePartition(partition, "c"));
+        await().atMost(Duration.ofSeconds(10)).until(() -> topology.refresh().isMoving(partition));
+        Thread.sleep(300);
+        assertThat(move).as("the move waits while the group is in flight").isNotDone();
+        long deleting = System.nanoTime();
+        assertThat(messages.deleteBatch("orders.fifo", IntStream.range(0, 3)
+            .mapToObj(k -> new BatchEntry<>("d" + k, inFlight.get(k).receiptHandle())).toList()).failed()).isEmpty();
+
+        assertThat(move.get(10, TimeUnit.SECONDS).messagesMoved()).as("nothing left to move").isZero();
+        assertThat(Duration.ofNanos(System.nanoTime() - deleting)).as("the delete and the end of the move")
+            .isLessThan(Duration.ofSeconds(5));
+        assertThat(countAll("SELECT count(*) FROM pgqueue.message")).isZero();
+        // The group goes on where its partition is now.
+        messages.send("orders.fifo", OutgoingMessage.fifo("line 3", group, "d3"));
+        assertThat(countOn("c", "SELECT count(*) FROM pgqueue.message WHERE group_id = ?", group)).isOne();
     }
 
     @Test

@@ -30,8 +30,8 @@ import org.springframework.stereotype.Component;
 /**
  * With {@code faults.role=mover}, moves partitions between the shards in a loop until the process
  * ends, as an operator does with {@link QueueAdmin#movePartition(int, String)}: each time one of
- * the partitions holding the most queued (READY) jobs and not moving, to another shard picked at
- * random.
+ * the partitions holding the most queued (READY) jobs and message-queue messages and not moving,
+ * to another shard picked at random.
  * <p>
  * Each move is recorded in {@code <node>-<pid>.moves} in {@code faults.record-dir}:
  * {@code M <partition> <source> <target> <epoch millis>} before it starts,
@@ -44,9 +44,12 @@ import org.springframework.stereotype.Component;
 @ConditionalOnProperty(name = "faults.role", havingValue = "mover")
 class FaultMover implements ApplicationRunner {
 
-    /** Queued jobs per partition, for the shard the move would leave. */
+    /** Queued jobs and messages per partition, for the shard the move would leave. */
     private static final String QUEUED_PER_PARTITION = """
-            SELECT partition, count(*) AS queued FROM %s.job WHERE state = 'READY'
+            SELECT partition, count(*) AS queued FROM (
+                SELECT partition FROM %1$s.job WHERE state = 'READY'
+                UNION ALL
+                SELECT partition FROM %1$s.message WHERE partition IS NOT NULL) AS queued
             GROUP BY partition ORDER BY queued DESC LIMIT 4""";
 
     private final PgQueue queue;

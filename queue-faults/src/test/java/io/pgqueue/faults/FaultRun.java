@@ -487,12 +487,17 @@ final class FaultRun implements AutoCloseable {
         for (WorkerNode node : this.nodes) {
             node.close();
         }
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(this.records)) {
-            for (Path file : files) {
-                Files.delete(file);
+        if (System.getProperty("faults.keep-logs") == null) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(this.records)) {
+                for (Path file : files) {
+                    Files.delete(file);
+                }
             }
+            Files.delete(this.records);
         }
-        Files.delete(this.records);
+        else {
+            System.out.println("The nodes' records are kept in " + this.records);
+        }
         if (this.client != null) {
             this.client.close();
         }

@@ -125,6 +125,21 @@ final class Findings {
         return findings;
     }
 
+    /**
+     * The findings of a message-queue scenario, in the report's columns: messages for jobs, messages
+     * received twice within a visibility timeout for overlaps within a lease, all second receives
+     * for the overlaps and re-executions.
+     * @param scenario the scenario
+     * @param messages the messages sent
+     * @param lost sent messages never received
+     * @param twiceWithinVisibility messages received again within a visibility timeout of a receive
+     * @param receivedAgain second (and later) receives of a message
+     * @return the findings
+     */
+    static Findings ofMessages(String scenario, int messages, int lost, int twiceWithinVisibility, int receivedAgain) {
+        return new Findings(scenario, messages, lost, receivedAgain, receivedAgain, twiceWithinVisibility, 0);
+    }
+
     /** Whether an execution started while its node was cut off, so its lease may have ended unseen. */
     private static boolean startedCutOff(Execution execution, Map<String, long[]> cutOff, long leaseEnd) {
         long[] cut = cutOff.get(execution.node());

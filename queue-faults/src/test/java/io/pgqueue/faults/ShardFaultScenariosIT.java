@@ -194,6 +194,98 @@ class ShardFaultScenariosIT {
         }
     }
 
+    @Test
+    @Order(3)
+    void killNineOfAPartitionMoverMidMoveOfMessageQueues() throws Exception {
+        try (FaultRun run = new FaultRun(server.get(), "faults_messages", SHARDS)) {
+            run.jvmOptions = QUICK_START;
+            int seconds = FULL ? 40 : 20;
+            List<WorkerNode> starting = new ArrayList<>(run.launch(List.of("sender"), "--faults.role=message-sender",
+                    "--pgqueue.workers.enabled=false", "--faults.messages.per-second=" + (FULL ? 200 : 100),
+                    "--faults.messages.seconds=" + seconds));
+            starting.addAll(run.launch(List.of("receiver-a", "receiver-b"), "--faults.role=message-receiver",
+                    "--pgqueue.workers.enabled=false", "--faults.messages.hold=100ms"));
+            starting.addAll(run.launch(List.of("mover"), MOVER));
+            starting.forEach(WorkerNode::awaitStarted);
+            int kills = FULL ? 8 : 3;
+            List<MoveKill> moveKills = new ArrayList<>();
+            long sendsEnd = now() + seconds * 1000L;
+            while (moveKills.size() < 2 * kills && now() < sendsEnd
+                    && (moveKills.size() < kills || moveKills.stream().noneMatch(kill -> kill.staged > 0))) {
+                sleep(ThreadLocalRandom.current().nextLong(300, FULL ? 3000 : 1200));
+                MoveKill kill = killMoverMidMove(run);
+                run.launch(List.of("mover"), MOVER);
+                moveKills.add(awaitResumed(run, kill));
+                run.node("mover").awaitStarted();
+            }
+            await("the sender's last send").atMost(Duration.ofSeconds(seconds + 60L))
+                .until(() -> MessageLedger.read(run.records()).sendersDone);
+            try {
+                await("every message received and deleted").atMost(Duration.ofMinutes(2))
+                    .pollInterval(Duration.ofMillis(100)).until(() -> messagesLeft(run).isEmpty());
+            }
+            catch (org.awaitility.core.ConditionTimeoutException ex) {
+                StringBuilder warnings = new StringBuilder();
+                for (WorkerNode node : run.nodes) {
+                    List<String> lines = node.output().lines().filter(line -> !line.startsWith("\tat ")).toList();
+                    lines.subList(Math.max(0, lines.size() - 8), lines.size())
+                        .forEach(line -> warnings.append('\n').append(node.id).append(": ").append(line));
+                }
+                throw new AssertionError("Messages left after two minutes: " + messagesLeft(run).size() + " kinds "
+                        + messagesLeft(run).stream().filter(left -> !left.contains("received 0 times")).toList()
+                        + "; the nodes' last lines:"
+                        + warnings, ex);
+            }
+            run.node("mover").kill();
+
+            MessageLedger ledger = MessageLedger.read(run.records());
+            long visibility = FaultMessageReceiver.VISIBILITY.toNanos() / 1000;
+            List<String> lost = ledger.lost();
+            List<MessageLedger.Receive> early = ledger.receivedWithinVisibility(visibility);
+            List<MessageLedger.Receive> again = ledger.receivedAgain();
+            Map<String, List<Integer>> disordered = ledger.fifoOutOfOrder("ledger.fifo");
+            Findings findings = Findings.ofMessages("kill -9 of a partition mover mid-move of message queues (3 shards)",
+                    ledger.sent.size(), lost.size(), early.size(), again.size());
+            Moves moves = Moves.read(run.records());
+            List<MoveKill> struck = moveKills.stream().filter(kill -> kill.step != null).toList();
+            findings.note("%d messages sent (half to a FIFO queue of 8 groups, a third of the rest with a fair group) "
+                    + "while 2 nodes received and deleted them; %d moves done, median %d ms; %d kills, %d mid-move "
+                    + "(%s), each resumed by a surviving node; FIFO groups out of order: %d; delete entries refused: %d; "
+                    + "every shard's message and message_moving tables empty at the end", ledger.sent.size(),
+                    moves.durations.size(), moves.percentile(0.5), moveKills.size(), struck.size(),
+                    struck.stream().map(kill -> kill.describe(moves)).collect(Collectors.joining(", ")),
+                    disordered.size(), ledger.refused.size());
+            findings.report();
+
+            assertThat(lost).as("messages sent and never received").isEmpty();
+            assertThat(ledger.unknown()).as("messages received that no send recorded").isEmpty();
+            assertThat(early).as("messages received again within a visibility timeout").isEmpty();
+            assertThat(again).as("messages received twice (no receiver died)").isEmpty();
+            assertThat(disordered).as("FIFO groups received out of order").isEmpty();
+            assertThat(ledger.refused).as("delete entries refused").isEmpty();
+            assertThat(struck).as("kills that left a move journaled").isNotEmpty();
+            assertThat(struck).allSatisfy(kill -> assertThat(kill.resumedBy).as("node that resumed")
+                .isIn("sender", "receiver-a", "receiver-b"));
+        }
+    }
+
+    /** @return per shard, the messages and staged rows on it, and the moves journaled; empty when there are none */
+    private static List<String> messagesLeft(FaultRun run) {
+        List<String> left = new ArrayList<>();
+        left.addAll(run.shards.get("main").queryForList("SELECT 'move of ' || partition || ' ' || step FROM "
+                + "pgqueue.partition_move", String.class));
+        run.shards.forEach((name, shard) -> {
+            left.addAll(shard.queryForList("""
+                    SELECT ? || ': ' || count(*) || ' messages of queue ' || queue_id || ' in partition '
+                           || coalesce(CAST(partition AS text), 'none') || ', in flight ' || count(*) FILTER (WHERE
+                           visible_at > now() AND receipt IS NOT NULL) || ', received ' || max(receive_count) || ' times'
+                    FROM pgqueue.message GROUP BY queue_id, partition""", String.class, name));
+            left.addAll(shard.queryForList("SELECT ? || ': ' || count(*) || ' rows staged of partition ' || partition "
+                    + "FROM pgqueue.message_moving GROUP BY partition", String.class, name));
+        });
+        return left;
+    }
+
     /** A producer node's arguments: transactions per second, partition keys (0: one per job), share of jobs delayed. */
     private static String[] producer(int transactionsPerSecond, int keys, double delayedShare) {
         return new String[] {"--faults.role=producer", "--pgqueue.workers.enabled=false",
@@ -277,8 +369,10 @@ class ShardFaultScenariosIT {
         }
         Map<String, Object> move = journal.get(0);
         int partition = ((Number) move.get("partition")).intValue();
-        long staged = run.shards.get((String) move.get("source")).queryForObject(
-                "SELECT count(*) FROM pgqueue.job_moving WHERE partition = ?", Long.class, partition);
+        long staged = run.shards.get((String) move.get("source")).queryForObject("""
+                SELECT (SELECT count(*) FROM pgqueue.job_moving WHERE partition = ?)
+                     + (SELECT count(*) FROM pgqueue.message_moving WHERE partition = ?)""", Long.class, partition,
+                partition);
         return new MoveKill(killedAt, partition, (String) move.get("step"), staged, -1, null);
     }
 
@@ -306,7 +400,7 @@ class ShardFaultScenariosIT {
     /**
      * @param partition the partition whose move the kill cut short, -1 if none was journaled any more
      * @param step its journaled step ({@code MARKED}, {@code SWITCHED}), {@code null} if none
-     * @param staged its jobs in the source's {@code job_moving} at the kill
+     * @param staged its jobs and messages in the source's {@code job_moving} and {@code message_moving} at the kill
      * @param resumedIn how long after the kill the move was finished (ms), -1 until known
      * @param resumedBy the node that finished it, {@code null} until known
      */
@@ -315,7 +409,7 @@ class ShardFaultScenariosIT {
         String describe(Moves moves) {
             Long started = moves.cutShort.entrySet().stream().filter(cut -> cut.getValue() == this.partition)
                 .map(Map.Entry::getKey).filter(at -> at <= this.killedAt).max(Long::compare).orElse(null);
-            return this.step + (this.staged > 0 ? " with " + this.staged + " jobs in job_moving" : "")
+            return this.step + (this.staged > 0 ? " with " + this.staged + " rows staged" : "")
                     + (started == null ? "" : " " + (this.killedAt - started) + " ms into the move");
         }
     }

@@ -210,9 +210,12 @@ final class MessageShards implements AutoCloseable {
     }
 
     /**
-     * Receipts each on the shard of its message's partition, as {@link #route}; a receipt whose
-     * message its shard did not find ({@link ReceiptOutcome#GONE}) is tried again where the
-     * refreshed map places its partition, if that changed: its message moved with the partition.
+     * Receipts each on the shard of its message's partition. A moving partition's receipts go to the
+     * shard it leaves without waiting: its message is there until the move stages it (and a FIFO
+     * group in flight is not moved before its messages are deleted or visible again, which this
+     * delete may be). A receipt whose message its shard did not find ({@link ReceiptOutcome#GONE})
+     * is tried again, once its partition's move is over, where the refreshed map places the
+     * partition, if that changed: its message moved with the partition.
      * @param receipts the receipts
      * @param apply the action on a shard, an outcome per receipt in order
      * @return per receipt, in order, what became of it
@@ -234,9 +237,26 @@ final class MessageShards implements AutoCloseable {
         for (int i = 0; i < receipts.size(); i++) {
             pending.add(i);
         }
+        PartitionMap map = this.shards.map();
         while (!pending.isEmpty()) {
-            Map<Shard, List<Integer>> byShard = byShard(pending.stream().map(i -> receipts.get(i).partition()).toList(),
-                    pending, deadline);
+            // Missed on the shard a partition is leaving: the move took the message along, wait for it to end.
+            List<Integer> moved = new ArrayList<>();
+            for (int index : pending) {
+                Integer partition = receipts.get(index).partition();
+                if (partition != null && map.isMoving(partition) && map.shardOf(partition).equals(triedOn.get(index))
+                        && !moved.contains(partition)) {
+                    moved.add(partition);
+                }
+            }
+            if (!moved.isEmpty()) {
+                map = this.shards.awaitSettled(moved, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            }
+            Map<Shard, List<Integer>> byShard = new LinkedHashMap<>();
+            for (int index : pending) {
+                Integer partition = checked(receipts.get(index).partition(), map);
+                Shard shard = partition == null ? this.main : this.all.get(map.shardOf(partition));
+                byShard.computeIfAbsent(shard, s -> new ArrayList<>()).add(index);
+            }
             pending = new ArrayList<>();
             List<Integer> gone = new ArrayList<>();
             for (Map.Entry<Shard, List<Integer>> entry : byShard.entrySet()) {
@@ -251,7 +271,7 @@ final class MessageShards implements AutoCloseable {
                 }
             }
             if (!gone.isEmpty()) {
-                PartitionMap map = this.shards.refresh();
+                map = this.shards.refresh();
                 for (int index : gone) {
                     int partition = receipts.get(index).partition();
                     if (map.isMoving(partition) || !map.shardOf(partition).equals(triedOn.get(index))) {
@@ -263,7 +283,7 @@ final class MessageShards implements AutoCloseable {
         return outcomes;
     }
 
-    /** Groups indexes by the shard of their partitions, waiting for the moving ones. */
+    /** Groups indexes by the shard of their partitions, waiting for the moving ones until the deadline. */
     private Map<Shard, List<Integer>> byShard(List<Integer> partitions, List<Integer> indexes, long deadline) {
         PartitionMap map = this.shards.map();
         List<Integer> moving = partitions.stream().filter(Objects::nonNull).filter(map::isMoving).distinct().toList();
@@ -273,14 +293,19 @@ final class MessageShards implements AutoCloseable {
         Map<Shard, List<Integer>> byShard = new LinkedHashMap<>();
         for (int k = 0; k < indexes.size(); k++) {
             Integer partition = partitions.get(k);
-            if (partition != null && (partition < 0 || partition >= map.partitions())) {
-                throw new MessageQueueException(MessageQueueError.RECEIPT_HANDLE_INVALID, "The receipt handle names "
-                        + "partition " + partition + ", which does not exist: it is not a handle of this queue.");
-            }
             Shard shard = partition == null ? this.main : this.all.get(map.shardOf(partition));
             byShard.computeIfAbsent(shard, s -> new ArrayList<>()).add(indexes.get(k));
         }
         return byShard;
+    }
+
+    /** @return the partition a receipt handle names, if it is one of the installation's */
+    private static Integer checked(Integer partition, PartitionMap map) {
+        if (partition != null && (partition < 0 || partition >= map.partitions())) {
+            throw new MessageQueueException(MessageQueueError.RECEIPT_HANDLE_INVALID, "The receipt handle names "
+                    + "partition " + partition + ", which does not exist: it is not a handle of this queue.");
+        }
+        return partition;
     }
 
     /** Ends the group commits (later writes are made one by one); idempotent. */
