@@ -20,6 +20,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
+import javax.sql.DataSource;
+
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -42,6 +46,10 @@ import tools.jackson.databind.node.ObjectNode;
  * {@code groups=true} each message carries its tenant as its {@code MessageGroupId} (a fair queue),
  * without, none. The latencies are then reported for the quiet tenants and the noisy one apart.
  * <p>
+ * With {@code db} (a JDBC URL of a database on the PostgreSQL server the endpoints use, on this
+ * machine), also the server's CPU time and WAL per message received (its send, receive and delete
+ * together), over all its databases: what a message costs the server, shards included.
+ * <p>
  * Requests use the JSON protocol and are not
  * signed (run pgqueue with {@code pgqueue.sqs.allow-anonymous=true}). Each thread keeps one
  * HTTP/1.1 connection and writes each request, headers and body, in one write, as the AWS SDKs'
@@ -58,8 +66,12 @@ final class SqsBenchmark {
 
     private final ThreadLocal<Connection> connections = new ThreadLocal<>();
 
-    private SqsBenchmark(String endpoint) {
+    /** The endpoint's PostgreSQL server, for its counters; {@code null} without {@code db}. */
+    private final DataSource server;
+
+    private SqsBenchmark(String endpoint, DataSource server) {
         this.endpoint = URI.create(endpoint + "/");
+        this.server = server;
     }
 
     /** One keep-alive HTTP/1.1 connection: a request in one write, a response read by its Content-Length. */
@@ -168,7 +180,9 @@ final class SqsBenchmark {
         for (int round = 0; round < repeat; round++) {
             for (String pair : endpoints.split(",")) {
                 String[] named = pair.split("=", 2);
-                SqsBenchmark benchmark = new SqsBenchmark(named[1].replaceAll("/+$", ""));
+                String db = args.get("db");
+                SqsBenchmark benchmark = new SqsBenchmark(named[1].replaceAll("/+$", ""),
+                        db == null ? null : new DriverManagerDataSource(db));
                 // A short unreported run first: JIT and connections on both sides.
                 if (round == 0) {
                     benchmark.run(named[0], producers, consumers, 3, batch, rate, skew, false);
@@ -230,6 +244,7 @@ final class SqsBenchmark {
         AtomicBoolean receiving = new AtomicBoolean(true);
         ExecutorService threads = Executors.newFixedThreadPool(producers + consumers);
         List<Future<?>> work = new ArrayList<>();
+        ServerCounters before = this.server == null ? null : ServerCounters.read(this.server);
         long started = System.nanoTime();
         for (int p = 0; p < producers; p++) {
             work.add(threads.submit(() -> {
@@ -310,6 +325,7 @@ final class SqsBenchmark {
         for (Future<?> future : work) {
             future.get();
         }
+        ServerCounters spent = before == null ? null : ServerCounters.read(this.server).minus(before);
         threads.shutdown();
         call("DeleteQueue", NODES.objectNode().put("QueueUrl", queueUrl));
         if (!report) {
@@ -330,7 +346,10 @@ final class SqsBenchmark {
                 + "latency_p99_ms=%.2f latency_max_ms=%.2f", name, producers, consumers, batch,
                 rate == 0 ? "max" : Integer.toString(rate), seconds,
                 sent.sum() / elapsed, receivedWhileSending / elapsed, sent.sum(), received.sum(), errors.sum(),
-                percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1e6));
+                percentile(sorted, 0.50), percentile(sorted, 0.99), sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1e6)
+                + (spent == null ? "" : String.format(Locale.ROOT, " db_cpu_us_per_msg=%.1f wal_bytes_per_msg=%.0f",
+                        spent.cpuMicrosPerJob((int) Math.max(1, received.sum())),
+                        spent.walBytes() / (double) Math.max(1, received.sum()))));
     }
 
     private static double percentile(long[] sorted, double p) {

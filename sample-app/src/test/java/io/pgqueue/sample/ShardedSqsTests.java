@@ -83,7 +83,12 @@ class ShardedSqsTests {
     @Test
     void theAuditQueuesMessagesSpreadOverTheThreeShardsAndAreReceivedAndDeletedFromEach() {
         String url = this.sqs.getQueueUrl(request -> request.queueName("audit-events")).queueUrl();
-        for (int b = 0; b < 10; b++) {
+        // Single sends each go to a shard picked at random; a batch's messages go to one together.
+        for (int i = 0; i < 50; i++) {
+            int single = i;
+            this.sqs.sendMessage(request -> request.queueUrl(url).messageBody("audit " + single));
+        }
+        for (int b = 0; b < 5; b++) {
             int batch = b;
             this.sqs.sendMessageBatch(request -> request.queueUrl(url).entries(IntStream.range(0, 10)
                 .mapToObj(i -> SendMessageBatchRequestEntry.builder().id("e" + i).messageBody("audit " + batch + "/" + i)

@@ -370,7 +370,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     public SentMessage send(String queueName, OutgoingMessage message) {
         MessageQueueInfo queue = queue(queueName);
         boolean transaction = TransactionSynchronizationManager.isActualTransactionActive();
-        NewMessage row = row(queue, message, transaction);
+        NewMessage row = row(queue, message, transaction, this.shards.partitionOf(null));
         Sent sent;
         try {
             sent = this.shards.route(List.of(row), NewMessage::partition, (shard, rows) -> transaction
@@ -388,6 +388,8 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         MessageQueueInfo queue = queue(queueName);
         BatchEntry.checkIds(entries.stream().map(BatchEntry::id).toList());
         boolean transaction = TransactionSynchronizationManager.isActualTransactionActive();
+        // A batch's messages without a group share a partition: one transaction on one shard, as unsharded.
+        Integer partition = this.shards.partitionOf(null);
         List<BatchEntryFailure> failed = new ArrayList<>();
         List<BatchEntry<OutgoingMessage>> valid = new ArrayList<>();
         List<NewMessage> rows = new ArrayList<>();
@@ -395,7 +397,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
         for (BatchEntry<OutgoingMessage> entry : entries) {
             try {
                 size += MessageValidation.message(entry.value(), queue);
-                rows.add(row(queue, entry.value(), transaction));
+                rows.add(row(queue, entry.value(), transaction, partition));
                 valid.add(entry);
             }
             catch (MessageQueueException ex) {
@@ -424,13 +426,13 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     }
 
     /**
-     * The row of a message to send. Sharded, its partition is its group's (any partition without
-     * one), and a FIFO queue's deduplication id is kept per group, as on SQS's high-throughput FIFO
+     * The row of a message to send. Sharded, its partition is its group's (without one, the given
+     * partition, picked at random for each send call), and a FIFO queue's deduplication id is kept per group, as on SQS's high-throughput FIFO
      * queues: a group's messages are on one shard, its duplicates meet there. In the caller's
      * transaction, a sharded installation writes a standard message to the main shard, with no
      * partition (it stays there), and refuses a FIFO one, whose group is on its partition's shard.
      */
-    private NewMessage row(MessageQueueInfo queue, OutgoingMessage message, boolean transaction) {
+    private NewMessage row(MessageQueueInfo queue, OutgoingMessage message, boolean transaction, Integer ungrouped) {
         MessageValidation.message(message, queue);
         Duration delay = message.delay() != null ? message.delay() : queue.attributes().delay();
         String dedup = null;
@@ -445,7 +447,8 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
                     + "the application's transaction on a sharded installation: its group lives on the shard of its "
                     + "partition; send it after the commit");
         }
-        Integer partition = transaction ? null : this.shards.partitionOf(message.groupId());
+        Integer partition = transaction ? null : message.groupId() == null ? ungrouped
+                : this.shards.partitionOf(message.groupId());
         String dedupKey = dedup == null || !sharded ? dedup : group.length() + ":" + group + ":" + dedup;
         return new NewMessage(queue.id(), UUID.randomUUID().toString(), message.body(),
                 MessageAttributesJson.write(message.attributes()), (int) delay.toSeconds(), group, dedup,
