@@ -1,6 +1,5 @@
 package io.pgqueue.sample;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -13,10 +12,6 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.ContextConfiguration;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.CreateQueueResponse;
 import software.amazon.awssdk.services.sqs.model.EmptyBatchRequestException;
@@ -59,12 +54,7 @@ class JavaSdkSqsTests {
 
     @BeforeEach
     void connect() {
-        this.sqs = SqsClient.builder()
-            .endpointOverride(URI.create("http://127.0.0.1:" + this.port + "/sqs"))
-            .region(Region.US_EAST_1)
-            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(this.accessKey, this.secretKey)))
-            .httpClient(UrlConnectionHttpClient.create())
-            .build();
+        this.sqs = JavaSqsClients.builder(this.port, this.accessKey, this.secretKey).build();
     }
 
     @AfterEach
@@ -240,13 +230,7 @@ class JavaSdkSqsTests {
         assertThat(this.sqs.getQueueAttributes(request -> request.queueUrl(events).attributeNames(QueueAttributeName.ALL))
             .attributesAsStrings()).containsEntry("VisibilityTimeout", "60")
             .hasEntrySatisfying("RedrivePolicy", policy -> assertThat(policy).contains("audit-events-dlq"));
-        try (SqsClient producer = SqsClient.builder()
-            .endpointOverride(URI.create("http://127.0.0.1:" + this.port + "/sqs"))
-            .region(Region.US_EAST_1)
-            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("sample-producer",
-                    "producer-secret")))
-            .httpClient(UrlConnectionHttpClient.create())
-            .build()) {
+        try (SqsClient producer = JavaSqsClients.builder(this.port, "sample-producer", "producer-secret").build()) {
             producer.sendMessage(request -> request.queueUrl(events).messageBody("from the producer"));
             assertThatThrownBy(() -> producer.receiveMessage(request -> request.queueUrl(events)))
                 .isInstanceOfSatisfying(SqsException.class, ex -> assertThat(ex.awsErrorDetails().errorCode())

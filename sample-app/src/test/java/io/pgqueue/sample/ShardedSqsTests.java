@@ -1,6 +1,5 @@
 package io.pgqueue.sample;
 
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,10 +19,6 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.test.context.ContextConfiguration;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchRequestEntry;
 import software.amazon.awssdk.services.sqs.model.Message;
@@ -67,12 +62,7 @@ class ShardedSqsTests {
 
     @BeforeEach
     void connect() {
-        this.sqs = SqsClient.builder()
-            .endpointOverride(URI.create("http://127.0.0.1:" + this.port + "/sqs"))
-            .region(Region.US_EAST_1)
-            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(this.accessKey, this.secretKey)))
-            .httpClient(UrlConnectionHttpClient.create())
-            .build();
+        this.sqs = JavaSqsClients.builder(this.port, this.accessKey, this.secretKey).build();
     }
 
     @AfterEach

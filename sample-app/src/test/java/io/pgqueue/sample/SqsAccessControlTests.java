@@ -1,7 +1,6 @@
 package io.pgqueue.sample;
 
 import java.io.File;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,11 +22,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.ContextConfiguration;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
@@ -67,11 +62,7 @@ class SqsAccessControlTests {
     private final List<SqsClient> clients = new ArrayList<>();
 
     private SqsClient client(String key, String secret) {
-        SqsClient client = SqsClient.builder()
-            .endpointOverride(URI.create("http://127.0.0.1:" + this.port + "/sqs"))
-            .region(Region.US_EAST_1)
-            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(key, secret)))
-            .httpClient(UrlConnectionHttpClient.create())
+        SqsClient client = JavaSqsClients.builder(this.port, key, secret)
             .overrideConfiguration(configuration -> configuration.retryStrategy(
                     AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(10).build()))
             .build();
@@ -130,11 +121,7 @@ class SqsAccessControlTests {
         assertThat(admin.getQueueAttributes(request -> request.queueUrl(url)
             .attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).attributes()
             .get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).as("every message sent once").isEqualTo("8");
-        SqsClient impatient = SqsClient.builder()
-            .endpointOverride(URI.create("http://127.0.0.1:" + this.port + "/sqs"))
-            .region(Region.US_EAST_1)
-            .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("acl-admin", "admin-secret")))
-            .httpClient(UrlConnectionHttpClient.create())
+        SqsClient impatient = JavaSqsClients.builder(this.port, "acl-admin", "admin-secret")
             .overrideConfiguration(configuration -> configuration.retryStrategy(
                     AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(1).build()))
             .build();

@@ -576,6 +576,18 @@ public final class MessageStatements {
             """;
 
     /**
+     * The end of a staging statement: the rows its {@code moved} step deleted, as one batch of a
+     * kind ({@code message}, {@code dedup}) in message_moving.
+     */
+    private static final String INTO_MOVING = """
+            , batch AS (
+                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
+            )
+            INSERT INTO ${schema}.message_moving (batch, partition, kind, row)
+            SELECT batch.batch, :partition, '%s', to_jsonb(moved) FROM moved, batch
+            """;
+
+    /**
      * Partition moves: stages up to :limit of a partition's messages without a FIFO group (keeping
      * their receipts and visibility: one in flight stays in flight), deleting them from the message
      * table into message_moving in one transaction; messages a receive holds now are skipped and
@@ -591,12 +603,7 @@ public final class MessageStatements {
             ), moved AS (
                 DELETE FROM ${schema}.message AS m WHERE m.id IN (SELECT id FROM picked)
                 RETURNING m.*
-            ), batch AS (
-                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
-            )
-            INSERT INTO ${schema}.message_moving (batch, partition, kind, row)
-            SELECT batch.batch, :partition, 'message', to_jsonb(moved) FROM moved, batch
-            """;
+            )""" + INTO_MOVING.formatted("message");
 
     /**
      * Partition moves: locks up to :limit FIFO groups of a partition, in key order (SKIP LOCKED: a
@@ -624,24 +631,14 @@ public final class MessageStatements {
                 USING unnest(CAST(:queues AS bigint[]), CAST(:groups AS text[])) AS t(queue_id, group_id)
                 WHERE m.queue_id = t.queue_id AND m.group_id = t.group_id AND m.partition = :partition
                 RETURNING m.*
-            ), batch AS (
-                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
-            )
-            INSERT INTO ${schema}.message_moving (batch, partition, kind, row)
-            SELECT batch.batch, :partition, 'message', to_jsonb(moved) FROM moved, batch
-            """;
+            )""" + INTO_MOVING.formatted("message");
 
     /** Partition moves: stages the partition's FIFO deduplication ids, once its messages are staged. */
     static final String STAGE_DEDUPS = """
             WITH moved AS (
                 DELETE FROM ${schema}.message_dedup WHERE partition = :partition
                 RETURNING *
-            ), batch AS (
-                SELECT nextval('${schema}.job_moving_batch_seq') AS batch
-            )
-            INSERT INTO ${schema}.message_moving (batch, partition, kind, row)
-            SELECT batch.batch, :partition, 'dedup', to_jsonb(moved) FROM moved, batch
-            """;
+            )""" + INTO_MOVING.formatted("dedup");
 
     /** Partition moves: the batches of a partition's messages staged on this shard, oldest first. */
     static final String STAGED_BATCHES = """
