@@ -249,6 +249,7 @@ public class QueueEndpoint {
         body.put("to", result.target());
         body.put("jobsMoved", result.jobsMoved());
         body.put("jobsLeftRunning", result.jobsLeft());
+        body.put("messagesMoved", result.messagesMoved());
         body.put("millis", result.duration().toMillis());
         this.stats.refresh();
         return body;

@@ -259,7 +259,8 @@ class QueueShardsAutoConfigurationTests {
 
                 Map<String, Object> moved = endpoint.shardAction("shards", "partitions", "0", "move", "b");
 
-                assertThat(moved).containsEntry("from", "main").containsEntry("to", "b").containsEntry("jobsMoved", 20L);
+                assertThat(moved).containsEntry("from", "main").containsEntry("to", "b").containsEntry("jobsMoved", 20L)
+                    .containsEntry("messagesMoved", 0L);
                 assertThat(jobs(this.b)).isEqualTo(20);
                 Map<String, Object> after = (Map<String, Object>) endpoint.queues().get("shards");
                 assertThat((Map<String, Object>) ((Map<String, Object>) after.get("shards")).get("b"))
