@@ -104,6 +104,9 @@ class ShardedMessageQueueTests {
         }
         // A batch's messages share a partition, so a batch is one transaction on one shard.
         assertThat(countAll("SELECT count(DISTINCT partition) FROM pgqueue.message WHERE body LIKE 'batch 3/%'")).isOne();
+        // Messages weigh their partitions for the balancer, as jobs do.
+        assertThat(Engines.of(node).enqueuer().partitionLoad().orElseThrow().take().values().stream()
+            .mapToLong(Long::longValue).sum()).isEqualTo(300);
         assertThat(messages.counts("orders").visible()).isEqualTo(300);
         assertThat(messages.counts()).extractingByKey("orders").extracting(MessageQueueCounts::visible).isEqualTo(300L);
         assertThat(messages.peek("orders", 5)).hasSize(5);

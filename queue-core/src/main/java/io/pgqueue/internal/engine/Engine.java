@@ -121,7 +121,7 @@ public final class Engine {
         this.balancer = new BalancerService(this.shards, this.stats, this.enqueuer.partitionLoad().orElse(null),
                 settings.balancerSettings(), settings.balancerLoadWindow(), node, settings.balancerEnabled());
         this.messageHistory = new MessageHistoryRecorder(main.history(), settings.clock(), settings.messageEvents());
-        this.messages = new MessageEngine(this.shards, this.messageHistory,
+        this.messages = new MessageEngine(this.shards, this.enqueuer.partitionLoad().orElse(null), this.messageHistory,
                 settings.statsInterval(), workerSettings != null ? workerSettings.vacuumInterval() : QueueDefaults.VACUUM_INTERVAL);
         this.scheduler = new Scheduler(main.schedules(), this.enqueuer, settings.tasks(), settings.mapper(), settings.clock(),
                 workerSettings != null ? workerSettings.pollInterval() : QueueDefaults.POLL_INTERVAL);

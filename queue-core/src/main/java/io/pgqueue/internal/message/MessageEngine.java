@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -15,6 +16,7 @@ import java.util.concurrent.CompletionException;
 
 import javax.sql.DataSource;
 
+import io.pgqueue.internal.balance.PartitionLoad;
 import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.MessageStore.NewMessage;
 import io.pgqueue.internal.store.MessageStore.Receipt;
@@ -80,6 +82,9 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
 
     private final MessageMoveTasks moves;
 
+    /** The partitions' weights for the balancer (sharded only), which count messages sent as jobs. */
+    private final PartitionLoad load;
+
     private LongPolls longPolls;
 
     /** One per shard: a send on any shard wakes the receives waiting here. */
@@ -102,24 +107,27 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
      */
     public MessageEngine(DataSource dataSource, MessageStore store, MessageQueueEvents events, Duration countInterval,
             Duration vacuumInterval) {
-        this(MessageShards.single(dataSource, store), events, countInterval, vacuumInterval);
+        this(MessageShards.single(dataSource, store), null, events, countInterval, vacuumInterval);
     }
 
     /**
      * Creates the message queues of an installation: sharded, the catalog on the main shard and the
      * messages on the shards of their partitions; call {@link #start()} before receiving with a wait.
      * @param shards the installation's shards
+     * @param load the partitions' weights for the balancer, which messages sent add to; {@code null} unsharded
      * @param events where sends, receives and deletes are counted
      * @param countInterval how often every queue's messages are counted (for metrics, health, the endpoint)
      * @param vacuumInterval how often the message tables are VACUUMed while in use; zero leaves it to autovacuum
      */
-    public MessageEngine(Shards shards, MessageQueueEvents events, Duration countInterval, Duration vacuumInterval) {
-        this(MessageShards.of(shards), events, countInterval, vacuumInterval);
+    public MessageEngine(Shards shards, PartitionLoad load, MessageQueueEvents events, Duration countInterval,
+            Duration vacuumInterval) {
+        this(MessageShards.of(shards), load, events, countInterval, vacuumInterval);
     }
 
-    private MessageEngine(MessageShards shards, MessageQueueEvents events, Duration countInterval,
+    private MessageEngine(MessageShards shards, PartitionLoad load, MessageQueueEvents events, Duration countInterval,
             Duration vacuumInterval) {
         this.shards = shards;
+        this.load = load;
         this.store = shards.main().store();
         this.catalog = new MessageQueueCatalog(shards);
         this.moves = new MessageMoveTasks(new MessageMoveStore(this.store), shards, this.catalog);
@@ -380,6 +388,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
             throw ex.error() == MessageQueueError.QUEUE_DOES_NOT_EXIST ? forget(queue.name()) : ex;
         }
         this.events.sent(queue.name(), 1);
+        weigh(List.of(row));
         return sentMessage(queue, message, sent);
     }
 
@@ -421,6 +430,7 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
                 successful.put(valid.get(i).id(), sentMessage(queue, valid.get(i).value(), sent.get(i)));
             }
             this.events.sent(queue.name(), rows.size());
+            weigh(rows);
         }
         return new BatchResult<>(successful, failed);
     }
@@ -458,6 +468,13 @@ public final class MessageEngine implements MessageQueues, AutoCloseable {
     @Override
     public boolean deduplicatesPerGroup() {
         return this.shards.sharded();
+    }
+
+    /** Adds messages sent to their partitions' weights, as the jobs enqueued there count. */
+    private void weigh(List<NewMessage> rows) {
+        if (this.load != null) {
+            rows.stream().map(NewMessage::partition).filter(Objects::nonNull).forEach(this.load::add);
+        }
     }
 
     private static SentMessage sentMessage(MessageQueueInfo queue, OutgoingMessage message, Sent sent) {
