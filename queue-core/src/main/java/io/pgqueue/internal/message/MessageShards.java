@@ -59,6 +59,9 @@ final class MessageShards implements AutoCloseable {
 
     private final Map<String, Shard> all = new LinkedHashMap<>();
 
+    /** The same shards in order, for the receives' rotation. */
+    private final List<Shard> ordered;
+
     private final Shard main;
 
     private final AtomicInteger rotation = new AtomicInteger();
@@ -72,6 +75,7 @@ final class MessageShards implements AutoCloseable {
     private MessageShards(Shards shards, List<Shard> all) {
         this.shards = shards;
         all.forEach(shard -> this.all.put(shard.name(), shard));
+        this.ordered = List.copyOf(all);
         this.main = all.get(0);
     }
 
@@ -111,7 +115,7 @@ final class MessageShards implements AutoCloseable {
 
     /** @return every shard, starting from the next in turn, so that no shard is always tried last */
     List<Shard> rotation() {
-        List<Shard> shards = List.copyOf(this.all.values());
+        List<Shard> shards = this.ordered;
         if (shards.size() == 1) {
             return shards;
         }
