@@ -201,6 +201,24 @@ CREATE TABLE pgqueue.job_result (
 );
 CREATE INDEX job_result_workflow_idx ON pgqueue.job_result USING btree (workflow) WHERE (workflow IS NOT NULL);
 
+CREATE TABLE pgqueue.job_step (
+    job_id bigint NOT NULL,
+    name text NOT NULL,
+    seq integer NOT NULL,
+    kind text NOT NULL DEFAULT 'STEP'::text,
+    result jsonb,
+    result_type text,
+    wake_at timestamp with time zone,
+    attempt integer NOT NULL,
+    lease_epoch integer NOT NULL,
+    started_at timestamp with time zone NOT NULL,
+    finished_at timestamp with time zone NOT NULL DEFAULT now(),
+    CONSTRAINT job_step_pkey PRIMARY KEY (job_id, name),
+    CONSTRAINT job_step_kind CHECK ((kind = ANY (ARRAY['STEP'::text, 'SLEEP'::text]))),
+    CONSTRAINT job_step_name CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+    CONSTRAINT job_step_seq CHECK ((seq >= 0))
+);
+
 CREATE TABLE pgqueue.job_waiting (
     id bigint NOT NULL,
     task text NOT NULL,

@@ -1,5 +1,6 @@
 package io.pgqueue;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -147,6 +148,142 @@ public interface TaskContext {
      */
     default <T> Map<String, T> dependencyResults(Class<T> type) {
         throw new UnsupportedOperationException("Results are read by jobs the queue's workers run");
+    }
+
+    /**
+     * Runs a durable step, or returns its recorded value when the job recorded the step before.
+     * <p>
+     * A step's value is recorded (as JSON, as results are) when the step returns, in its own
+     * transaction on the job's database and under the attempt's lease: only while this attempt still
+     * holds the job. When the job runs again (a retry, a rescue after a crash, a job handed back at
+     * shutdown, a durable {@link #sleep}), a recorded step does not run: this call returns the
+     * recorded value. Steps are matched by name and place: the handler must reach its steps in the
+     * same order every time, with names unique within the job; a run that reaches another name at a
+     * recorded place fails the job with a {@link StepMismatchException} that names the step.
+     * <p>
+     * A step runs at least once, and exactly once where its record committed: a crash after the
+     * step's work and before its record runs the work again on the next attempt. Make such work
+     * idempotent with {@link #stepKey(String)}.
+     * @param <T> the value's type
+     * @param name the step's name, unique within the job: 1 to 200 characters
+     * @param type the type to read a recorded value as
+     * @param body the step's work
+     * @return the step's value, from its run or its record
+     * @throws TaskCancelledException if the attempt lost its lease before the record was written
+     * @throws StepMismatchException if the record does not fit the step
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default <T> T step(String name, Class<T> type, StepBody<T> body) {
+        return step(name, StepRetry.NONE, type, body);
+    }
+
+    /**
+     * Runs a durable step, or returns its recorded value, as {@link #step(String, Class, StepBody)},
+     * reading a recorded value as the class the step returned when it ran; a value of a generic type
+     * (a list of records, say) is read back as that type's raw class, so give such steps their type.
+     * @param <T> the value's type
+     * @param name the step's name, unique within the job
+     * @param body the step's work
+     * @return the step's value, from its run or its record
+     */
+    default <T> T step(String name, StepBody<T> body) {
+        return step(name, StepRetry.NONE, null, body);
+    }
+
+    /**
+     * Runs a durable step that is tried again within the attempt when it fails, or returns its
+     * recorded value, as {@link #step(String, Class, StepBody)}.
+     * @param <T> the value's type
+     * @param name the step's name, unique within the job
+     * @param retry how often to try it in this attempt
+     * @param type the type to read a recorded value as; {@code null}: the class the step returned
+     * @param body the step's work
+     * @return the step's value, from its run or its record
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default <T> T step(String name, StepRetry retry, Class<T> type, StepBody<T> body) {
+        throw new UnsupportedOperationException("Steps are run by jobs the queue's workers run");
+    }
+
+    /**
+     * Runs a durable step that returns nothing, unless the job recorded it before; see
+     * {@link #step(String, Class, StepBody)}.
+     * @param name the step's name, unique within the job
+     * @param action the step's work
+     */
+    default void step(String name, StepAction action) {
+        step(name, StepRetry.NONE, action);
+    }
+
+    /**
+     * Runs a durable step that returns nothing and is tried again within the attempt when it fails,
+     * unless the job recorded it before; see {@link #step(String, Class, StepBody)}.
+     * @param name the step's name, unique within the job
+     * @param retry how often to try it in this attempt
+     * @param action the step's work
+     */
+    default void step(String name, StepRetry retry, StepAction action) {
+        step(name, retry, Void.class, () -> {
+            action.run();
+            return null;
+        });
+    }
+
+    /**
+     * Returns a key that names one step of this job everywhere and for good: the same on every
+     * attempt, and different for every job and step. Give it to the system a step calls as its
+     * idempotency key (a payment provider's, an {@code INSERT ... ON CONFLICT} key), so that the
+     * work of a step whose record was lost in a crash is not done twice.
+     * @param name the step's name
+     * @return the key: {@code pgqueue-<job id>-<name>}
+     */
+    default String stepKey(String name) {
+        return "pgqueue-" + jobId() + "-" + name;
+    }
+
+    /**
+     * Sleeps durably: ends this attempt and runs the job again after the delay, holding no thread
+     * and no connection meanwhile, and without spending an attempt. The sleep is a step: its end is
+     * recorded (on the database clock) the first time the handler reaches it, and when the job runs
+     * again the handler passes it once the end is reached (running the steps before it from their
+     * records). It works by throwing {@link TaskSnoozedException}: let it leave the handler.
+     * <p>
+     * The sleep is named after its place among the job's steps ({@code sleep-<place>}).
+     * @param duration how long, zero or more
+     * @throws TaskSnoozedException always, until the sleep is over
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default void sleep(Duration duration) {
+        sleep(null, duration);
+    }
+
+    /**
+     * Sleeps durably under a name; see {@link #sleep(Duration)}.
+     * @param name the sleep's step name, unique within the job; {@code null}: {@code sleep-<place>}
+     * @param duration how long, zero or more
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default void sleep(String name, Duration duration) {
+        throw new UnsupportedOperationException("Durable sleeps are taken by jobs the queue's workers run");
+    }
+
+    /**
+     * Sleeps durably until a moment; see {@link #sleep(Duration)}. A moment in the past does not sleep
+     * (the sleep is still recorded as a step).
+     * @param until when to run again (compared with the database clock)
+     */
+    default void sleepUntil(Instant until) {
+        sleepUntil(null, until);
+    }
+
+    /**
+     * Sleeps durably until a moment, under a name; see {@link #sleep(Duration)}.
+     * @param name the sleep's step name, unique within the job; {@code null}: {@code sleep-<place>}
+     * @param until when to run again (compared with the database clock)
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default void sleepUntil(String name, Instant until) {
+        throw new UnsupportedOperationException("Durable sleeps are taken by jobs the queue's workers run");
     }
 
     /**

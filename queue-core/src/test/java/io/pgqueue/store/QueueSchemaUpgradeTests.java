@@ -66,7 +66,7 @@ class QueueSchemaUpgradeTests {
                     + "table upgraded.workflow_total, table upgraded.job_end_pending, table upgraded.job_awaiter, "
                     + "table upgraded.queue_action, table upgraded.task_history, table upgraded.message_queue_history, "
                     + "table upgraded.task_definition, table upgraded.message_move_task, table upgraded.message_moving, "
-                    + "column upgraded.job.history, column upgraded.job_finished.history, column upgraded.node.schema_version)");
+                    + "table upgraded.job_step, column upgraded.job.history, column upgraded.job_finished.history, column upgraded.node.schema_version)");
         JobStore legacy = store("legacy");
         JobStore upgraded = store("upgraded");
         List<Lease> legacyLeases = jobsInEveryState(legacy, "legacy");
@@ -75,7 +75,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V30 and the repeatable migrations").isEqualTo(28);
+        assertThat(result.migrationsExecuted).as("V10 to V31 and the repeatable migrations").isEqualTo(29);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -91,7 +91,7 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.claim_jobs",
                     "CREATE OR REPLACE FUNCTION S.complete_jobs", "CREATE OR REPLACE FUNCTION S.complete_jobs",
                     "CREATE OR REPLACE FUNCTION S.count_jobs", "CREATE OR REPLACE FUNCTION S.doctor",
-                    "CREATE OR REPLACE FUNCTION S.end_jobs", "CREATE OR REPLACE FUNCTION S.enqueue_job",
+                    "CREATE OR REPLACE FUNCTION S.drop_finished_steps", "CREATE OR REPLACE FUNCTION S.end_jobs", "CREATE OR REPLACE FUNCTION S.enqueue_job",
                     "CREATE OR REPLACE FUNCTION S.finished_holder",
                     "CREATE OR REPLACE FUNCTION S.finished_job", "CREATE OR REPLACE FUNCTION S.finished_job",
                     "CREATE OR REPLACE FUNCTION S.held_leases", "CREATE OR REPLACE FUNCTION S.job_search_clause",

@@ -210,7 +210,7 @@ public final class TestQueue implements BeforeAllCallback, BeforeEachCallback, A
                 + ".task_control, " + schema + ".task_rate, " + schema + ".task_group_cursor, " + schema + ".schedule, "
                 + schema + ".workflow, " + schema + ".job_waiting, " + schema + ".job_dependency, " + schema + ".job_result, "
                 + schema + ".stats_snapshot, " + schema + ".queue_action, " + schema + ".task_history, " + schema + ".message_queue_history, "
-                + schema + ".message_move_task, " + schema + ".message_moving");
+                + schema + ".message_move_task, " + schema + ".message_moving, " + schema + ".job_step");
         this.jdbc.execute("UPDATE " + schema + ".workflow_total SET workflows = 0");
         this.jdbc.execute("INSERT INTO " + schema + ".stats_snapshot (singleton) VALUES (true)");
     }

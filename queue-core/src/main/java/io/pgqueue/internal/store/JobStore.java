@@ -134,6 +134,8 @@ public final class JobStore {
 
     private final WorkflowStore workflows;
 
+    private final StepStore steps;
+
     /**
      * Creates a store.
      * @param dataSource the queue's database
@@ -193,6 +195,12 @@ public final class JobStore {
                 : JobStatements.PRIORITIZE_WAITING_AMONG);
         this.vacuumActiveJobs = sql(JobStatements.VACUUM_ACTIVE_JOBS);
         this.workflows = new WorkflowStore(this.jdbc, config, dataSource);
+        this.steps = new StepStore(this.jdbc, config);
+    }
+
+    /** @return the store of durable handlers' steps in this database */
+    public StepStore steps() {
+        return this.steps;
     }
 
     /** @return the store of workflows, waiting jobs and results in this database */
@@ -584,6 +592,7 @@ public final class JobStore {
                 .addValue("progress", SqlArrays.texts(outcomes.stream().map(Outcome::progress).toList()));
         }
         List<Outcome> withResults = outcomes.stream().filter(outcome -> outcome.result() != null).toList();
+        List<Outcome> withSteps = outcomes.stream().filter(Outcome::steps).toList();
         String chosen = statement;
         Supplier<FencedResult> write = () -> {
             if (!withResults.isEmpty()) {
@@ -597,10 +606,36 @@ public final class JobStore {
                 applied.put(rs.getLong("id"), JobState.valueOf(rs.getString("state")));
                 tasks.put(rs.getLong("id"), rs.getString("task"));
             });
+            if (!withSteps.isEmpty()) {
+                dropEndedSteps(withSteps, applied);
+            }
             return new FencedResult(applied, tasks, lost(leases, applied), List.of());
         };
-        // Results and outcomes commit together (asynchronously, as the outcome functions set it).
-        return withResults.isEmpty() ? write.get() : inTransaction(write);
+        // Results, outcomes and step drops commit together (asynchronously, as the outcome functions set it).
+        return withResults.isEmpty() && withSteps.isEmpty() ? write.get() : inTransaction(write);
+    }
+
+    /**
+     * Drops the steps of jobs whose outcome ended them or re-ran them: a completion or final failure
+     * that left the job READY was re-run by a deduplicated enqueue.
+     */
+    private void dropEndedSteps(List<Outcome> withSteps, Map<Long, JobState> applied) {
+        List<Long> ids = new ArrayList<>();
+        List<Long> rerun = new ArrayList<>();
+        for (Outcome outcome : withSteps) {
+            JobState state = applied.get(outcome.lease().jobId());
+            if (state == null) {
+                continue;
+            }
+            boolean ended = outcome.kind() == AttemptResult.COMPLETED || outcome.kind() == AttemptResult.FAILED;
+            if (state != JobState.READY || ended) {
+                ids.add(outcome.lease().jobId());
+                if (state == JobState.READY) {
+                    rerun.add(outcome.lease().jobId());
+                }
+            }
+        }
+        this.steps.dropEnded(ids, rerun);
     }
 
     /** @return whether completed jobs are kept after they finish (a completed retention above zero) */

@@ -18,9 +18,11 @@ import io.pgqueue.AttemptResult;
  * that did not complete has no result anyone reads), or {@code null}
  * @param history the attempt as its job's history keeps it ({@link AttemptHistory#entry}), or
  * {@code null} when the task keeps none
+ * @param steps whether the job may have recorded durable steps ({@link StepStore}): their rows are dropped
+ * with the outcome when it ends the job unkept or re-runs it
  */
 public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, String error, String progress,
-        String result, String history) {
+        String result, String history, boolean steps) {
 
     /** Longest error text stored with a job. */
     public static final int MAX_ERROR_LENGTH = 4000;
@@ -54,7 +56,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome completed(Lease lease) {
-        return new Outcome(lease, AttemptResult.COMPLETED, Duration.ZERO, null, null, null, null);
+        return new Outcome(lease, AttemptResult.COMPLETED, Duration.ZERO, null, null, null, null, false);
     }
 
     /**
@@ -64,7 +66,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome snoozed(Lease lease, Duration delay) {
-        return new Outcome(lease, AttemptResult.SNOOZED, delay, null, null, null, null);
+        return new Outcome(lease, AttemptResult.SNOOZED, delay, null, null, null, null, false);
     }
 
     /**
@@ -75,7 +77,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome retry(Lease lease, Duration delay, String error) {
-        return new Outcome(lease, AttemptResult.RETRY, delay, error, null, null, null);
+        return new Outcome(lease, AttemptResult.RETRY, delay, error, null, null, null, false);
     }
 
     /**
@@ -85,7 +87,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome failed(Lease lease, String error) {
-        return new Outcome(lease, AttemptResult.FAILED, Duration.ZERO, error, null, null, null);
+        return new Outcome(lease, AttemptResult.FAILED, Duration.ZERO, error, null, null, null, false);
     }
 
     /**
@@ -96,7 +98,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome released(Lease lease, String reason) {
-        return new Outcome(lease, AttemptResult.RELEASED, Duration.ZERO, reason, null, null, null);
+        return new Outcome(lease, AttemptResult.RELEASED, Duration.ZERO, reason, null, null, null, false);
     }
 
     /**
@@ -107,7 +109,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome rescued(Lease lease, String reason) {
-        return new Outcome(lease, AttemptResult.RESCUED, Duration.ZERO, reason, null, null, null);
+        return new Outcome(lease, AttemptResult.RESCUED, Duration.ZERO, reason, null, null, null, false);
     }
 
     /**
@@ -116,7 +118,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome
      */
     public static Outcome cancelled(Lease lease) {
-        return new Outcome(lease, AttemptResult.CANCELLED, Duration.ZERO, null, null, null, null);
+        return new Outcome(lease, AttemptResult.CANCELLED, Duration.ZERO, null, null, null, null, false);
     }
 
     /**
@@ -125,7 +127,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome with the progress
      */
     public Outcome withProgress(String progress) {
-        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, progress, this.result, this.history);
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, progress, this.result, this.history, this.steps);
     }
 
     /**
@@ -135,7 +137,7 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      */
     public Outcome withResult(String result) {
         return new Outcome(this.lease, this.kind, this.retryDelay, this.error, this.progress,
-                this.kind == AttemptResult.COMPLETED ? result : null, this.history);
+                this.kind == AttemptResult.COMPLETED ? result : null, this.history, this.steps);
     }
 
     /**
@@ -144,7 +146,16 @@ public record Outcome(Lease lease, AttemptResult kind, Duration retryDelay, Stri
      * @return the outcome with the entry
      */
     public Outcome withHistory(String history) {
-        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, this.progress, this.result, history);
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, this.progress, this.result, history, this.steps);
+    }
+
+    /**
+     * Returns this outcome marked as one of a job that may have recorded durable steps.
+     * @return the outcome, marked
+     */
+    public Outcome withSteps() {
+        return new Outcome(this.lease, this.kind, this.retryDelay, this.error, this.progress, this.result, this.history,
+                true);
     }
 
     /**

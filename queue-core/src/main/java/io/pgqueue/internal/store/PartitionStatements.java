@@ -203,7 +203,8 @@ public final class PartitionStatements {
 
     /**
      * Takes a batch of a partition's READY jobs out of the job table into job_moving, as one batch,
-     * in one statement: from then on no worker sees them. Jobs a claim holds locked are skipped
+     * in one statement: from then on no worker sees them. A job's durable steps go with it, under the
+     * key {@code pgqueue.steps} of its row. Jobs a claim holds locked are skipped
      * (they are being claimed), and so are jobs of workflows and jobs others depend on (tracked):
      * their dependents wait on this shard, so they finish here. The partition has no index of its own: the statement reads the
      * table once per batch, which a batch size of thousands keeps to a few reads per move.
@@ -219,11 +220,18 @@ public final class PartitionStatements {
                 DELETE FROM ${schema}.job AS job
                 WHERE job.id IN (SELECT id FROM picked) AND job.state = 'READY' AND NOT job.tracked
                 RETURNING job.*
+            ), steps AS (
+                DELETE FROM ${schema}.job_step AS s WHERE s.job_id IN (SELECT id FROM moved)
+                RETURNING s.*
+            ), job_steps AS (
+                SELECT s.job_id, jsonb_build_object('pgqueue.steps', jsonb_agg(to_jsonb(s))) AS steps
+                FROM steps AS s GROUP BY s.job_id
             ), batch AS (
                 SELECT nextval('${schema}.job_moving_batch_seq') AS batch
             )
             INSERT INTO ${schema}.job_moving (batch, partition, job)
-            SELECT batch.batch, :partition, to_jsonb(moved) FROM moved, batch
+            SELECT batch.batch, :partition, to_jsonb(moved) || coalesce(job_steps.steps, '{}')
+            FROM moved CROSS JOIN batch LEFT JOIN job_steps ON job_steps.job_id = moved.id
             """;
 
     /** The batches of a partition staged on this shard, oldest first. */
@@ -243,8 +251,9 @@ public final class PartitionStatements {
             """;
 
     /**
-     * Writes a staged batch on the target, once: its mark in move_applied and its jobs in one
-     * transaction, every column as it was on the source (id, attempts, schedule, lease epoch). A job
+     * Writes a staged batch on the target, once: its mark in move_applied and its jobs (with their
+     * durable steps) in one transaction, every column as it was on the source (id, attempts,
+     * schedule, lease epoch). A job
      * whose dedup key an active job here holds already is left out. Due tasks are notified.
      */
     static final String APPLY_BATCH = """
@@ -258,6 +267,13 @@ public final class PartitionStatements {
                 WHERE EXISTS (SELECT 1 FROM applied)
                 ON CONFLICT (task, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
                 RETURNING id, task, schedule_time
+            ), steps AS (
+                INSERT INTO ${schema}.job_step
+                SELECT s.*
+                FROM jsonb_array_elements(CAST(:rows AS jsonb)) AS r(job),
+                     jsonb_populate_recordset(NULL::${schema}.job_step, r.job -> 'pgqueue.steps') AS s
+                WHERE jsonb_typeof(r.job -> 'pgqueue.steps') = 'array' AND s.job_id IN (SELECT id FROM inserted)
+                ON CONFLICT (job_id, name) DO NOTHING
             ), notified AS (
                 SELECT pg_notify(:channelPrefix || task, '')
                 FROM (SELECT DISTINCT task FROM inserted WHERE schedule_time <= statement_timestamp()) due
@@ -288,28 +304,48 @@ public final class PartitionStatements {
             ON CONFLICT (outbox_id) DO NOTHING
             """;
 
-    /** A partition's FAILED jobs on this shard after an id, oldest first, as JSON rows and ids. */
+    /** A finished job's durable steps, under the key {@code pgqueue.steps} of its row ({@code f}). */
+    private static final String FINISHED_STEPS = """
+            coalesce((SELECT jsonb_build_object('pgqueue.steps', jsonb_agg(to_jsonb(s)))
+                      FROM ${schema}.job_step AS s WHERE s.job_id = f.id), '{}')""";
+
+    /**
+     * A partition's FAILED jobs on this shard after an id, oldest first, as JSON rows (with their
+     * durable steps) and ids.
+     */
     static final String FAILED_JOBS = """
-            SELECT CAST(coalesce(jsonb_agg(to_jsonb(f) ORDER BY f.id), '[]') AS text) AS rows,
+            SELECT CAST(coalesce(jsonb_agg(to_jsonb(f) || %s ORDER BY f.id), '[]') AS text) AS rows,
                    coalesce(array_agg(f.id ORDER BY f.id), '{}') AS ids
             FROM (SELECT * FROM ${schema}.job_finished
                   WHERE partition = :partition AND state = 'FAILED' AND id > :after
                   ORDER BY id
                   LIMIT :limit) AS f
-            """;
+            """.formatted(FINISHED_STEPS);
 
     /** One FAILED job on this shard, as a JSON row and its id. */
     static final String FAILED_JOB = """
-            SELECT CAST(coalesce(jsonb_agg(to_jsonb(f)), '[]') AS text) AS rows, coalesce(array_agg(f.id), '{}') AS ids
+            SELECT CAST(coalesce(jsonb_agg(to_jsonb(f) || %s), '[]') AS text) AS rows, coalesce(array_agg(f.id), '{}') AS ids
             FROM ${schema}.job_finished AS f
             WHERE f.id = :id AND f.state = 'FAILED'
-            """;
+            """.formatted(FINISHED_STEPS);
 
-    /** Writes finished jobs brought from another shard, every column as it was there; once. */
+    /**
+     * Writes finished jobs brought from another shard, every column as it was there, with their
+     * durable steps; once.
+     */
     static final String WRITE_FINISHED = """
-            INSERT INTO ${schema}.job_finished
-            SELECT r.* FROM jsonb_populate_recordset(NULL::${schema}.job_finished, CAST(:rows AS jsonb)) AS r
-            ON CONFLICT (id) DO NOTHING
+            WITH written AS (
+                INSERT INTO ${schema}.job_finished
+                SELECT r.* FROM jsonb_populate_recordset(NULL::${schema}.job_finished, CAST(:rows AS jsonb)) AS r
+                ON CONFLICT (id) DO NOTHING
+                RETURNING id
+            )
+            INSERT INTO ${schema}.job_step
+            SELECT s.*
+            FROM jsonb_array_elements(CAST(:rows AS jsonb)) AS r(job),
+                 jsonb_populate_recordset(NULL::${schema}.job_step, r.job -> 'pgqueue.steps') AS s
+            WHERE jsonb_typeof(r.job -> 'pgqueue.steps') = 'array' AND s.job_id IN (SELECT id FROM written)
+            ON CONFLICT (job_id, name) DO NOTHING
             """;
 
     /** Drops FAILED jobs that another shard holds now. */

@@ -25,21 +25,25 @@ final class QueueTestStatements {
             ORDER BY id
             """;
 
-    /** Every READY job becomes due earlier by a number of milliseconds. */
-    static final String SHIFT_READY = """
-            UPDATE ${schema}.job
-            SET schedule_time = schedule_time - :millis * interval '1 millisecond',
-                delay_tolerance_deadline = delay_tolerance_deadline - :millis * interval '1 millisecond'
-            WHERE state = 'READY'
-            """;
+    /** Every READY job becomes due earlier by a number of milliseconds, and so do its durable sleeps' ends. */
+    static final String SHIFT_READY = shiftReady("");
 
-    /** The READY jobs of a list become due earlier by a number of milliseconds. */
-    static final String SHIFT_READY_JOBS = """
-            UPDATE ${schema}.job
-            SET schedule_time = schedule_time - :millis * interval '1 millisecond',
-                delay_tolerance_deadline = delay_tolerance_deadline - :millis * interval '1 millisecond'
-            WHERE state = 'READY' AND id = ANY(CAST(:ids AS bigint[]))
-            """;
+    /** The READY jobs of a list become due earlier by a number of milliseconds, their sleeps' ends too. */
+    static final String SHIFT_READY_JOBS = shiftReady("AND id = ANY(CAST(:ids AS bigint[]))");
+
+    private static String shiftReady(String among) {
+        return """
+                WITH shifted AS (
+                    UPDATE ${schema}.job
+                    SET schedule_time = schedule_time - :millis * interval '1 millisecond',
+                        delay_tolerance_deadline = delay_tolerance_deadline - :millis * interval '1 millisecond'
+                    WHERE state = 'READY' %s
+                    RETURNING id
+                )
+                UPDATE ${schema}.job_step SET wake_at = wake_at - :millis * interval '1 millisecond'
+                WHERE wake_at IS NOT NULL AND job_id IN (SELECT id FROM shifted)
+                """.formatted(among);
+    }
 
     /** Waiting jobs with a run-at time get it earlier by a number of milliseconds. */
     static final String SHIFT_WAITING = """
@@ -60,7 +64,7 @@ final class QueueTestStatements {
     /** Every job, workflow, schedule and task control, as after migration. */
     static final String EMPTY = """
             TRUNCATE ${schema}.job, ${schema}.job_finished, ${schema}.job_waiting, ${schema}.job_dependency,
-                     ${schema}.job_result, ${schema}.workflow, ${schema}.schedule, ${schema}.task_control,
+                     ${schema}.job_result, ${schema}.job_step, ${schema}.workflow, ${schema}.schedule, ${schema}.task_control,
                      ${schema}.task_rate, ${schema}.task_group_cursor, ${schema}.job_awaiter
             """;
 

@@ -22,7 +22,7 @@ public final class SchemaStore {
     public static final String MIGRATION_LOCATION = "classpath:io/pgqueue/db/migration";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "30";
+    static final String LATEST_VERSION = "31";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -67,7 +67,7 @@ public final class SchemaStore {
 
     /**
      * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the
-     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules, V18: workflows, V22: awaited jobs, V24: operator actions, V25: the task history, V26: the message queues' history, V27: the task definitions, V30: messages on their way to another shard), which
+     * outbox, V12: partition moves, V13: the balancer, V14: message queues, V15: rate limits, V16: group cursors, V17: schedules, V18: workflows, V22: awaited jobs, V24: operator actions, V25: the task history, V26: the message queues' history, V27: the task definitions, V30: messages on their way to another shard, V31: durable steps), which
      * {@link #requireMigrated} looks for too.
      */
     private static final List<String> NODE_TABLES = List.of("${schema}.stats_snapshot", "${schema}.installation",
@@ -78,7 +78,8 @@ public final class SchemaStore {
             "${schema}.schedule", "${schema}.workflow", "${schema}.job_waiting", "${schema}.job_dependency",
             "${schema}.job_result", "${schema}.workflow_total", "${schema}.job_end_pending", "${schema}.job_awaiter",
             "${schema}.queue_action", "${schema}.task_history", "${schema}.message_queue_history",
-            "${schema}.task_definition", "${schema}.message_move_task", "${schema}.message_moving");
+            "${schema}.task_definition", "${schema}.message_move_task", "${schema}.message_moving",
+            "${schema}.job_step");
 
     /**
      * The columns added to existing tables that this release reads or writes (V20: a result's claim

@@ -237,14 +237,23 @@ public final class WorkflowStore {
      * @throws IllegalArgumentException if it is larger or holds U+0000
      */
     public static void requireStorableResult(long jobId, String json) {
+        requireStorable("The result of job " + jobId, json);
+    }
+
+    /**
+     * Checks that a JSON value can be stored as results are (a step's value, say).
+     * @param subject what the value is, to start the message with
+     * @param json the value as JSON text
+     * @throws IllegalArgumentException if it is larger than {@link QueueDefaults#MAX_RESULT_BYTES} or holds U+0000
+     */
+    public static void requireStorable(String subject, String json) {
         int bytes = json.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > QueueDefaults.MAX_RESULT_BYTES) {
-            throw new IllegalArgumentException("The result of job " + jobId + " is " + bytes + " bytes of JSON; at most "
+            throw new IllegalArgumentException(subject + " is " + bytes + " bytes of JSON; at most "
                     + QueueDefaults.MAX_RESULT_BYTES + " are kept. Store large results elsewhere and record a reference");
         }
         if (StoreSupport.jsonHoldsNul(json)) {
-            throw new IllegalArgumentException("The result of job " + jobId + " holds the character U+0000, which "
-                    + "PostgreSQL cannot store");
+            throw new IllegalArgumentException(subject + " holds the character U+0000, which PostgreSQL cannot store");
         }
     }
 

@@ -6,6 +6,8 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -80,6 +82,12 @@ public final class JobExecutor {
     private final ObservationRegistry observations;
 
     private final String nodeId;
+
+    /**
+     * The tasks whose handlers reached durable steps on this node: their outcomes drop the steps of
+     * the jobs they end, also of an attempt that reached none (an earlier one may have).
+     */
+    private final Set<String> tasksWithSteps = ConcurrentHashMap.newKeySet();
 
     /** What wraps each attempt, outermost first. */
     private final List<JobInterceptor> interceptors;
@@ -250,6 +258,12 @@ public final class JobExecutor {
             .withProgress(job.progress());
         if (job.result() != null) {
             written = written.withResult(job.result());
+        }
+        if (job.reachedSteps()) {
+            this.tasksWithSteps.add(job.task());
+        }
+        if (!this.tasksWithSteps.isEmpty() && this.tasksWithSteps.contains(job.task())) {
+            written = written.withSteps();
         }
         AttemptLog attemptLog = job.attemptLog();
         if (attemptLog != null) {

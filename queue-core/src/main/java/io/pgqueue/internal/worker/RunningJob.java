@@ -1,9 +1,13 @@
 package io.pgqueue.internal.worker;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
+import io.pgqueue.StepBody;
+import io.pgqueue.StepRetry;
 import io.pgqueue.TaskContext;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.JobStore;
@@ -73,6 +77,9 @@ public final class RunningJob implements TaskContext {
 
     /** The result the handler recorded last, as JSON: written with the job's completion. */
     private volatile String result;
+
+    /** The attempt's durable steps, read when the handler reaches its first; {@code null} before. */
+    private DurableSteps steps;
 
     /** The lines the handler logged, for the attempt's history; {@code null} when the task keeps none. */
     private volatile AttemptLog log;
@@ -338,6 +345,33 @@ public final class RunningJob implements TaskContext {
         String json = this.mapper.writeValueAsString(result);
         WorkflowStore.requireStorableResult(jobId(), json);
         this.result = json;
+    }
+
+    /** @return whether the handler reached a durable step or sleep in this attempt */
+    synchronized boolean reachedSteps() {
+        return this.steps != null;
+    }
+
+    private synchronized DurableSteps steps() {
+        if (this.steps == null) {
+            this.steps = new DurableSteps(this, store().steps(), this.mapper);
+        }
+        return this.steps;
+    }
+
+    @Override
+    public <T> T step(String name, StepRetry retry, Class<T> type, StepBody<T> body) {
+        return steps().step(name, retry, type, body);
+    }
+
+    @Override
+    public void sleep(String name, Duration duration) {
+        steps().sleep(name, null, Objects.requireNonNull(duration, "duration"));
+    }
+
+    @Override
+    public void sleepUntil(String name, Instant until) {
+        steps().sleep(name, Objects.requireNonNull(until, "until"), null);
     }
 
     @Override

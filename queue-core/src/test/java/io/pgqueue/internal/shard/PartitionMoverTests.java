@@ -123,6 +123,11 @@ class PartitionMoverTests {
                 Instant.parse("2026-01-01T00:00:01Z"), "java.io.IOException: timeout", List.of(), 0);
         new JdbcTemplate(this.main.dataSource()).update("UPDATE pgqueue.job SET history = jsonb_build_array(CAST(? AS jsonb)) "
                 + "WHERE id = ?", AttemptHistory.entry(retried), ids.get(7));
+        // A durable job sleeping after two steps.
+        new JdbcTemplate(this.main.dataSource()).update("INSERT INTO pgqueue.job_step (job_id, name, seq, kind, result, "
+                + "result_type, wake_at, attempt, lease_epoch, started_at) VALUES (?, 'charge', 0, 'STEP', '\"r-1\"', "
+                + "'java.lang.String', NULL, 1, 1, now()), (?, 'sleep-1', 1, 'SLEEP', NULL, NULL, now() + interval '1 day', "
+                + "1, 1, now())", ids.get(9), ids.get(9));
 
         PartitionMoveResult result = new PartitionMover(Engines.of(node).shards()).move(0, "b", Duration.ofSeconds(5));
 
@@ -141,6 +146,10 @@ class PartitionMoverTests {
         assertThat(next >>> 48).isOne();
         assertThat(node.client().find(ids.get(0))).isPresent();
         assertThat(node.client().attempts(ids.get(7))).as("the history moves with its job").hasValue(List.of(retried));
+        assertThat(count(this.main, "job_step")).isZero();
+        assertThat(new JdbcTemplate(this.b.dataSource()).queryForList("SELECT name || ':' || coalesce(result::text, '') "
+                + "|| ':' || coalesce(CAST(wake_at > now() AS text), '') FROM pgqueue.job_step WHERE job_id = ? ORDER BY seq", String.class, ids.get(9)))
+            .as("the durable steps move with their job").containsExactly("charge:\"r-1\":", "sleep-1::true");
         assertThatThrownBy(() -> new PartitionMover(Engines.of(node).shards()).move(0, "b", Duration.ZERO))
             .isInstanceOf(ShardException.class).hasMessageContaining("is on shard 'b' already");
         assertThatThrownBy(() -> new PartitionMover(Engines.of(node).shards()).move(0, "x", Duration.ZERO))

@@ -1,0 +1,141 @@
+package io.pgqueue.internal.store;
+
+import java.sql.ResultSet;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+import io.pgqueue.JobStep;
+import io.pgqueue.QueueConfig;
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.namedparam.MapSqlParameterSource;
+import org.springframework.jdbc.core.namedparam.NamedParameterJdbcTemplate;
+
+/**
+ * The steps durable handlers record for their jobs, on the job's shard. Its SQL is in
+ * {@link StepStatements}.
+ */
+public final class StepStore {
+
+    private static final RowMapper<JobStep> STEP = (rs, row) -> new JobStep(rs.getString("name"), rs.getInt("seq"),
+            JobStep.Kind.valueOf(rs.getString("kind")), rs.getString("result"), rs.getString("result_type"),
+            StoreSupport.instant(rs, "wake_at"), rs.getInt("attempt"), StoreSupport.instant(rs, "started_at"),
+            StoreSupport.instant(rs, "finished_at"));
+
+    private final NamedParameterJdbcTemplate jdbc;
+
+    private final String load;
+
+    private final String steps;
+
+    private final String record;
+
+    private final String dropEnded;
+
+    StepStore(NamedParameterJdbcTemplate jdbc, QueueConfig config) {
+        this.jdbc = jdbc;
+        this.load = StoreSupport.sql(StepStatements.LOAD, config);
+        this.steps = StoreSupport.sql(StepStatements.STEPS, config);
+        this.record = StoreSupport.sql(StepStatements.RECORD, config);
+        this.dropEnded = StoreSupport.sql(StepStatements.DROP_ENDED, config);
+    }
+
+    /**
+     * A job's recorded steps and the database clock when they were read.
+     *
+     * @param steps the steps in their order
+     * @param databaseNow the database clock
+     */
+    public record Recorded(List<JobStep> steps, Instant databaseNow) {
+    }
+
+    /**
+     * Reads a job's recorded steps, with the database clock.
+     * @param jobId the job
+     * @return the steps and the clock
+     */
+    public Recorded load(long jobId) {
+        List<JobStep> steps = new ArrayList<>();
+        Instant[] now = new Instant[1];
+        this.jdbc.query(this.load, new MapSqlParameterSource("id", jobId), (ResultSet rs) -> {
+            now[0] = StoreSupport.instant(rs, "db_now");
+            if (rs.getString("name") != null) {
+                steps.add(STEP.mapRow(rs, steps.size()));
+            }
+        });
+        return new Recorded(steps, now[0]);
+    }
+
+    /**
+     * Reads a job's recorded steps.
+     * @param jobId the job
+     * @return the steps in their order; empty when it has none, or is not on this database
+     */
+    public List<JobStep> steps(long jobId) {
+        return this.jdbc.query(this.steps, new MapSqlParameterSource("id", jobId), STEP);
+    }
+
+    /**
+     * Records a step that ran, under the attempt's lease.
+     * @param lease the attempt's lease
+     * @param name the step
+     * @param seq its place
+     * @param result its value as JSON, or {@code null}
+     * @param resultType the value's class, or {@code null}
+     * @param elapsed how long it ran
+     * @return whether it was recorded (no: the attempt no longer holds the job)
+     */
+    public boolean recordStep(Lease lease, String name, int seq, String result, String resultType, Duration elapsed) {
+        return write(lease, name, seq, JobStep.Kind.STEP, result, resultType, null, null, elapsed) != null;
+    }
+
+    /**
+     * Records a durable sleep under the attempt's lease: its end is a moment, or the database clock
+     * plus a delay.
+     * @param lease the attempt's lease
+     * @param name the sleep's step name
+     * @param seq its place
+     * @param until when it ends, or {@code null} to end after the delay
+     * @param delay how long it lasts when no moment is given
+     * @return its end on the database clock, or {@code null} when the attempt no longer holds the job
+     */
+    public Instant recordSleep(Lease lease, String name, int seq, Instant until, Duration delay) {
+        return write(lease, name, seq, JobStep.Kind.SLEEP, null, null, until, until == null ? delay.toMillis() : null,
+                Duration.ZERO);
+    }
+
+    private Instant write(Lease lease, String name, int seq, JobStep.Kind kind, String result, String resultType,
+            Instant wakeAt, Long sleepMillis, Duration elapsed) {
+        MapSqlParameterSource params = new MapSqlParameterSource("id", lease.jobId()).addValue("epoch", lease.epoch())
+            .addValue("name", name)
+            .addValue("seq", seq)
+            .addValue("kind", kind.name())
+            .addValue("result", result)
+            .addValue("resultType", resultType)
+            .addValue("wakeAt", wakeAt == null ? null : Timestamp.from(wakeAt))
+            .addValue("sleepMillis", sleepMillis)
+            .addValue("elapsedMicros", elapsed.toNanos() / 1000);
+        List<Instant> written = this.jdbc.query(this.record, params, (rs, row) -> {
+            Instant wake = StoreSupport.instant(rs, "wake_at");
+            return wake == null ? Instant.EPOCH : wake;
+        });
+        return written.isEmpty() ? null : written.get(0);
+    }
+
+    /**
+     * Drops the steps of jobs whose outcome the same transaction wrote, where the job ended unkept or
+     * was re-run.
+     * @param ids the jobs with steps whose outcome was written
+     * @param rerun those of them that start again
+     */
+    void dropEnded(Collection<Long> ids, Collection<Long> rerun) {
+        if (ids.isEmpty()) {
+            return;
+        }
+        this.jdbc.update(this.dropEnded, new MapSqlParameterSource("ids", SqlArrays.bigints(ids))
+            .addValue("rerun", SqlArrays.bigints(rerun)));
+    }
+}

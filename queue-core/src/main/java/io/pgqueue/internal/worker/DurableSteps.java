@@ -1,0 +1,235 @@
+package io.pgqueue.internal.worker;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+import io.pgqueue.JobStep;
+import io.pgqueue.StepBody;
+import io.pgqueue.StepMismatchException;
+import io.pgqueue.StepRetry;
+import io.pgqueue.TaskCancelledException;
+import io.pgqueue.TaskSnoozedException;
+import io.pgqueue.internal.store.StepStore;
+import io.pgqueue.internal.store.WorkflowStore;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * The durable steps of one attempt: the job's recorded steps, read once when the handler reaches
+ * its first step, and the steps it runs and records now. Steps are matched by name and place; the
+ * handler reaches them in order on its thread.
+ */
+final class DurableSteps {
+
+    /** Longest step name (the table's check). */
+    static final int MAX_NAME_LENGTH = 200;
+
+    private final RunningJob job;
+
+    private final StepStore store;
+
+    private final ObjectMapper mapper;
+
+    private final Map<String, JobStep> byName = new HashMap<>();
+
+    private final Map<Integer, JobStep> byPlace = new HashMap<>();
+
+    private final Set<String> reached = new HashSet<>();
+
+    /** The database clock when the steps were read, and this node's clock then. */
+    private Instant databaseNow;
+
+    private long readNanos;
+
+    /** The place of the next step the handler reaches. */
+    private int next;
+
+    DurableSteps(RunningJob job, StepStore store, ObjectMapper mapper) {
+        this.job = job;
+        this.store = store;
+        this.mapper = mapper;
+        StepStore.Recorded recorded = store.load(job.jobId());
+        recorded.steps().forEach(step -> {
+            this.byName.put(step.name(), step);
+            this.byPlace.put(step.seq(), step);
+        });
+        this.databaseNow = recorded.databaseNow();
+        this.readNanos = System.nanoTime();
+    }
+
+    /** @return how many steps the job had recorded when this attempt read them */
+    int recorded() {
+        return this.byName.size();
+    }
+
+    synchronized <T> T step(String name, StepRetry retry, Class<T> type, StepBody<T> body) {
+        Objects.requireNonNull(retry, "retry");
+        Objects.requireNonNull(body, "body");
+        int place = reach(requireName(name));
+        JobStep recorded = recorded(name, place, JobStep.Kind.STEP);
+        if (recorded != null) {
+            return read(recorded, type);
+        }
+        this.job.throwIfCancellationRequested();
+        long started = System.nanoTime();
+        T value = run(retry, body);
+        String json = value == null || type == Void.class ? null : this.mapper.writeValueAsString(value);
+        if (json != null) {
+            WorkflowStore.requireStorable("The value of step '" + name + "' of job " + this.job.jobId(), json);
+        }
+        boolean written = this.store.recordStep(this.job.lease(), name, place, json,
+                json == null ? null : value.getClass().getName(), Duration.ofNanos(System.nanoTime() - started));
+        if (!written) {
+            throw lost(name);
+        }
+        return value;
+    }
+
+    synchronized void sleep(String name, Instant until, Duration delay) {
+        if (delay != null && delay.isNegative()) {
+            throw new IllegalArgumentException("A durable sleep lasts zero or more, not " + delay);
+        }
+        String named = name == null ? "sleep-" + this.next : requireName(name);
+        int place = reach(named);
+        JobStep recorded = recorded(named, place, JobStep.Kind.SLEEP);
+        Instant wake;
+        Duration left;
+        if (recorded != null) {
+            wake = recorded.wakeAt();
+            left = Duration.between(databaseNow(), wake);
+        }
+        else {
+            this.job.throwIfCancellationRequested();
+            wake = this.store.recordSleep(this.job.lease(), named, place, until, delay);
+            if (wake == null) {
+                throw lost(named);
+            }
+            left = until == null ? delay : Duration.between(databaseNow(), wake);
+        }
+        if (left.compareTo(Duration.ofMillis(1)) >= 0) {
+            throw new TaskSnoozedException(left);
+        }
+    }
+
+    private String requireName(String name) {
+        if (name == null || name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("A step needs a name of 1 to " + MAX_NAME_LENGTH + " characters, not "
+                    + (name == null ? "null" : "'" + name + "'"));
+        }
+        return name;
+    }
+
+    /** The handler reaches a step: returns its place, refusing a name reached before. */
+    private int reach(String name) {
+        if (!this.reached.add(name)) {
+            throw new IllegalArgumentException("Job " + this.job.jobId() + " reached step '" + name
+                    + "' twice; give each step of a job a name of its own");
+        }
+        return this.next++;
+    }
+
+    /** The record of a step at its place, or {@code null} if it has none; a record that does not fit throws. */
+    private JobStep recorded(String name, int place, JobStep.Kind kind) {
+        JobStep byName = this.byName.get(name);
+        if (byName != null && byName.seq() == place && byName.kind() == kind) {
+            return byName;
+        }
+        if (byName != null) {
+            throw new StepMismatchException(name, "Job " + this.job.jobId() + " reached " + describe(kind, name)
+                    + " as step " + place + ", but recorded it as " + describe(byName.kind(), name) + " at step "
+                    + byName.seq() + ": the handler's steps changed since the job recorded them", null);
+        }
+        JobStep atPlace = this.byPlace.get(place);
+        if (atPlace != null) {
+            throw new StepMismatchException(name, "Job " + this.job.jobId() + " reached " + describe(kind, name)
+                    + " as step " + place + ", where it recorded " + describe(atPlace.kind(), atPlace.name())
+                    + ": the handler's steps changed since the job recorded them", null);
+        }
+        return null;
+    }
+
+    private static String describe(JobStep.Kind kind, String name) {
+        return (kind == JobStep.Kind.SLEEP ? "sleep '" : "step '") + name + "'";
+    }
+
+    private <T> T read(JobStep recorded, Class<T> type) {
+        if (recorded.result() == null || type == Void.class) {
+            return null;
+        }
+        try {
+            if (type != null) {
+                return this.mapper.readValue(recorded.result(), type);
+            }
+            @SuppressWarnings("unchecked")
+            Class<T> recordedType = (Class<T>) Class.forName(recorded.resultType(), false, classLoader());
+            return this.mapper.readValue(recorded.result(), recordedType);
+        }
+        catch (JacksonException | ClassNotFoundException | LinkageError ex) {
+            throw new StepMismatchException(recorded.name(), "Job " + this.job.jobId() + " recorded a value for step '"
+                    + recorded.name() + "' that cannot be read as "
+                    + (type != null ? type.getName() : recorded.resultType()) + " (" + ex.getMessage()
+                    + "): the step's type changed since the job recorded it", ex);
+        }
+    }
+
+    private ClassLoader classLoader() {
+        Class<?> handler = this.job.task.definition().handlerType();
+        return handler != null ? handler.getClassLoader() : Thread.currentThread().getContextClassLoader();
+    }
+
+    /**
+     * Runs a step's body, trying again per its retry while the attempt may go on. A failure leaves
+     * as it was thrown (a checked one too: handlers declare {@code throws Exception}), so that the
+     * task's terminal exceptions see it.
+     */
+    private <T> T run(StepRetry retry, StepBody<T> body) {
+        for (int tried = 1;; tried++) {
+            try {
+                return body.run();
+            }
+            catch (Exception ex) {
+                if (tried >= retry.maxTries() || !await(retry.backoff().delayAfter(tried))) {
+                    throw DurableSteps.<RuntimeException>rethrow(ex);
+                }
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Exception> E rethrow(Exception failure) throws E {
+        throw (E) failure;
+    }
+
+    /** Waits before the next try: {@code false} if the attempt must stop or would time out meanwhile. */
+    private boolean await(Duration delay) {
+        if (this.job.isCancellationRequested()
+                || (delay != null && Instant.now().plus(delay).isAfter(this.job.deadline()))) {
+            return false;
+        }
+        if (delay == null || delay.isZero() || delay.isNegative()) {
+            return true;
+        }
+        try {
+            Thread.sleep(delay.toMillis(), (int) (delay.toNanos() % 1_000_000));
+            return !this.job.isCancellationRequested();
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private TaskCancelledException lost(String name) {
+        return new TaskCancelledException("Job " + this.job.jobId() + " no longer holds its lease: step '" + name
+                + "' is not recorded");
+    }
+
+    private Instant databaseNow() {
+        return this.databaseNow.plusNanos(System.nanoTime() - this.readNanos);
+    }
+}
