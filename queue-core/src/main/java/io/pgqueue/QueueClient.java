@@ -212,6 +212,17 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /**
+     * Reads the durable steps a job's handler recorded ({@link TaskContext#step}, {@link TaskContext#sleep}),
+     * in their order: names, values, the attempt that ran each, when it ran, a sleep's end. They are
+     * kept as long as the job is.
+     * @param jobId the job id
+     * @return the steps (none for a job whose handler recorded none), or empty when there is no such job
+     */
+    public Optional<List<JobStep>> steps(long jobId) {
+        return this.enqueuer.steps(jobId);
+    }
+
+    /**
      * Waits until a job has finished and returns the result its handler recorded
      * ({@link TaskContext#recordResult}), read as the given type. Any node may run the job: its end
      * wakes the caller through a PostgreSQL notification, and the caller also reads the job every

@@ -89,6 +89,9 @@ public final class QueueBenchmark {
 
     private static final String SCHEMA = "pgqueue_bench";
 
+    /** Names of the drain's durable steps, as a handler's might be. */
+    private static final String[] STEP_NAMES = { "charge-", "reserve-", "notify-", "invoice-", "audit-" };
+
     private final Map<String, String> args;
 
     private final BenchmarkDatabase database;
@@ -371,7 +374,14 @@ public final class QueueBenchmark {
             names.add("noop-" + t);
         }
         AtomicIntegerArray runs = new AtomicIntegerArray(n + backlog);
-        TaskHandler<Integer> handler = (i, context) -> runs.incrementAndGet(i);
+        // Durable steps per job (argument steps, 0 by default): each records its value, as a durable handler's do.
+        int steps = intArg("steps", 0);
+        TaskHandler<Integer> handler = steps == 0 ? (i, context) -> runs.incrementAndGet(i) : (i, context) -> {
+            for (int step = 0; step < steps; step++) {
+                context.step(STEP_NAMES[step % STEP_NAMES.length] + step, Integer.class, () -> i);
+            }
+            runs.incrementAndGet(i);
+        };
         int perTask = Math.max(1, intArg("concurrency", 8) / taskTypes);
         List<WorkerTask> tasks = names.stream().map(name -> task(name, handler, Integer.class,
                 taskTypes == 1 ? intArg("concurrency", 8) : perTask)).toList();
@@ -440,9 +450,9 @@ public final class QueueBenchmark {
                 exactlyOnce &= runs.get(i) <= 1;
             }
         }
-        report("workload=%s task_types=%d n=%d backlog=%d keys=%s enqueue_per_s=%.0f drain_per_s=%.0f "
+        report("workload=%s task_types=%d n=%d backlog=%d keys=%s steps=%d enqueue_per_s=%.0f drain_per_s=%.0f "
                 + "exactly_once=%s %s wal_bytes_per_job=%.0f checkpoints=%d db_cpu_us_per_job=%.1f %s%s%n",
-                drain.workload(), drain.taskTypes(), n, drain.backlog(), drain.keys(),
+                drain.workload(), drain.taskTypes(), n, drain.backlog(), drain.keys(), intArg("steps", 0),
                 n / drain.enqueueSeconds(), n / drainSeconds, exactlyOnce, claimStats(),
                 (double) during.walBytes() / n, during.checkpoints(), during.cpuMicrosPerJob(n), jvm, memory);
         return n / drainSeconds;

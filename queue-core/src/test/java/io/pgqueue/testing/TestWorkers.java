@@ -4,13 +4,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Queue;
 
+import io.micrometer.observation.ObservationRegistry;
+import io.pgqueue.AttemptResult;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.internal.store.QueueStores;
 import io.pgqueue.internal.worker.QueueWorkers;
+import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.worker.WorkerExecutors;
 import io.pgqueue.worker.WorkerSettings;
@@ -99,6 +103,20 @@ public final class TestWorkers implements AfterEachCallback {
      */
     public QueueWorkers start(WorkerSettings settings, QueueTelemetry telemetry, WorkerTask... tasks) {
         return start(this.queue.stores(), settings, telemetry, tasks);
+    }
+
+    /**
+     * Returns telemetry that adds each attempt's outcome to a queue, in the order the attempts end.
+     * @param outcomes where the outcomes go
+     * @return the telemetry
+     */
+    public static QueueTelemetry recordingOutcomes(Queue<AttemptResult> outcomes) {
+        return new QueueTelemetry(new QueueEvents() {
+            @Override
+            public void executed(String task, AttemptResult outcome, Duration duration) {
+                outcomes.add(outcome);
+            }
+        }, ObservationRegistry.NOOP);
     }
 
     /**

@@ -142,6 +142,21 @@ class ManualModeTests {
     }
 
     @Test
+    void aDurableSleepWaitsUntilTheQueuesTimeMovesPastItAndItsStepsRunOnce() {
+        this.client.enqueue("durable-order", new Entry("o-1"));
+
+        assertThat(this.queue.drain("durable-order").snoozed()).as("asleep after the charge").isEqualTo(1);
+        assertThat(this.queue.drain("durable-order").ran()).as("not due for a day").isZero();
+        this.queue.advance(Duration.ofHours(23));
+        assertThat(this.queue.drain("durable-order").ran()).isZero();
+
+        this.queue.advance(Duration.ofHours(1));
+
+        assertThat(this.queue.drain("durable-order").completed()).isEqualTo(1);
+        assertThat(this.journal.entries).containsExactly("charged o-1", "followed up receipt-o-1");
+    }
+
+    @Test
     void anAdvancePastARecurringSlotAddsItsJobToWhatTheNextDrainRunsAndCounts() {
         this.pgQueue.schedules().put(Schedule.of("tick", "audit", "0 * * * * *").withPayload("{\"text\": \"tick\"}"));
         this.client.enqueue(JobRequest.of("audit", new Entry("later"), EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));

@@ -113,6 +113,28 @@ public class TestApplication {
         }
     }
 
+    /** Charges, sleeps a day durably, then follows up: each step once, however often the job runs. */
+    @Component
+    @QueueTask(name = "durable-order", maxAttempts = 1)
+    static class DurableOrder implements TaskHandler<Entry> {
+
+        private final Journal journal;
+
+        DurableOrder(Journal journal) {
+            this.journal = journal;
+        }
+
+        @Override
+        public void handle(Entry entry, TaskContext context) {
+            String charge = context.step("charge", String.class, () -> {
+                this.journal.entries.add("charged " + entry.text());
+                return "receipt-" + entry.text();
+            });
+            context.sleep("cool-off", Duration.ofDays(1));
+            context.step("follow-up", () -> this.journal.entries.add("followed up " + charge));
+        }
+    }
+
     /** Runs every night at 03:00 UTC. */
     @Component
     @QueueTask(name = "nightly", cron = "0 0 3 * * *")

@@ -24,6 +24,7 @@ import io.pgqueue.JobAttempt;
 import io.pgqueue.JobInterceptor;
 import io.pgqueue.JobRequest;
 import io.pgqueue.JobSnapshot;
+import io.pgqueue.JobStep;
 import io.pgqueue.PayloadEncryption;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueDefaults;
@@ -318,6 +319,21 @@ public final class Enqueuer implements AutoCloseable {
             Optional<List<JobAttempt>> found = candidate.attempts(jobId);
             if (found.isPresent()) {
                 return found;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Reads a job's durable steps, on whichever shard holds it.
+     * @param jobId the job id
+     * @return the steps in their order, or empty when there is no such job
+     */
+    public Optional<List<JobStep>> steps(long jobId) {
+        for (JobStore candidate : this.router.storesOf(jobId)) {
+            List<JobStep> steps = candidate.steps().steps(jobId);
+            if (!steps.isEmpty() || candidate.find(jobId).isPresent()) {
+                return Optional.of(steps);
             }
         }
         return Optional.empty();

@@ -253,8 +253,8 @@ public final class PartitionStatements {
     /**
      * Writes a staged batch on the target, once: its mark in move_applied and its jobs (with their
      * durable steps) in one transaction, every column as it was on the source (id, attempts,
-     * schedule, lease epoch). A job
-     * whose dedup key an active job here holds already is left out. Due tasks are notified.
+     * schedule, lease epoch). A job whose dedup key an active job here holds already is left out.
+     * Due tasks are notified.
      */
     static final String APPLY_BATCH = """
             WITH applied AS (
@@ -268,19 +268,14 @@ public final class PartitionStatements {
                 ON CONFLICT (task, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
                 RETURNING id, task, schedule_time
             ), steps AS (
-                INSERT INTO ${schema}.job_step
-                SELECT s.*
-                FROM jsonb_array_elements(CAST(:rows AS jsonb)) AS r(job),
-                     jsonb_populate_recordset(NULL::${schema}.job_step, r.job -> 'pgqueue.steps') AS s
-                WHERE jsonb_typeof(r.job -> 'pgqueue.steps') = 'array' AND s.job_id IN (SELECT id FROM inserted)
-                ON CONFLICT (job_id, name) DO NOTHING
+            %s
             ), notified AS (
                 SELECT pg_notify(:channelPrefix || task, '')
                 FROM (SELECT DISTINCT task FROM inserted WHERE schedule_time <= statement_timestamp()) due
             )
             SELECT EXISTS (SELECT 1 FROM applied) AS applied, (SELECT count(*) FROM inserted) AS inserted,
                    (SELECT count(*) FROM notified) AS notified
-            """;
+            """.formatted(carriedSteps("inserted"));
 
     /**
      * A partition's active jobs on this shard: READY ones that can move (not tracked), and claimed
@@ -340,13 +335,23 @@ public final class PartitionStatements {
                 ON CONFLICT (id) DO NOTHING
                 RETURNING id
             )
-            INSERT INTO ${schema}.job_step
-            SELECT s.*
-            FROM jsonb_array_elements(CAST(:rows AS jsonb)) AS r(job),
-                 jsonb_populate_recordset(NULL::${schema}.job_step, r.job -> 'pgqueue.steps') AS s
-            WHERE jsonb_typeof(r.job -> 'pgqueue.steps') = 'array' AND s.job_id IN (SELECT id FROM written)
-            ON CONFLICT (job_id, name) DO NOTHING
-            """;
+            %s
+            """.formatted(carriedSteps("written"));
+
+    /**
+     * Writes the durable steps carried under the key {@code pgqueue.steps} of the job rows in
+     * {@code :rows}, of the jobs a CTE of the statement wrote.
+     * @param written the CTE that returns the ids of the jobs written
+     */
+    private static String carriedSteps(String written) {
+        return """
+                INSERT INTO ${schema}.job_step
+                SELECT s.*
+                FROM jsonb_array_elements(CAST(:rows AS jsonb)) AS r(job),
+                     jsonb_populate_recordset(NULL::${schema}.job_step, r.job -> 'pgqueue.steps') AS s
+                WHERE jsonb_typeof(r.job -> 'pgqueue.steps') = 'array' AND s.job_id IN (SELECT id FROM %s)
+                ON CONFLICT (job_id, name) DO NOTHING""".formatted(written);
+    }
 
     /** Drops FAILED jobs that another shard holds now. */
     static final String DROP_FAILED = """

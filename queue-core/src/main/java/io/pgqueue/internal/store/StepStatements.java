@@ -34,7 +34,8 @@ final class StepStatements {
      * and epoch and its state checked after the lock, as the outcome writes do (held_leases,
      * R__fenced_writes.sql). A rescue or cancellation that changes the row waits for this insert, or
      * this insert for it and then finds the job no longer held: a later claim either sees the step or
-     * the step is not recorded. Returns the sleep's end for a sleep, and one row whenever it wrote.
+     * the step is not recorded. Returns one row whenever it wrote: the sleep's end for a sleep, and
+     * the database clock.
      */
     static final String RECORD = """
             INSERT INTO ${schema}.job_step (job_id, name, seq, kind, result, result_type, wake_at, attempt, lease_epoch,
@@ -53,7 +54,7 @@ final class StepStatements {
                   LIMIT 1
                   FOR SHARE) AS j
             WHERE j.state <> 'READY'
-            RETURNING wake_at
+            RETURNING wake_at, statement_timestamp() AS db_now
             """;
 
     /**

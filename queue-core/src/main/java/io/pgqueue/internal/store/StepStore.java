@@ -79,6 +79,15 @@ public final class StepStore {
     }
 
     /**
+     * What a step's record wrote.
+     *
+     * @param wakeAt a sleep's end, or {@code null} for a step
+     * @param databaseNow the database clock when it was written
+     */
+    public record Written(Instant wakeAt, Instant databaseNow) {
+    }
+
+    /**
      * Records a step that ran, under the attempt's lease.
      * @param lease the attempt's lease
      * @param name the step
@@ -86,10 +95,10 @@ public final class StepStore {
      * @param result its value as JSON, or {@code null}
      * @param resultType the value's class, or {@code null}
      * @param elapsed how long it ran
-     * @return whether it was recorded (no: the attempt no longer holds the job)
+     * @return what was written, or {@code null} when the attempt no longer holds the job
      */
-    public boolean recordStep(Lease lease, String name, int seq, String result, String resultType, Duration elapsed) {
-        return write(lease, name, seq, JobStep.Kind.STEP, result, resultType, null, null, elapsed) != null;
+    public Written recordStep(Lease lease, String name, int seq, String result, String resultType, Duration elapsed) {
+        return write(lease, name, seq, JobStep.Kind.STEP, result, resultType, null, null, elapsed);
     }
 
     /**
@@ -100,14 +109,14 @@ public final class StepStore {
      * @param seq its place
      * @param until when it ends, or {@code null} to end after the delay
      * @param delay how long it lasts when no moment is given
-     * @return its end on the database clock, or {@code null} when the attempt no longer holds the job
+     * @return what was written, its end included, or {@code null} when the attempt no longer holds the job
      */
-    public Instant recordSleep(Lease lease, String name, int seq, Instant until, Duration delay) {
+    public Written recordSleep(Lease lease, String name, int seq, Instant until, Duration delay) {
         return write(lease, name, seq, JobStep.Kind.SLEEP, null, null, until, until == null ? delay.toMillis() : null,
                 Duration.ZERO);
     }
 
-    private Instant write(Lease lease, String name, int seq, JobStep.Kind kind, String result, String resultType,
+    private Written write(Lease lease, String name, int seq, JobStep.Kind kind, String result, String resultType,
             Instant wakeAt, Long sleepMillis, Duration elapsed) {
         MapSqlParameterSource params = new MapSqlParameterSource("id", lease.jobId()).addValue("epoch", lease.epoch())
             .addValue("name", name)
@@ -118,10 +127,8 @@ public final class StepStore {
             .addValue("wakeAt", wakeAt == null ? null : Timestamp.from(wakeAt))
             .addValue("sleepMillis", sleepMillis)
             .addValue("elapsedMicros", elapsed.toNanos() / 1000);
-        List<Instant> written = this.jdbc.query(this.record, params, (rs, row) -> {
-            Instant wake = StoreSupport.instant(rs, "wake_at");
-            return wake == null ? Instant.EPOCH : wake;
-        });
+        List<Written> written = this.jdbc.query(this.record, params, (rs, row) -> new Written(
+                StoreSupport.instant(rs, "wake_at"), StoreSupport.instant(rs, "db_now")));
         return written.isEmpty() ? null : written.get(0);
     }
 

@@ -53,18 +53,21 @@ final class DurableSteps {
         this.job = job;
         this.store = store;
         this.mapper = mapper;
-        StepStore.Recorded recorded = store.load(job.jobId());
-        recorded.steps().forEach(step -> {
-            this.byName.put(step.name(), step);
-            this.byPlace.put(step.seq(), step);
-        });
-        this.databaseNow = recorded.databaseNow();
-        this.readNanos = System.nanoTime();
+        // Steps are recorded under a claim: a job claimed for the first time (epoch 1) has none to read.
+        if (job.lease().epoch() > 1) {
+            StepStore.Recorded recorded = store.load(job.jobId());
+            recorded.steps().forEach(step -> {
+                this.byName.put(step.name(), step);
+                this.byPlace.put(step.seq(), step);
+            });
+            clock(recorded.databaseNow());
+        }
     }
 
-    /** @return how many steps the job had recorded when this attempt read them */
-    int recorded() {
-        return this.byName.size();
+    /** Sets the database clock as a statement just read it. */
+    private void clock(Instant databaseNow) {
+        this.databaseNow = databaseNow;
+        this.readNanos = System.nanoTime();
     }
 
     synchronized <T> T step(String name, StepRetry retry, Class<T> type, StepBody<T> body) {
@@ -82,11 +85,12 @@ final class DurableSteps {
         if (json != null) {
             WorkflowStore.requireStorable("The value of step '" + name + "' of job " + this.job.jobId(), json);
         }
-        boolean written = this.store.recordStep(this.job.lease(), name, place, json,
+        StepStore.Written written = this.store.recordStep(this.job.lease(), name, place, json,
                 json == null ? null : value.getClass().getName(), Duration.ofNanos(System.nanoTime() - started));
-        if (!written) {
+        if (written == null) {
             throw lost(name);
         }
+        clock(written.databaseNow());
         return value;
     }
 
@@ -105,10 +109,12 @@ final class DurableSteps {
         }
         else {
             this.job.throwIfCancellationRequested();
-            wake = this.store.recordSleep(this.job.lease(), named, place, until, delay);
-            if (wake == null) {
+            StepStore.Written written = this.store.recordSleep(this.job.lease(), named, place, until, delay);
+            if (written == null) {
                 throw lost(named);
             }
+            clock(written.databaseNow());
+            wake = written.wakeAt();
             left = until == null ? delay : Duration.between(databaseNow(), wake);
         }
         if (left.compareTo(Duration.ofMillis(1)) >= 0) {

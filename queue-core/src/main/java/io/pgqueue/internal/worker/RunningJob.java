@@ -81,6 +81,9 @@ public final class RunningJob implements TaskContext {
     /** The attempt's durable steps, read when the handler reaches its first; {@code null} before. */
     private DurableSteps steps;
 
+    /** Guards {@link #steps}: not this object's monitor, which interrupts take while the steps are read. */
+    private final Object stepsLock = new Object();
+
     /** The lines the handler logged, for the attempt's history; {@code null} when the task keeps none. */
     private volatile AttemptLog log;
 
@@ -348,15 +351,19 @@ public final class RunningJob implements TaskContext {
     }
 
     /** @return whether the handler reached a durable step or sleep in this attempt */
-    synchronized boolean reachedSteps() {
-        return this.steps != null;
+    boolean reachedSteps() {
+        synchronized (this.stepsLock) {
+            return this.steps != null;
+        }
     }
 
-    private synchronized DurableSteps steps() {
-        if (this.steps == null) {
-            this.steps = new DurableSteps(this, store().steps(), this.mapper);
+    private DurableSteps steps() {
+        synchronized (this.stepsLock) {
+            if (this.steps == null) {
+                this.steps = new DurableSteps(this, store().steps(), this.mapper);
+            }
+            return this.steps;
         }
-        return this.steps;
     }
 
     @Override

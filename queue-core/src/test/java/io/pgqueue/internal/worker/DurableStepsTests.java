@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import io.micrometer.observation.ObservationRegistry;
 import io.pgqueue.AttemptResult;
 import io.pgqueue.DedupPolicy;
 import io.pgqueue.EnqueueOptions;
@@ -28,8 +27,6 @@ import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.Lease;
 import io.pgqueue.internal.store.Outcome;
 import io.pgqueue.internal.store.StepStore;
-import io.pgqueue.observe.QueueEvents;
-import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.testing.TestQueue;
 import io.pgqueue.testing.TestWorkers;
@@ -92,7 +89,8 @@ class DurableStepsTests {
             .containsExactly(new Receipt("pgqueue-" + id + "-charge", 1250), 1);
         JobSnapshot job = client.find(id).orElseThrow();
         assertThat(job.attempt()).isEqualTo(2);
-        List<JobStep> steps = queue.store().steps().steps(id);
+        List<JobStep> steps = client.steps(id).orElseThrow();
+        assertThat(client.steps(id + 1000)).as("no such job").isEmpty();
         assertThat(steps).extracting(JobStep::name).containsExactly("charge", "reserve", "notify");
         assertThat(steps).extracting(JobStep::attempt).containsExactly(1, 1, 2);
         assertThat(steps.get(0).resultType()).isEqualTo(Receipt.class.getName());
@@ -114,7 +112,7 @@ class DurableStepsTests {
         QueueClient client = this.nodes.client(order);
         long id = client.enqueue("sleeper", "o-2").jobId();
         Instant enqueued = Instant.now();
-        this.nodes.start(settings("node").build(), telemetry(outcomes), order);
+        this.nodes.start(settings("node").build(), TestWorkers.recordingOutcomes(outcomes), order);
 
         await().atMost(Duration.ofSeconds(5)).until(() -> client.find(id).map(JobSnapshot::state).orElseThrow()
                 == JobState.READY);
@@ -267,21 +265,21 @@ class DurableStepsTests {
         StepStore steps = queue.store().steps();
         ClaimedJob claimed = queue.claim("fenced", 1).get(0);
         Lease stale = claimed.lease();
-        assertThat(steps.recordStep(stale, "first", 0, "1", Integer.class.getName(), Duration.ZERO)).isTrue();
+        assertThat(steps.recordStep(stale, "first", 0, "1", Integer.class.getName(), Duration.ZERO)).isNotNull();
 
         // Rescued and claimed again: the first claim's lease records nothing more.
         queue.expireLease(id);
         queue.store().record(List.of(Outcome.rescued(stale, "expired")));
         Lease current = queue.claim("fenced", 1).get(0).lease();
-        assertThat(steps.recordStep(stale, "second", 1, "2", null, Duration.ZERO)).isFalse();
+        assertThat(steps.recordStep(stale, "second", 1, "2", null, Duration.ZERO)).isNull();
         assertThat(steps.recordSleep(stale, "nap", 1, null, Duration.ofMinutes(1))).isNull();
-        assertThat(steps.recordStep(current, "second", 1, "2", null, Duration.ZERO)).isTrue();
+        assertThat(steps.recordStep(current, "second", 1, "2", null, Duration.ZERO)).isNotNull();
         assertThat(steps.steps(id)).extracting(JobStep::name).containsExactly("first", "second");
         assertThat(steps.steps(id)).extracting(JobStep::attempt).containsExactly(1, 2);
 
         // A READY job (snoozed) is held by no one.
         queue.store().record(List.of(Outcome.snoozed(current, Duration.ZERO)));
-        assertThat(steps.recordStep(current, "third", 2, null, null, Duration.ZERO)).isFalse();
+        assertThat(steps.recordStep(current, "third", 2, null, null, Duration.ZERO)).isNull();
     }
 
     @Test
@@ -326,14 +324,6 @@ class DurableStepsTests {
         return runs.computeIfAbsent(step, name -> new AtomicInteger()).incrementAndGet();
     }
 
-    private static QueueTelemetry telemetry(Queue<AttemptResult> outcomes) {
-        return new QueueTelemetry(new QueueEvents() {
-            @Override
-            public void executed(String task, AttemptResult outcome, Duration duration) {
-                outcomes.add(outcome);
-            }
-        }, ObservationRegistry.NOOP);
-    }
 
     private static WorkerTask task(String name, int maxAttempts, TaskHandler<String> handler) {
         return WorkerTask.of(TaskDefinition.builder(name).maxAttempts(maxAttempts).retryPolicy(RetryPolicy.fixed(

@@ -20,13 +20,10 @@ import io.pgqueue.TaskSnoozedException;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.FencedResult;
 import io.pgqueue.internal.store.Outcome;
-import io.pgqueue.observe.QueueEvents;
-import io.pgqueue.observe.QueueTelemetry;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.testing.TestQueue;
 import io.pgqueue.testing.TestWorkers;
 import io.pgqueue.worker.WorkerTask;
-import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -63,7 +60,7 @@ class SnoozeTests {
         QueueClient client = this.nodes.client(partner);
         long id = client.enqueue("partner", "x").jobId();
         Instant enqueued = Instant.now();
-        this.nodes.start(settings("node").build(), telemetry(outcomes), partner);
+        this.nodes.start(settings("node").build(), TestWorkers.recordingOutcomes(outcomes), partner);
 
         assertThat(client.await(id, String.class, Duration.ofSeconds(30))).isEqualTo("done");
         JobSnapshot job = client.find(id).orElseThrow();
@@ -135,14 +132,6 @@ class SnoozeTests {
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zero or more");
     }
 
-    private static QueueTelemetry telemetry(Queue<AttemptResult> outcomes) {
-        return new QueueTelemetry(new QueueEvents() {
-            @Override
-            public void executed(String task, AttemptResult outcome, Duration duration) {
-                outcomes.add(outcome);
-            }
-        }, ObservationRegistry.NOOP);
-    }
 
     private static WorkerTask task(String name, int maxAttempts, TaskHandler<String> handler) {
         return WorkerTask.of(TaskDefinition.builder(name).maxAttempts(maxAttempts).build(), handler, String.class, 2,
