@@ -213,11 +213,14 @@ CREATE TABLE pgqueue.job_step (
     lease_epoch integer NOT NULL,
     started_at timestamp with time zone NOT NULL,
     finished_at timestamp with time zone NOT NULL DEFAULT now(),
+    resolved text,
     CONSTRAINT job_step_pkey PRIMARY KEY (job_id, name),
-    CONSTRAINT job_step_kind CHECK ((kind = ANY (ARRAY['STEP'::text, 'SLEEP'::text]))),
+    CONSTRAINT job_step_kind CHECK ((kind = ANY (ARRAY['STEP'::text, 'SLEEP'::text, 'SIGNAL'::text]))) NOT VALID,
     CONSTRAINT job_step_name CHECK (((length(name) >= 1) AND (length(name) <= 200))),
-    CONSTRAINT job_step_seq CHECK ((seq >= 0))
+    CONSTRAINT job_step_resolved CHECK ((resolved = ANY (ARRAY['RECEIVED'::text, 'TIMED_OUT'::text]))),
+    CONSTRAINT job_step_seq CHECK ((seq >= '-1'::integer)) NOT VALID
 );
+CREATE INDEX job_step_signal_idx ON pgqueue.job_step USING btree (finished_at) WHERE (kind = 'SIGNAL'::text);
 
 CREATE TABLE pgqueue.job_waiting (
     id bigint NOT NULL,

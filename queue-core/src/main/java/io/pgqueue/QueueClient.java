@@ -223,6 +223,22 @@ public final class QueueClient implements AutoCloseable {
     }
 
     /**
+     * Sends a signal to a job whose durable handler waits, or will wait, for it
+     * ({@link TaskContext#awaitSignal}), from any node, on whichever shard holds the job: a job
+     * sleeping in the wait is due at once. A job keeps one signal per name: a second one is
+     * refused as {@link SignalResult#DUPLICATE}. Committed in the caller's transaction when there is
+     * one (the signal exists if and only if the caller's change commits), its own otherwise.
+     * @param jobId the job
+     * @param name the signal's name: 1 to 190 characters
+     * @param payload the payload, serialized as payloads are; {@code null} for none
+     * @return what became of the signal
+     * @throws IllegalArgumentException if the name is empty or too long
+     */
+    public SignalResult signal(long jobId, String name, Object payload) {
+        return this.enqueuer.signal(jobId, name, payload);
+    }
+
+    /**
      * Waits until a job has finished and returns the result its handler recorded
      * ({@link TaskContext#recordResult}), read as the given type. Any node may run the job: its end
      * wakes the caller through a PostgreSQL notification, and the caller also reads the job every

@@ -143,6 +143,9 @@ public final class QueueDefaults {
     /** Maximum size of a job's recorded result in bytes of JSON ({@link TaskContext#recordResult(Object)}). */
     public static final int MAX_RESULT_BYTES = 16_384;
 
+    /** Longest name of a signal to a durable handler ({@link TaskContext#awaitSignal}, {@link QueueClient#signal}). */
+    public static final int MAX_SIGNAL_NAME_LENGTH = 190;
+
     /** Attempts a job's history keeps ({@link JobAttempt}); older ones make room for newer ones. */
     public static final int MAX_HISTORY_ATTEMPTS = 25;
 

@@ -287,6 +287,29 @@ public interface TaskContext {
     }
 
     /**
+     * Waits durably for a signal ({@link QueueClient#signal}, or {@code pgqueue.signal_job} in SQL),
+     * holding no thread and no connection: when the job has the signal already, returns its
+     * payload at once; otherwise records the wait as a step (named {@code signal:<name>}, its end the
+     * database clock plus the timeout) and ends the attempt as a {@link #sleep} does, without spending
+     * it. The signal makes the sleeping job due at once; the handler runs again, passes its recorded
+     * steps, and this call returns the payload. Once the timeout passed without the signal, it
+     * returns empty (and a signal sent later is refused as {@link SignalResult#TOO_LATE}). A job
+     * keeps one signal per name, and the wait is a step: its result is recorded, and a later run of
+     * the job returns the same.
+     * @param <T> the payload's type
+     * @param name the signal's name: 1 to 190 characters
+     * @param type the type to read the payload as
+     * @param timeout how long to wait at most, zero or more
+     * @return the payload (a signal sent without one gives {@code null}, hence empty), or empty when
+     * the wait timed out
+     * @throws TaskSnoozedException while the job waits: let it leave the handler
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default <T> Optional<T> awaitSignal(String name, Class<T> type, Duration timeout) {
+        throw new UnsupportedOperationException("Signals are awaited by jobs the queue's workers run");
+    }
+
+    /**
      * How the dependencies of a job ended.
      *
      * @param succeeded how many completed

@@ -34,7 +34,7 @@ class FlywayCoexistenceTests {
                 .isEqualTo(1);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.customer", Long.class)).isZero();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM pgqueue.pgqueue_schema_history WHERE success "
-                    + "AND type = 'SQL' AND version IS NOT NULL", Long.class)).isEqualTo(31);
+                    + "AND type = 'SQL' AND version IS NOT NULL", Long.class)).isEqualTo(32);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM pgqueue.job", Long.class)).isZero();
         });
     }
@@ -49,7 +49,7 @@ class FlywayCoexistenceTests {
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.flyway_schema_history WHERE success", Long.class))
                 .isEqualTo(1);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.pgqueue_schema_history WHERE success "
-                    + "AND type = 'SQL' AND version IS NOT NULL", Long.class)).isEqualTo(31);
+                    + "AND type = 'SQL' AND version IS NOT NULL", Long.class)).isEqualTo(32);
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.job", Long.class)).isZero();
             assertThat(jdbc.queryForObject("SELECT count(*) FROM public.customer", Long.class)).isZero();
         });

@@ -252,7 +252,7 @@ public class QueueConfigurationFailureTests {
         // and then fail every claim.
         assertFailure(this.runner.withBean(TestHandlers.SendPush.class).withPropertyValues("pgqueue.flyway.enabled=false",
                 "pgqueue.schema=never_migrated"),
-                "The queue schema 'never_migrated' is not migrated to version 31 (missing: function never_migrated.claim_jobs(",
+                "The queue schema 'never_migrated' is not migrated to version 32 (missing: function never_migrated.claim_jobs(",
                 "apply the migrations in classpath:io/pgqueue/db/migration to schema 'never_migrated'");
     }
 

@@ -40,8 +40,8 @@ class QueueSchemaTests {
 
     @Test
     void migratesIntoItsOwnSchemaWithItsOwnHistoryAndIsIdempotent() {
-        // 31 versioned migrations (the tables) and 7 repeatable ones (the functions).
-        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(38);
+        // 32 versioned migrations (the tables) and 7 repeatable ones (the functions).
+        assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isEqualTo(39);
         assertThat(QueueSchema.migrate(db.dataSource(), "jobs_a").migrationsExecuted).isZero();
 
         JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
@@ -70,7 +70,7 @@ class QueueSchemaTests {
             .load()
             .migrate();
 
-        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(38);
+        assertThat(QueueSchema.migrate(db.dataSource(), "shared").migrationsExecuted).isEqualTo(39);
 
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.flyway_schema_history", Long.class)).isEqualTo(1);
         assertThat(jdbc.queryForObject("SELECT count(*) FROM shared.customer", Long.class)).isZero();
@@ -93,7 +93,7 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_step");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.queue_action, table partly.task_history, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.queue_action, table partly.task_history, "
                     + "table partly.message_queue_history, table partly.task_definition, table partly.message_move_task, "
                     + "table partly.message_moving, table partly.job_step, column partly.message.partition). ");
         new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.queue_action (id bigint)");
@@ -103,14 +103,14 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.message_move_task (id bigint)");
         new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.message_moving (id bigint)");
         new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.message ADD COLUMN partition integer");
-        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.job_step (id bigint)");
+        new JdbcTemplate(db.dataSource()).execute("CREATE TABLE partly.job_step (id bigint, resolved text)");
 
         // V1-V22 only.
         new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.job DROP COLUMN history");
         new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.job_finished DROP COLUMN history");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: column partly.job.history, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: column partly.job.history, "
                     + "column partly.job_finished.history). ");
 
         // V1-V20 only.
@@ -118,7 +118,7 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("ALTER TABLE partly.message DROP COLUMN fair_group");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.job_awaiter, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.job_awaiter, "
                     + "column partly.message.fair_group, column partly.job.history, "
                     + "column partly.job_finished.history). ");
 
@@ -127,7 +127,7 @@ class QueueSchemaTests {
                 + "partly.job_result, partly.workflow_total, partly.job_end_pending CASCADE");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.workflow, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.workflow, "
                     + "table partly.job_waiting, table partly.job_dependency, table partly.job_result, "
                     + "table partly.workflow_total, table partly.job_end_pending, table partly.job_awaiter, "
                     + "column partly.message.fair_group, column partly.job.history, "
@@ -137,20 +137,20 @@ class QueueSchemaTests {
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.schedule");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.schedule, table partly.workflow, ");
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.schedule, table partly.workflow, ");
 
         // V1-V15 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_group_cursor");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.task_group_cursor, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.task_group_cursor, "
                     + "table partly.schedule, table partly.workflow, ");
 
         // V1-V14 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.task_rate");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.task_rate, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.task_rate, "
                     + "table partly.task_group_cursor, table partly.schedule, table partly.workflow, ");
 
         // V1-V13 only.
@@ -158,7 +158,7 @@ class QueueSchemaTests {
                 + "partly.message_group, partly.message_dedup");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.message_queue, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.message_queue, "
                     + "table partly.message, table partly.message_group, table partly.message_dedup, table partly.task_rate, table partly.task_group_cursor, "
                     + "table partly.schedule, table partly.workflow, ");
 
@@ -167,35 +167,35 @@ class QueueSchemaTests {
                 + "partly.balancer_decision");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.partition_load, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.partition_load, "
                     + "table partly.balancer_leader, table partly.balancer_decision, table partly.message_queue, ");
 
         // V1-V11 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.partition_move, partly.job_moving, partly.move_applied");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.partition_move, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.partition_move, "
                     + "table partly.job_moving, table partly.move_applied, ");
 
         // V1-V10 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.job_outbox, partly.job_relayed");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.job_outbox, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.job_outbox, "
                     + "table partly.job_relayed, table partly.partition_move, ");
 
         // V1-V9 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.installation, partly.shard_partition");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.installation, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.installation, "
                     + "table partly.shard_partition, table partly.job_outbox, table partly.job_relayed, ");
 
         // V1-V7 only.
         new JdbcTemplate(db.dataSource()).execute("DROP TABLE partly.stats_snapshot");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: table partly.stats_snapshot, "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: table partly.stats_snapshot, "
                     + "table partly.installation, table partly.shard_partition, table partly.job_outbox, "
                     + "table partly.job_relayed, ");
 
@@ -204,7 +204,7 @@ class QueueSchemaTests {
                 + "partly.complete_jobs(bigint[], integer[], boolean, text[])");
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: function partly.complete_jobs(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: function partly.complete_jobs(bigint[], "
                     + "integer[], boolean), function partly.complete_jobs(bigint[], integer[], boolean, text[]), "
                     + "table partly.stats_snapshot, ");
 
@@ -215,7 +215,7 @@ class QueueSchemaTests {
 
         assertThatThrownBy(() -> QueueSchema.requireMigrated(db.dataSource(), "partly"))
             .isInstanceOf(QueueSchemaException.class)
-            .hasMessageContaining("'partly' is not migrated to version 31 (missing: function partly.held_leases(bigint[], "
+            .hasMessageContaining("'partly' is not migrated to version 32 (missing: function partly.held_leases(bigint[], "
                     + "integer[], text[]), function partly.mark_running(")
             .hasMessageContaining("QueueSchema.migrate");
 

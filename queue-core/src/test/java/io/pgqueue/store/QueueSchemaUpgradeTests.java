@@ -75,7 +75,7 @@ class QueueSchemaUpgradeTests {
 
         MigrateResult result = QueueSchema.migrate(db.dataSource(), "upgraded");
 
-        assertThat(result.migrationsExecuted).as("V10 to V31 and the repeatable migrations").isEqualTo(29);
+        assertThat(result.migrationsExecuted).as("V10 to V32 and the repeatable migrations").isEqualTo(30);
         QueueSchema.requireMigrated(db.dataSource(), "upgraded");
         assertThat(rows("upgraded")).as("jobs untouched by the migration").isEqualTo(stored);
         assertThat(jdbc().queryForList("SELECT DISTINCT partition = CASE WHEN dedup_key IS NULL THEN 0 "
@@ -100,7 +100,7 @@ class QueueSchemaUpgradeTests {
                     "CREATE OR REPLACE FUNCTION S.note_job_end", "CREATE OR REPLACE FUNCTION S.partition_of",
                     "CREATE OR REPLACE FUNCTION S.record_outcomes", "CREATE OR REPLACE FUNCTION S.record_outcomes",
                     "CREATE OR REPLACE FUNCTION S.renew_leases", "CREATE OR REPLACE FUNCTION S.require_ascending",
-                    "CREATE OR REPLACE FUNCTION S.search_jobs",
+                    "CREATE OR REPLACE FUNCTION S.search_jobs", "CREATE OR REPLACE FUNCTION S.signal_job",
                     "CREATE OR REPLACE FUNCTION S.with_attempt");
 
         // Every write the workers make, through the versioned functions and through the current ones.

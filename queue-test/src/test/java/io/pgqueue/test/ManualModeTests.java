@@ -11,6 +11,7 @@ import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueClient;
+import io.pgqueue.SignalResult;
 import io.pgqueue.Workflow;
 import io.pgqueue.schedule.Schedule;
 import io.pgqueue.test.TestApplication.Entry;
@@ -142,18 +143,20 @@ class ManualModeTests {
     }
 
     @Test
-    void aDurableSleepWaitsUntilTheQueuesTimeMovesPastItAndItsStepsRunOnce() {
-        this.client.enqueue("durable-order", new Entry("o-1"));
+    void aDurableHandlerWaitsForItsSignalAndSleepsUntilTheQueuesTimeMovesPastAndItsStepsRunOnce() {
+        long id = this.client.enqueue("durable-order", new Entry("o-1")).jobId();
 
-        assertThat(this.queue.drain("durable-order").snoozed()).as("asleep after the charge").isEqualTo(1);
-        assertThat(this.queue.drain("durable-order").ran()).as("not due for a day").isZero();
+        assertThat(this.queue.drain("durable-order").snoozed()).as("charged, waiting for the signal").isEqualTo(1);
+        assertThat(this.queue.drain("durable-order").ran()).as("nothing to do before the signal").isZero();
+        assertThat(this.client.signal(id, "shipped", "ups")).isEqualTo(SignalResult.WOKEN);
+        assertThat(this.queue.drain("durable-order").snoozed()).as("signalled, asleep for a day").isEqualTo(1);
         this.queue.advance(Duration.ofHours(23));
         assertThat(this.queue.drain("durable-order").ran()).isZero();
 
         this.queue.advance(Duration.ofHours(1));
 
         assertThat(this.queue.drain("durable-order").completed()).isEqualTo(1);
-        assertThat(this.journal.entries).containsExactly("charged o-1", "followed up receipt-o-1");
+        assertThat(this.journal.entries).containsExactly("charged o-1", "followed up receipt-o-1 shipped by ups");
     }
 
     @Test

@@ -113,7 +113,7 @@ public class TestApplication {
         }
     }
 
-    /** Charges, sleeps a day durably, then follows up: each step once, however often the job runs. */
+    /** Charges, waits for the signal 'shipped', sleeps a day durably, then follows up: each step once. */
     @Component
     @QueueTask(name = "durable-order", maxAttempts = 1)
     static class DurableOrder implements TaskHandler<Entry> {
@@ -130,8 +130,9 @@ public class TestApplication {
                 this.journal.entries.add("charged " + entry.text());
                 return "receipt-" + entry.text();
             });
+            String carrier = context.awaitSignal("shipped", String.class, Duration.ofDays(7)).orElse("nobody");
             context.sleep("cool-off", Duration.ofDays(1));
-            context.step("follow-up", () -> this.journal.entries.add("followed up " + charge));
+            context.step("follow-up", () -> this.journal.entries.add("followed up " + charge + " shipped by " + carrier));
         }
     }
 

@@ -28,6 +28,7 @@ import io.pgqueue.JobStep;
 import io.pgqueue.PayloadEncryption;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.QueueDefaults;
+import io.pgqueue.SignalResult;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskRegistry;
 import io.pgqueue.WorkflowInfo;
@@ -36,6 +37,7 @@ import io.pgqueue.internal.shard.PartitionHash;
 import io.pgqueue.internal.shard.Shards;
 import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.NewJob;
+import io.pgqueue.internal.store.WorkflowStore;
 import io.pgqueue.observe.QueueEvents;
 import io.pgqueue.observe.QueueObservations;
 import io.pgqueue.observe.QueueTelemetry;
@@ -322,6 +324,29 @@ public final class Enqueuer implements AutoCloseable {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Sends a signal to a job, on whichever shard holds it.
+     * @param jobId the job
+     * @param name the signal
+     * @param payload its payload, or {@code null}
+     * @return what became of it
+     */
+    public SignalResult signal(long jobId, String name, Object payload) {
+        if (name == null || name.isEmpty() || name.length() > QueueDefaults.MAX_SIGNAL_NAME_LENGTH) {
+            throw new IllegalArgumentException("A signal needs a name of 1 to " + QueueDefaults.MAX_SIGNAL_NAME_LENGTH
+                    + " characters, not " + (name == null ? "null" : "'" + name + "'"));
+        }
+        String json = this.mapper.writeValueAsString(payload);
+        WorkflowStore.requireStorable("The payload of signal '" + name + "' to job " + jobId, json);
+        for (JobStore candidate : this.router.storesOf(jobId)) {
+            SignalResult result = SignalResult.valueOf(candidate.steps().signal(jobId, name, json));
+            if (result != SignalResult.NOT_FOUND) {
+                return result;
+            }
+        }
+        return SignalResult.NOT_FOUND;
     }
 
     /**

@@ -22,7 +22,7 @@ public final class SchemaStore {
     public static final String MIGRATION_LOCATION = "classpath:io/pgqueue/db/migration";
 
     /** The newest migration the workers cannot run without. */
-    static final String LATEST_VERSION = "31";
+    static final String LATEST_VERSION = "32";
 
     /**
      * The functions the workers and the store's statements call (repeatable migrations R__claim,
@@ -83,13 +83,14 @@ public final class SchemaStore {
 
     /**
      * The columns added to existing tables that this release reads or writes (V20: a result's claim
-     * and completion, V21: a standard queue's message group, V23: a job's attempt history, V28: the schema version of a node, V29: a dead-lettered message's source queue, V30: a message's partition), which {@link #requireMigrated} looks
+     * and completion, V21: a standard queue's message group, V23: a job's attempt history, V28: the schema version of a node, V29: a dead-lettered message's source queue, V30: a message's partition, V32: a signal wait's end), which {@link #requireMigrated} looks
      * for too: {@code ${schema}.table.column}.
      */
     private static final List<String> NODE_COLUMNS = List.of("${schema}.job_result.lease_epoch",
             "${schema}.job_result.completed", "${schema}.message.fair_group", "${schema}.job.history",
             "${schema}.job_finished.history", "${schema}.node.schema_version",
-            "${schema}.message.source_queue_id", "${schema}.message.partition", "${schema}.message_dedup.partition");
+            "${schema}.message.source_queue_id", "${schema}.message.partition", "${schema}.message_dedup.partition",
+            "${schema}.job_step.resolved");
 
     private final NamedParameterJdbcTemplate jdbc;
 

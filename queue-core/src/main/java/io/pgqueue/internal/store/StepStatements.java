@@ -11,7 +11,7 @@ final class StepStatements {
 
     private static final String COLUMNS = """
             s.name, s.seq, s.kind, CAST(s.result AS text) AS result, s.result_type, s.wake_at, s.attempt,
-            s.started_at, s.finished_at""";
+            s.started_at, s.finished_at, s.resolved""";
 
     /**
      * A job's recorded steps in their order, with the database clock (one row with null steps when
@@ -55,6 +55,76 @@ final class StepStatements {
                   FOR SHARE) AS j
             WHERE j.state <> 'READY'
             RETURNING wake_at, statement_timestamp() AS db_now
+            """;
+
+    /** One of a job's steps. */
+    static final String STEP = """
+            SELECT %s FROM ${schema}.job_step AS s WHERE s.job_id = :id AND s.name = :name
+            """.formatted(COLUMNS);
+
+    /** The job's row while the attempt of a lease holds it, share-locked, as {@link #RECORD} takes it. */
+    private static final String HELD = """
+            (SELECT job.id, job.attempt, job.lease_epoch, job.state
+             FROM ${schema}.job AS job
+             WHERE job.id = :id AND job.lease_epoch = :epoch
+             LIMIT 1
+             FOR SHARE) AS j""";
+
+    /**
+     * Records a signal wait under the attempt's lease (as {@link #RECORD}), ending after a timeout;
+     * a signal that arrived first holds the name, and then nothing is written.
+     */
+    static final String AWAIT_SIGNAL = """
+            INSERT INTO ${schema}.job_step (job_id, name, seq, kind, wake_at, attempt, lease_epoch, started_at)
+            SELECT j.id, :name, :seq, 'SIGNAL',
+                   statement_timestamp() + CAST(:timeoutMillis AS bigint) * interval '1 millisecond',
+                   j.attempt, j.lease_epoch, statement_timestamp()
+            FROM %s
+            WHERE j.state <> 'READY'
+            ON CONFLICT (job_id, name) DO NOTHING
+            RETURNING wake_at, statement_timestamp() AS db_now
+            """.formatted(HELD);
+
+    /** Gives a signal that arrived before its wait (place -1) the wait's place, under the attempt's lease. */
+    static final String PLACE_SIGNAL = """
+            UPDATE ${schema}.job_step AS s SET seq = :seq, attempt = j.attempt, lease_epoch = j.lease_epoch
+            FROM %s
+            WHERE j.state <> 'READY' AND s.job_id = j.id AND s.name = :name AND s.seq = -1
+            """.formatted(HELD);
+
+    /** Ends a signal wait without its signal, under the attempt's lease, unless the signal came. */
+    static final String TIME_OUT_SIGNAL = """
+            UPDATE ${schema}.job_step AS s SET resolved = 'TIMED_OUT', finished_at = statement_timestamp()
+            FROM %s
+            WHERE j.state <> 'READY' AND s.job_id = j.id AND s.name = :name AND s.resolved IS NULL
+            """.formatted(HELD);
+
+    /** Delivers a signal (V32). */
+    static final String SIGNAL = """
+            SELECT ${schema}.signal_job(:id, :name, CAST(:payload AS jsonb))
+            """;
+
+    /**
+     * Makes due the READY jobs scheduled later whose awaited signal arrived after their last attempt
+     * started: a signal that came while the attempt that waits for it was ending found the job not
+     * yet READY and could not make it due. Looks at the signals of the last minute only
+     * (job_step_signal_idx); a job woken for a signal it already took sleeps again for the rest.
+     */
+    static final String WAKE_SIGNALLED = """
+            WITH woken AS (
+                UPDATE ${schema}.job AS j
+                SET schedule_time = statement_timestamp(),
+                    delay_tolerance_deadline = statement_timestamp() + (j.delay_tolerance_deadline - j.schedule_time)
+                FROM (SELECT DISTINCT s.job_id, s.finished_at FROM ${schema}.job_step AS s
+                      WHERE s.kind = 'SIGNAL' AND s.finished_at > statement_timestamp() - interval '1 minute'
+                        AND s.resolved = 'RECEIVED' AND s.seq >= 0) AS s
+                WHERE j.id = s.job_id AND j.state = 'READY' AND j.schedule_time > statement_timestamp()
+                  AND s.finished_at >= j.started_at
+                RETURNING j.task
+            ), notified AS (
+                SELECT pg_notify('${schema}.' || task, '') FROM (SELECT DISTINCT task FROM woken) AS t
+            )
+            SELECT (SELECT count(*) FROM woken) + 0 * (SELECT count(*) FROM notified)
             """;
 
     /**

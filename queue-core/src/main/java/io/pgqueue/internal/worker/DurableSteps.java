@@ -6,9 +6,11 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 import io.pgqueue.JobStep;
+import io.pgqueue.QueueDefaults;
 import io.pgqueue.StepBody;
 import io.pgqueue.StepMismatchException;
 import io.pgqueue.StepRetry;
@@ -28,6 +30,9 @@ final class DurableSteps {
 
     /** Longest step name (the table's check). */
     static final int MAX_NAME_LENGTH = 200;
+
+    /** What the step name of a signal wait starts with. */
+    static final String SIGNAL_PREFIX = "signal:";
 
     private final RunningJob job;
 
@@ -58,7 +63,9 @@ final class DurableSteps {
             StepStore.Recorded recorded = store.load(job.jobId());
             recorded.steps().forEach(step -> {
                 this.byName.put(step.name(), step);
-                this.byPlace.put(step.seq(), step);
+                if (step.seq() >= 0) {
+                    this.byPlace.put(step.seq(), step);
+                }
             });
             clock(recorded.databaseNow());
         }
@@ -122,10 +129,69 @@ final class DurableSteps {
         }
     }
 
+    /**
+     * Waits for a signal: its payload when the job has it, empty once the wait timed out; otherwise
+     * the wait is recorded (once) and the attempt snoozes until its end.
+     */
+    synchronized <T> Optional<T> awaitSignal(String name, Class<T> type, Duration timeout) {
+        if (name == null || name.isEmpty() || name.length() > QueueDefaults.MAX_SIGNAL_NAME_LENGTH) {
+            throw new IllegalArgumentException("A signal needs a name of 1 to " + QueueDefaults.MAX_SIGNAL_NAME_LENGTH
+                    + " characters, not " + (name == null ? "null" : "'" + name + "'"));
+        }
+        Objects.requireNonNull(type, "type");
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("A signal wait lasts zero or more, not " + timeout);
+        }
+        String named = SIGNAL_PREFIX + name;
+        int place = reach(named);
+        JobStep wait = recorded(named, place, JobStep.Kind.SIGNAL);
+        if (wait == null) {
+            this.job.throwIfCancellationRequested();
+            StepStore.Written written = this.store.awaitSignal(this.job.lease(), named, place, timeout);
+            if (written != null) {
+                clock(written.databaseNow());
+                wait = new JobStep(named, place, JobStep.Kind.SIGNAL, null, null, written.wakeAt(), this.job.attempt(),
+                        written.databaseNow(), written.databaseNow(), JobStep.SignalState.WAITING);
+            }
+            else {
+                // The signal came first (or the lease is gone, which placing it finds).
+                wait = this.store.step(this.job.jobId(), named).orElseThrow(() -> lost(named));
+            }
+        }
+        if (wait.seq() < 0) {
+            if (!this.store.placeSignal(this.job.lease(), named, place)) {
+                throw lost(named);
+            }
+            return Optional.ofNullable(read(wait, type));
+        }
+        if (wait.signal() == JobStep.SignalState.RECEIVED) {
+            return Optional.ofNullable(read(wait, type));
+        }
+        if (wait.signal() == JobStep.SignalState.TIMED_OUT) {
+            return Optional.empty();
+        }
+        Duration left = Duration.between(databaseNow(), wait.wakeAt());
+        if (left.compareTo(Duration.ofMillis(1)) >= 0) {
+            throw new TaskSnoozedException(left);
+        }
+        if (this.store.timeOutSignal(this.job.lease(), named)) {
+            return Optional.empty();
+        }
+        JobStep now = this.store.step(this.job.jobId(), named).orElseThrow(() -> lost(named));
+        if (now.signal() != JobStep.SignalState.RECEIVED) {
+            throw lost(named);
+        }
+        return Optional.ofNullable(read(now, type));
+    }
+
     private String requireName(String name) {
         if (name == null || name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
             throw new IllegalArgumentException("A step needs a name of 1 to " + MAX_NAME_LENGTH + " characters, not "
                     + (name == null ? "null" : "'" + name + "'"));
+        }
+        if (name.startsWith(SIGNAL_PREFIX)) {
+            throw new IllegalArgumentException("Step names starting with '" + SIGNAL_PREFIX + "' are signal waits' ("
+                    + "TaskContext.awaitSignal); give step '" + name + "' another name");
         }
         return name;
     }
@@ -142,7 +208,7 @@ final class DurableSteps {
     /** The record of a step at its place, or {@code null} if it has none; a record that does not fit throws. */
     private JobStep recorded(String name, int place, JobStep.Kind kind) {
         JobStep byName = this.byName.get(name);
-        if (byName != null && byName.seq() == place && byName.kind() == kind) {
+        if (byName != null && (byName.seq() == place || byName.seq() < 0) && byName.kind() == kind) {
             return byName;
         }
         if (byName != null) {
@@ -160,7 +226,11 @@ final class DurableSteps {
     }
 
     private static String describe(JobStep.Kind kind, String name) {
-        return (kind == JobStep.Kind.SLEEP ? "sleep '" : "step '") + name + "'";
+        return switch (kind) {
+            case SLEEP -> "sleep '" + name + "'";
+            case SIGNAL -> "the wait for signal '" + name.substring(SIGNAL_PREFIX.length()) + "'";
+            case STEP -> "step '" + name + "'";
+        };
     }
 
     private <T> T read(JobStep recorded, Class<T> type) {

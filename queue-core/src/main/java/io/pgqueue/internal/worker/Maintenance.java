@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * The periodic housekeeping every node runs; each piece is safe to run on many nodes at once.
  * <ul>
  * <li>{@link #rescue()}: claimed jobs past their lease deadline go back to READY (or FAILED /
- * CANCELLED) — the rescuer;</li>
+ * CANCELLED) — the rescuer — and sleeping jobs whose awaited signal came while their attempt ended
+ * are made due;</li>
  * <li>{@link #purge()}: finished jobs past their retention are deleted in batches, and nodes that
  * stopped reporting long ago leave the registry — the janitor;</li>
  * <li>{@link #vacuum()}: the active-job table is vacuumed, because its dead rows pile up faster than
@@ -73,6 +74,15 @@ public final class Maintenance extends BackgroundService {
     }
 
     void rescue() {
+        try {
+            int woken = this.jobs.steps().wakeSignalled();
+            if (woken > 0) {
+                log.debug("Made due {} sleeping jobs whose signal came while their attempt ended", woken);
+            }
+        }
+        catch (RuntimeException ex) {
+            log.warn("Could not wake jobs whose signal came: {}", ex.toString());
+        }
         try {
             this.rescuer.rescueExpired();
         }

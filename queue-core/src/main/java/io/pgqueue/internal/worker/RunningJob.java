@@ -372,6 +372,11 @@ public final class RunningJob implements TaskContext {
     }
 
     @Override
+    public <T> Optional<T> awaitSignal(String name, Class<T> type, Duration timeout) {
+        return steps().awaitSignal(name, type, timeout);
+    }
+
+    @Override
     public void sleep(String name, Duration duration) {
         steps().sleep(name, null, Objects.requireNonNull(duration, "duration"));
     }
