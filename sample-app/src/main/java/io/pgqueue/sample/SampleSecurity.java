@@ -65,7 +65,7 @@ class SampleSecurity {
             .httpBasic(Customizer.withDefaults())
             .formLogin(form -> form.defaultSuccessUrl("/pgqueue/"))
             .csrf(csrf -> csrf.ignoringRequestMatchers("/files", "/files/**", "/folders/**", "/memories", "/users/**",
-                    "/jobs/**"))
+                    "/jobs/**", "/orders", "/orders/**"))
             .build();
     }
 }
