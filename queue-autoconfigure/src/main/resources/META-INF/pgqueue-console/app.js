@@ -1502,11 +1502,42 @@
           field('Cancel requested', 'cancelRequested', yesNo(job.cancelRequested)),
           field('Delay tolerance deadline', 'delayToleranceDeadline', time(job.delayToleranceDeadline, true)))),
       job.lastError ? block('Last error', 'lastError', job.lastError, 'code-error') : null,
+      job.steps && job.steps.length ? renderSteps(job.steps) : null,
       job.attempts && job.attempts.length ? renderAttempts(job.attempts) : null,
       job.result != null ? block('Result', 'result', prettyJson(job.result)) : null,
       block('Payload', 'payload', prettyJson(job.payload)),
       job.headers != null ? block('Headers', 'headers', prettyJson(job.headers)) : null,
       job.progress != null ? block('Progress', 'progress', prettyJson(job.progress)) : null);
+  }
+
+  /**
+   * A durable handler's steps in their order: each step's value and timing, a sleep's end, and how a
+   * signal wait stands (what the job waits for).
+   */
+  function renderSteps(steps) {
+    const rows = steps.map((s, i) => {
+      const millis = s.startedAt && s.finishedAt ? Date.parse(s.finishedAt) - Date.parse(s.startedAt) : null;
+      const waits = s.kind === 'SLEEP' ? `until ${formatTime(s.wakeAt)}`
+        : s.kind === 'SIGNAL' ? (s.signal === 'WAITING' ? `waiting until ${formatTime(s.wakeAt)}` : s.signal) : '—';
+      return h('tr', { 'data-step': s.name, 'data-key': `step:${i}` },
+        h('td', { class: 'num' }, s.seq < 0 ? '—' : num(s.seq)),
+        h('td', { class: 'mono' }, s.name),
+        h('td', null, badge(s.kind)),
+        h('td', null, waits),
+        h('td', { class: 'num' }, num(s.attempt)),
+        h('td', null, time(s.finishedAt)),
+        h('td', { class: 'num' }, millis == null || s.kind !== 'STEP' ? '—' : `${num(millis)} ms`),
+        h('td', null, s.result != null ? h('pre', { class: 'code', 'data-field': 'step-result' }, prettyJson(s.result)) : '—'));
+    });
+    return h('section', { class: 'card', 'data-key': 'block:steps' },
+      h('h2', null, 'Steps'),
+      h('div', { class: 'table-wrap' },
+        h('table', { class: 'grid', 'data-test': 'step-table' },
+          h('thead', null, h('tr', null,
+            h('th', { class: 'num' }, 'Place'), h('th', null, 'Step'), h('th', null, 'Kind'), h('th', null, 'Waits'),
+            h('th', { class: 'num' }, 'Attempt'), h('th', null, 'Recorded'), h('th', { class: 'num' }, 'Took'),
+            h('th', null, 'Value'))),
+          h('tbody', null, rows))));
   }
 
   /** A job's attempt history, when its task keeps one: newest first, each with its error and log. */

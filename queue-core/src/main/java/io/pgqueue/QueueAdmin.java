@@ -217,6 +217,21 @@ public final class QueueAdmin {
     }
 
     /**
+     * Reads the durable steps a job's handler recorded, as {@link QueueClient#steps} does.
+     * @param jobId the job id
+     * @return the steps in their order, or empty when there is no such job
+     */
+    public Optional<List<JobStep>> steps(long jobId) {
+        for (JobStore store : jobStores()) {
+            List<JobStep> steps = store.steps().steps(jobId);
+            if (!steps.isEmpty() || store.find(jobId).isPresent()) {
+                return Optional.of(steps);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
      * Lists one page of jobs of every shard, in keyset order (see {@link JobQuery}): as fast on
      * the thousandth page as on the first.
      * @param query the group, the filters and where the previous page stopped

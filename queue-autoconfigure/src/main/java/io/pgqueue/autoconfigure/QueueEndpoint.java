@@ -18,6 +18,7 @@ import io.pgqueue.JobAttempt;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
+import io.pgqueue.JobStep;
 import io.pgqueue.NodeInfo;
 import io.pgqueue.QueueAction;
 import io.pgqueue.QueueAdmin;
@@ -610,6 +611,25 @@ public class QueueEndpoint {
         if (!attempts.isEmpty()) {
             body.put("attempts", attempts.stream().map(this::attempt).toList());
         }
+        List<JobStep> steps = this.admin.steps(job.id()).orElse(List.of());
+        if (!steps.isEmpty()) {
+            body.put("steps", steps.stream().map(this::step).toList());
+        }
+        return body;
+    }
+
+    /** One durable step of a job; its value (a signal's payload) is job data. */
+    private Map<String, Object> step(JobStep step) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("name", step.name());
+        body.put("kind", step.kind());
+        body.put("place", step.seq());
+        body.put("attempt", step.attempt());
+        body.put("startedAt", step.startedAt());
+        body.put("finishedAt", step.finishedAt());
+        body.put("wakeAt", step.wakeAt());
+        body.put("signal", step.signal());
+        body.put("result", jobData(this.redacted.redact(step.result())));
         return body;
     }
 

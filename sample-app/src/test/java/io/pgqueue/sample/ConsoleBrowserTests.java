@@ -317,6 +317,36 @@ class ConsoleBrowserTests {
         assertThat(this.messages.peek("orders", 10)).extracting(PeekedMessage::body).contains("{\"order\": 1040}");
     }
 
+    @Test
+    void aDurableOrderFlowShowsItsStepsAndWhatItWaitsFor() throws IOException {
+        Map<?, ?> placed = this.http.post().uri("/orders").contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("owner", "ann", "amountCents", 4200)).exchange().expectStatus().isCreated()
+            .returnResult(Map.class).getResponseBody();
+        long orderId = ((Number) placed.get("orderId")).longValue();
+        long jobId = ((Number) placed.get("jobId")).longValue();
+
+        open("#/jobs/" + jobId);
+        WebElement waiting = wait(Duration.ofSeconds(20)).until(driver -> {
+            List<WebElement> rows = driver.findElements(By.cssSelector("[data-test='step-table'] tr[data-step='signal:shipped']"));
+            return !rows.isEmpty() && rows.get(0).getText().contains("waiting until") ? rows.get(0) : null;
+        });
+        assertThat(waiting.getText()).contains("SIGNAL");
+        assertThat(browser.findElement(By.cssSelector("[data-test='step-table'] tr[data-step='charge']")).getText())
+            .contains("STEP");
+        screenshot("job-steps-waiting");
+
+        this.http.post().uri("/orders/" + orderId + "/shipped").contentType(MediaType.APPLICATION_JSON)
+            .body(Map.of("carrier", "ups")).exchange().expectStatus().isOk();
+        WebElement sleeping = wait(Duration.ofSeconds(20)).until(driver -> {
+            List<WebElement> rows = driver.findElements(By.cssSelector("[data-test='step-table'] tr[data-step='before-follow-up']"));
+            return !rows.isEmpty() ? rows.get(0) : null;
+        });
+        assertThat(sleeping.getText()).contains("SLEEP").contains("until");
+        assertThat(browser.findElement(By.cssSelector("[data-test='step-table'] tr[data-step='signal:shipped']")).getText())
+            .contains("RECEIVED").contains("\"ups\"");
+        screenshot("job-steps-sleeping");
+    }
+
     private List<JobPage.Job> failedThumbnails() {
         return this.admin.jobs(JobQuery.of(JobQuery.Group.FAILED).withTask("generate-thumbnail")).jobs();
     }

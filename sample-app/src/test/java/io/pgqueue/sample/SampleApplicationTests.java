@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "sample.embedded-postgres.enabled=false", "sample.images.fail-first=2", "sample.images.failure-rate=0",
-        "pgqueue.poll-interval=200ms" })
+        "pgqueue.poll-interval=200ms", "sample.orders.follow-up-delay=1s" })
 @ContextConfiguration(initializers = TestDatabaseInitializer.class)
 @AutoConfigureRestTestClient
 class SampleApplicationTests {
@@ -396,6 +396,32 @@ class SampleApplicationTests {
     private String workflowState(Map<String, Object> workflow) {
         return (String) this.http.get().uri("/actuator/queues/workflows/" + workflow.get("id")).exchange()
             .expectBody(JSON).returnResult().getResponseBody().get("state");
+    }
+
+    @Test
+    void anOrderIsChargedWaitsForItsShipmentSleepsAndIsFollowedUp() {
+        Map<String, Object> placed = post("/orders", Map.of("owner", "dora", "amountCents", 1999));
+        long orderId = ((Number) placed.get("orderId")).longValue();
+        long jobId = ((Number) placed.get("jobId")).longValue();
+        await().atMost(Duration.ofSeconds(20)).until(() -> stepNames(jobId).contains("signal:shipped"));
+        assertThat(jobState(jobId)).as("waiting for the shipment, held by no one").isEqualTo("READY");
+
+        assertThat(post("/orders/" + orderId + "/shipped", Map.of("carrier", "ups"))).containsEntry("signal", "WOKEN");
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(jobState(jobId)));
+        assertThat(stepNames(jobId)).containsExactly("charge", "signal:shipped", "mark-shipped", "before-follow-up",
+                "follow-up");
+        Map<String, Object> order = get("/orders/" + orderId);
+        assertThat(order).containsEntry("carrier", "ups");
+        assertThat(order.get("followed_up_at")).isNotNull();
+        assertThat(this.jdbc.queryForObject("SELECT count(*) FROM payment WHERE order_id = ?", Long.class, orderId))
+            .isOne();
+    }
+
+    /** The names of a job's durable steps, as the queues endpoint shows them. */
+    private List<Object> stepNames(long jobId) {
+        Object steps = get("/actuator/queues/order-flow/" + jobId).get("steps");
+        return steps == null ? List.of() : ((List<?>) steps).stream().map(step -> map(step).get("name")).toList();
     }
 
     @Test

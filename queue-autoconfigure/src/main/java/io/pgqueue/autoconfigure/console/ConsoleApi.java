@@ -20,6 +20,7 @@ import io.pgqueue.JobAttempt;
 import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
+import io.pgqueue.JobStep;
 import io.pgqueue.JobState;
 import io.pgqueue.JobTags;
 import io.pgqueue.NodeInfo;
@@ -340,7 +341,10 @@ final class ConsoleApi {
         return this.admin.as(request.principal().map(Principal::getName).orElse(null));
     }
 
-    /** {@code GET api/jobs/{id}}: one job with its payload, headers, last error, progress, result and attempts. */
+    /**
+     * {@code GET api/jobs/{id}}: one job with its payload, headers, last error, progress, result,
+     * attempts and durable steps.
+     */
     ServerResponse job(ServerRequest request) {
         long id = jobId(request);
         Optional<JobSnapshot> found = this.admin.job(id);
@@ -379,6 +383,10 @@ final class ConsoleApi {
                 attempt.outcome(), attempt.node(), attempt.startedAt(), attempt.endedAt(),
                 attempt.error() == null ? null : ConsoleAccess.HIDDEN, List.of(), attempt.droppedLogLines()
                         + attempt.log().size())).toList());
+        List<JobStep> steps = this.admin.steps(id).orElse(List.of());
+        body.put("steps", jobData ? steps : steps.stream().map(step -> new JobStep(step.name(), step.seq(), step.kind(),
+                step.result() == null ? null : ConsoleAccess.HIDDEN_JSON, step.resultType(), step.wakeAt(), step.attempt(),
+                step.startedAt(), step.finishedAt(), step.signal())).toList());
         body.put("partition", job.partition());
         body.put("workflow", workflowOf(job.headers()));
         body.put("tags", parse(job.headers()) instanceof Map<?, ?> headers && headers.get(QueueDefaults.TAGS_HEADER) != null
