@@ -221,6 +221,8 @@ CREATE TABLE pgqueue.job_step (
     CONSTRAINT job_step_seq CHECK ((seq >= '-1'::integer)) NOT VALID
 );
 CREATE INDEX job_step_signal_idx ON pgqueue.job_step USING btree (finished_at) WHERE (kind = 'SIGNAL'::text);
+CREATE INDEX job_step_sleep_idx ON pgqueue.job_step USING btree (wake_at) WHERE (kind = 'SLEEP'::text);
+CREATE INDEX job_step_waiting_idx ON pgqueue.job_step USING btree (job_id) WHERE ((kind = 'SIGNAL'::text) AND (resolved IS NULL));
 
 CREATE TABLE pgqueue.job_waiting (
     id bigint NOT NULL,

@@ -140,6 +140,14 @@ public final class QueueMeterBinder implements MeterBinder {
                     binder -> binder.stats.get().workflows().getOrDefault("RUNNING", 0L))
                 .description("Workflows running now, across all nodes")
                 .register(registry);
+            for (String reason : List.of("sleep", "signal")) {
+                Gauge.builder(QueueMeterNames.JOBS_SUSPENDED, this,
+                        binder -> binder.stats.get().suspended().getOrDefault(reason, 0L))
+                    .description("Jobs of durable handlers suspended now, holding no thread: in a durable sleep, or "
+                            + "waiting for a signal, across all nodes")
+                    .tag(QueueMeterNames.TAG_REASON, reason)
+                    .register(registry);
+            }
             for (String state : List.of("COMPLETED", "FAILED", "CANCELLED")) {
                 FunctionCounter.builder(QueueMeterNames.WORKFLOWS_FINISHED, this,
                         binder -> binder.stats.get().workflows().getOrDefault(state, 0L))

@@ -135,6 +135,9 @@ public final class QueueMeterNames {
     /** Gauge: workflows running now, across all nodes. */
     public static final String WORKFLOWS_RUNNING = "pgqueue.workflows.running";
 
+    /** Gauge: jobs of durable handlers suspended now, by {@link #TAG_REASON} ({@code sleep}, {@code signal}). */
+    public static final String JOBS_SUSPENDED = "pgqueue.jobs.suspended";
+
     /** Tag: a workflow's name. */
     public static final String TAG_WORKFLOW = "workflow";
 

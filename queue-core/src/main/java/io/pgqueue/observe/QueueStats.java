@@ -19,9 +19,11 @@ import java.util.TreeMap;
  * when unsharded
  * @param workflows workflows running now ("RUNNING") and ended since the schema was created, by final
  * state ("COMPLETED", "FAILED", "CANCELLED"); empty before the first read
+ * @param suspended jobs of durable handlers suspended now, by what they wait for: "sleep" (a durable
+ * sleep) or "signal" (a signal wait); empty before the first read
  */
 public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error, Duration oldestTransaction,
-        Map<String, QueueStats> shards, Map<String, Long> workflows) {
+        Map<String, QueueStats> shards, Map<String, Long> workflows, Map<String, Long> suspended) {
 
     /** No statistics read yet. */
     public static final QueueStats NONE = new QueueStats(Map.of(), null, null, null);
@@ -36,7 +38,7 @@ public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwabl
      */
     public QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwable error, Duration oldestTransaction,
             Map<String, QueueStats> shards) {
-        this(tasks, takenAt, error, oldestTransaction, shards, Map.of());
+        this(tasks, takenAt, error, oldestTransaction, shards, Map.of(), Map.of());
     }
 
     /**
@@ -45,7 +47,18 @@ public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwabl
      * @return the copy
      */
     public QueueStats withWorkflows(Map<String, Long> counts) {
-        return new QueueStats(this.tasks, this.takenAt, this.error, this.oldestTransaction, this.shards, Map.copyOf(counts));
+        return new QueueStats(this.tasks, this.takenAt, this.error, this.oldestTransaction, this.shards, Map.copyOf(counts),
+                this.suspended);
+    }
+
+    /**
+     * Returns a copy with the counts of suspended durable jobs.
+     * @param counts jobs by what they wait for ("sleep", "signal")
+     * @return the copy
+     */
+    public QueueStats withSuspended(Map<String, Long> counts) {
+        return new QueueStats(this.tasks, this.takenAt, this.error, this.oldestTransaction, this.shards, this.workflows,
+                Map.copyOf(counts));
     }
 
     /**
@@ -95,7 +108,10 @@ public record QueueStats(Map<String, TaskStats> tasks, Instant takenAt, Throwabl
         }
         Map<String, Long> workflows = new TreeMap<>();
         shards.values().forEach(stats -> stats.workflows().forEach((state, count) -> workflows.merge(state, count, Long::sum)));
-        return new QueueStats(Map.copyOf(tasks), takenAt, error, oldestTransaction, Map.copyOf(shards), Map.copyOf(workflows));
+        Map<String, Long> suspended = new TreeMap<>();
+        shards.values().forEach(stats -> stats.suspended().forEach((reason, count) -> suspended.merge(reason, count, Long::sum)));
+        return new QueueStats(Map.copyOf(tasks), takenAt, error, oldestTransaction, Map.copyOf(shards), Map.copyOf(workflows),
+                Map.copyOf(suspended));
     }
 
     /**

@@ -113,10 +113,11 @@ public final class QueueStatsPoller extends BackgroundService implements QueueSt
             // No count stored yet, and another node is making the first: keep what we have.
             Duration oldestTransaction = store.oldestTransaction();
             Map<String, Long> workflows = workflowCounts(store, previous);
+            Map<String, Long> suspended = suspendedCounts(store, previous);
             return (snapshot.age() == null
                     ? new QueueStats(previous.tasks(), previous.takenAt(), null, oldestTransaction)
                     : new QueueStats(snapshot.tasks(), Instant.now().minus(snapshot.age()), null, oldestTransaction))
-                .withWorkflows(workflows);
+                .withWorkflows(workflows).withSuspended(suspended);
         }
         catch (RuntimeException ex) {
             if (previous.error() == null) {
@@ -126,7 +127,7 @@ public final class QueueStatsPoller extends BackgroundService implements QueueSt
             // A count that ran into the statement timeout must not be tried again at once.
             adapt(Duration.ofNanos(System.nanoTime() - start));
             return new QueueStats(previous.tasks(), previous.takenAt(), ex, previous.oldestTransaction())
-                .withWorkflows(previous.workflows());
+                .withWorkflows(previous.workflows()).withSuspended(previous.suspended());
         }
     }
 
@@ -138,6 +139,17 @@ public final class QueueStatsPoller extends BackgroundService implements QueueSt
         catch (RuntimeException ex) {
             log.debug("Could not count workflows: {}", ex.toString());
             return previous.workflows();
+        }
+    }
+
+    /** Counts suspended durable jobs; a failure keeps the previous counts, and the task statistics stand. */
+    private static Map<String, Long> suspendedCounts(StatsStore store, QueueStats previous) {
+        try {
+            return store.suspendedCounts();
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not count suspended jobs: {}", ex.toString());
+            return previous.suspended();
         }
     }
 

@@ -122,6 +122,21 @@ public final class StatsStatements {
             """;
 
     /** Running workflows (workflow_state_idx) and the cumulative ends per state. */
+    /**
+     * Jobs of durable handlers suspended now: sleeping (a sleep step whose end is ahead, the job's
+     * current step) or waiting for a signal (an unresolved signal wait); each read through its partial
+     * index of job_step (V32), which holds only sleeps and waits.
+     */
+    static final String SUSPENDED_COUNTS = """
+            SELECT 'sleep' AS reason, count(DISTINCT s.job_id) AS jobs
+            FROM ${schema}.job_step AS s JOIN ${schema}.job AS j ON j.id = s.job_id
+            WHERE s.kind = 'SLEEP' AND s.wake_at > statement_timestamp() AND j.state = 'READY'
+            UNION ALL
+            SELECT 'signal', count(DISTINCT s.job_id)
+            FROM ${schema}.job_step AS s JOIN ${schema}.job AS j ON j.id = s.job_id
+            WHERE s.kind = 'SIGNAL' AND s.resolved IS NULL AND s.seq >= 0 AND j.state = 'READY'
+            """;
+
     static final String WORKFLOW_COUNTS = """
             SELECT 'RUNNING' AS state, count(*) AS workflows FROM ${schema}.workflow WHERE state = 'RUNNING'
             UNION ALL

@@ -42,6 +42,8 @@ public final class StatsStore {
     private final String restoreShared;
     private final String workflowCounts;
 
+    private final String suspendedCounts;
+
     /**
      * Creates a store.
      * @param dataSource the queue's database
@@ -59,6 +61,7 @@ public final class StatsStore {
         this.storeDuration = StoreSupport.sql(StatsStatements.STORE_DURATION, config);
         this.restoreShared = StoreSupport.sql(StatsStatements.RESTORE_SHARED, config);
         this.workflowCounts = StoreSupport.sql(StatsStatements.WORKFLOW_COUNTS, config);
+        this.suspendedCounts = StoreSupport.sql(StatsStatements.SUSPENDED_COUNTS, config);
     }
 
     /**
@@ -80,6 +83,18 @@ public final class StatsStore {
         Map<String, Long> counts = new LinkedHashMap<>();
         this.jdbc.query(this.workflowCounts, rs -> {
             counts.put(rs.getString("state"), rs.getLong("workflows"));
+        });
+        return counts;
+    }
+
+    /**
+     * Counts the jobs of durable handlers suspended now.
+     * @return jobs by what they wait for: "sleep", "signal"
+     */
+    public Map<String, Long> suspendedCounts() {
+        Map<String, Long> counts = new LinkedHashMap<>();
+        this.jdbc.query(this.suspendedCounts, rs -> {
+            counts.put(rs.getString("reason"), rs.getLong("jobs"));
         });
         return counts;
     }

@@ -20,6 +20,12 @@ COMMENT ON COLUMN job_step.resolved IS 'A signal wait''s end: RECEIVED (result h
 -- was ending (TaskContext.awaitSignal).
 CREATE INDEX job_step_signal_idx ON job_step (finished_at) WHERE kind = 'SIGNAL';
 
+-- The jobs suspended now, for the pgqueue.jobs.suspended gauge: sleeps by their end (only those
+-- ahead are read) and the signal waits still open.
+CREATE INDEX job_step_sleep_idx ON job_step (wake_at) WHERE kind = 'SLEEP';
+
+CREATE INDEX job_step_waiting_idx ON job_step (job_id) WHERE kind = 'SIGNAL' AND resolved IS NULL;
+
 -- Delivers a signal to a job on this database. Returns WOKEN (the job waited for it and is due now),
 -- DELIVERED (it waits for it in a running attempt, or waits for the dependencies it runs after),
 -- STORED (kept until the handler waits for it), DUPLICATE (a signal of that name came before),

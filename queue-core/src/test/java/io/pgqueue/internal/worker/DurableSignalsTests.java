@@ -18,6 +18,7 @@ import io.pgqueue.QueueDefaults;
 import io.pgqueue.SignalResult;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.internal.store.StatsStore;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.testing.TestQueue;
 import io.pgqueue.testing.TestWorkers;
@@ -71,6 +72,9 @@ class DurableSignalsTests {
         assertThat(client.steps(id).orElseThrow()).extracting(JobStep::name, JobStep::signal)
             .containsExactly(org.assertj.core.groups.Tuple.tuple("charge", null),
                     org.assertj.core.groups.Tuple.tuple("signal:shipped", JobStep.SignalState.WAITING));
+
+        StatsStore stats = new StatsStore(queue.dataSource(), queue.config());
+        assertThat(stats.suspendedCounts()).containsEntry("signal", 1L).containsEntry("sleep", 0L);
 
         assertThat(client.signal(id, "shipped", new Shipment("ups", "1Z"))).isEqualTo(SignalResult.WOKEN);
 

@@ -26,6 +26,7 @@ import io.pgqueue.TaskHandler;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.Lease;
 import io.pgqueue.internal.store.Outcome;
+import io.pgqueue.internal.store.StatsStore;
 import io.pgqueue.internal.store.StepStore;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.testing.TestQueue;
@@ -120,6 +121,7 @@ class DurableStepsTests {
         assertThat(sleeping.attempt()).as("the sleep gave its attempt back").isZero();
         assertThat(sleeping.leaseOwner()).as("no one holds a sleeping job").isNull();
         assertThat(sleeping.scheduleTime()).isAfter(enqueued.plusMillis(500));
+        assertThat(new StatsStore(queue.dataSource(), queue.config()).suspendedCounts()).containsEntry("sleep", 1L);
 
         await().atMost(Duration.ofSeconds(10)).until(() -> client.find(id).map(JobSnapshot::state).orElseThrow()
                 == JobState.COMPLETED);
