@@ -164,6 +164,9 @@ public final class QueueDefaults {
     /** The header that holds a job's step name in its workflow. */
     public static final String STEP_HEADER = "pgqueue.workflow.step";
 
+    /** Header of a child job ({@link TaskContext#spawn}): the id of the job that spawned it. */
+    public static final String PARENT_HEADER = "pgqueue.parent";
+
     /** The header that holds the names of the steps a workflow's step comes after, as a JSON array. */
     public static final String AFTER_HEADER = "pgqueue.workflow.after";
 

@@ -33,6 +33,7 @@ public final class QueueTestSupport implements AutoCloseable {
         QueueStores stores = engine.stores();
         this.drainer = new Drainer(stores.jobs(), tasks, engine.settings().mapper(), engine.settings().telemetry(),
                 engine.settings().interceptors(), engine.settings().encryption());
+        this.drainer.spawnChildrenWith(engine.enqueuer()::enqueueChild);
         this.store = new QueueTestStore(stores.dataSource(), stores.config());
         this.scheduler = engine.scheduler();
         this.encryption = engine.settings().encryption();

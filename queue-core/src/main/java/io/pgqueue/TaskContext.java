@@ -2,6 +2,8 @@ package io.pgqueue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -307,6 +309,70 @@ public interface TaskContext {
      */
     default <T> Optional<T> awaitSignal(String name, Class<T> type, Duration timeout) {
         throw new UnsupportedOperationException("Signals are awaited by jobs the queue's workers run");
+    }
+
+    /**
+     * Spawns a child job, as a durable step named {@code spawn:<name>}: the child is enqueued in the
+     * same transaction as the step's record, under the attempt's lease, in this job's partition (so
+     * on this job's shard), and a later run of the job returns the child's id instead of spawning
+     * again. Await it with {@link #awaitChild}; spawn several and await each for a fan-out.
+     * @param name the spawn's name, unique among the job's steps
+     * @param task the child's task
+     * @param payload the child's payload
+     * @return the child's job id
+     * @throws InvalidJobException if the child is invalid; nothing is written
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default long spawn(String name, String task, Object payload) {
+        return spawn(name, JobRequest.of(task, payload));
+    }
+
+    /**
+     * Spawns a child job with options (priority, delay, headers, max attempts); see
+     * {@link #spawn(String, String, Object)}. A child has no dedup key and no dependencies.
+     * @param name the spawn's name, unique among the job's steps
+     * @param request the child
+     * @return the child's job id
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default long spawn(String name, JobRequest request) {
+        throw new UnsupportedOperationException("Child jobs are spawned by jobs the queue's workers run");
+    }
+
+    /**
+     * Waits durably for a child job this job spawned to end, holding no thread: returns its result
+     * once it completed ({@link #recordResult}, read as the type; {@code null} when it recorded none),
+     * or throws {@link ChildJobFailedException} when it failed for good or was cancelled. While the
+     * child runs, the attempt ends as a {@link #sleep} does, without spending it; the child's end
+     * wakes this job, which passes its recorded steps and gets here again. The wait is a step
+     * ({@code signal:child:<id>}): a later run returns the same.
+     * @param <T> the result's type
+     * @param childId the id {@link #spawn} returned
+     * @param type the type to read the result as
+     * @return the child's result, or {@code null}
+     * @throws TaskSnoozedException while the child runs: let it leave the handler
+     * @throws IllegalArgumentException if this job did not spawn that child
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default <T> T awaitChild(long childId, Class<T> type) {
+        throw new UnsupportedOperationException("Child jobs are awaited by jobs the queue's workers run");
+    }
+
+    /**
+     * Waits durably for several child jobs to end, in order, and returns their results in that
+     * order; see {@link #awaitChild}. The job runs again as each awaited child ends; children that
+     * ended while it waited for an earlier one are passed at once.
+     * @param <T> the results' type
+     * @param childIds the ids {@link #spawn} returned
+     * @param type the type to read each result as
+     * @return the results, {@code null} for a child that recorded none
+     */
+    default <T> List<T> awaitChildren(List<Long> childIds, Class<T> type) {
+        List<T> results = new ArrayList<>(childIds.size());
+        for (long childId : childIds) {
+            results.add(awaitChild(childId, type));
+        }
+        return results;
     }
 
     /**

@@ -253,6 +253,7 @@ public final class Engine {
         this.workers = new QueueWorkers(this.shards, workerSettings, tasks, this.settings.mapper(), this.settings.executors(),
                 new QueueTelemetry(this.events, this.settings.telemetry().observations()), this.settings.interceptors(),
                 this.settings.encryption());
+        this.workers.spawnChildrenWith(this.enqueuer::enqueueChild);
         this.workers.start();
         this.history.start();
     }

@@ -327,6 +327,50 @@ public final class Enqueuer implements AutoCloseable {
     }
 
     /**
+     * Enqueues a durable handler's child job in its parent's partition, so on its parent's shard, in
+     * the caller's transaction on that shard's database; marked tracked, so that its end runs end_jobs, which
+     * signals it to the parent (R__workflows.sql).
+     * @param request the child
+     * @param parentId the job that spawns it, active on one of the shards
+     * @return the child's job id
+     * @throws InvalidJobException if the child is invalid (a dedup key, an unknown task, a bad payload)
+     */
+    public long enqueueChild(JobRequest request, long parentId) {
+        if (request == null) {
+            throw new InvalidJobException("A child job's request must not be null");
+        }
+        if (request.options().dedupKey() != null || !request.options().dependsOn().isEmpty()) {
+            throw new InvalidJobException("A child '" + request.task() + "' job cannot have a dedup key or dependencies: "
+                    + "its parent awaits it by its id");
+        }
+        JobPreparer.requireNoWorkflowHeaders(request);
+        return observed(request.task(), propagated -> {
+            JobRequest child = intercepted(JobRequest.of(request.task(), request.payload(),
+                    request.options().withHeader(QueueDefaults.PARENT_HEADER, Long.toString(parentId))));
+            TaskDefinition task = this.tasks.require(child.task());
+            int partition = parentPartition(parentId);
+            NewJob job = this.preparer.prepare(task, child, propagated).inPartition(partition);
+            // On the parent's shard, in the caller's transaction there (a child has no dedup key to resolve).
+            JobStore target = this.router.storeHolding(partition);
+            long id = target.insert(List.of(job)).get(0);
+            target.workflows().track(List.of(id));
+            this.router.countLoad(partition, 1);
+            countOnCommit(List.of(task), JobRouter.created(List.of(id)));
+            return id;
+        });
+    }
+
+    private int parentPartition(long parentId) {
+        for (JobStore candidate : this.router.storesOf(parentId)) {
+            Optional<JobSnapshot> parent = candidate.find(parentId);
+            if (parent.isPresent()) {
+                return parent.get().partition();
+            }
+        }
+        throw new InvalidJobException("Job " + parentId + " spawns a child but is not in the queue");
+    }
+
+    /**
      * Sends a signal to a job, on whichever shard holds it.
      * @param jobId the job
      * @param name the signal

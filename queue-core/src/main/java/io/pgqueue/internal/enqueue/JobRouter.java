@@ -322,6 +322,15 @@ public final class JobRouter implements AutoCloseable {
 
     /**
      * @param partition a partition
+     * @return the job store of the shard the partition map places it on, whatever transaction is
+     * open: for a caller whose transaction is on that shard's database (a durable handler's spawn)
+     */
+    public JobStore storeHolding(int partition) {
+        return sharded() ? this.shards.shardOf(partition).stores().jobs() : this.store;
+    }
+
+    /**
+     * @param partition a partition
      * @param what names the jobs in the error
      * @return the job store of the partition's shard, which must be writable in the caller's transaction
      * @throws InvalidJobException if the partition is on another shard than the caller's transaction's

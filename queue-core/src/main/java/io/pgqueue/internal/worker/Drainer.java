@@ -79,6 +79,14 @@ public final class Drainer implements AutoCloseable {
                 interceptors, encryption);
     }
 
+    /**
+     * Lets the drained durable handlers spawn child jobs through an enqueuer.
+     * @param spawner enqueues a child in its parent's partition
+     */
+    public void spawnChildrenWith(ChildSpawner spawner) {
+        this.executor.spawnChildrenWith(spawner);
+    }
+
     /** @return the names of the tasks it runs */
     public List<String> taskNames() {
         return List.copyOf(this.tasks.keySet());
@@ -153,7 +161,7 @@ public final class Drainer implements AutoCloseable {
         ClaimedJob none = new ClaimedJob(new Lease(-1, 0), task, "null", "{}", 0, 1, worker.definition().maxAttempts(),
                 null, null, null, null, null);
         RunningJob context = new RunningJob(none, worker, this.store);
-        context.attach(Thread.currentThread(), Map.of(), this.mapper);
+        context.attach(Thread.currentThread(), Map.of(), this.mapper, null);
         try {
             worker.handler().handle(converted, context);
         }

@@ -9,6 +9,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
+import io.pgqueue.ChildJobFailedException;
+import io.pgqueue.JobRequest;
+import io.pgqueue.JobState;
 import io.pgqueue.JobStep;
 import io.pgqueue.QueueDefaults;
 import io.pgqueue.StepBody;
@@ -16,9 +19,11 @@ import io.pgqueue.StepMismatchException;
 import io.pgqueue.StepRetry;
 import io.pgqueue.TaskCancelledException;
 import io.pgqueue.TaskSnoozedException;
+import io.pgqueue.internal.store.JobStore;
 import io.pgqueue.internal.store.StepStore;
 import io.pgqueue.internal.store.WorkflowStore;
 import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 
 /**
@@ -34,9 +39,24 @@ final class DurableSteps {
     /** What the step name of a signal wait starts with. */
     static final String SIGNAL_PREFIX = "signal:";
 
+    /** What the step name of a child job's spawn starts with. */
+    static final String SPAWN_PREFIX = "spawn:";
+
+    /** What the signal of a child job's end is named after (its id follows). */
+    static final String CHILD_SIGNAL_PREFIX = "child:";
+
+    /** How long a parent waits for a child at most: as good as for ever. */
+    static final Duration CHILD_WAIT = Duration.ofDays(3650);
+
     private final RunningJob job;
 
     private final StepStore store;
+
+    /** The job store of the job's database: a spawn's child and record share its transaction. */
+    private final JobStore jobs;
+
+    /** The child jobs this attempt spawned or found recorded. */
+    private final Set<Long> children = new HashSet<>();
 
     private final ObjectMapper mapper;
 
@@ -54,10 +74,12 @@ final class DurableSteps {
     /** The place of the next step the handler reaches. */
     private int next;
 
-    DurableSteps(RunningJob job, StepStore store, ObjectMapper mapper) {
+    DurableSteps(RunningJob job, JobStore jobs, ObjectMapper mapper) {
         this.job = job;
-        this.store = store;
+        this.jobs = jobs;
+        this.store = jobs.steps();
         this.mapper = mapper;
+        StepStore store = this.store;
         // Steps are recorded under a claim: a job claimed for the first time (epoch 1) has none to read.
         if (job.lease().epoch() > 1) {
             StepStore.Recorded recorded = store.load(job.jobId());
@@ -184,14 +206,94 @@ final class DurableSteps {
         return Optional.ofNullable(read(now, type));
     }
 
+    /**
+     * Spawns a child job as a step: the child's enqueue and the step's record commit together, under
+     * the lease, so a child is spawned once; a recorded spawn returns the child's id.
+     */
+    synchronized long spawn(String name, JobRequest request, ChildSpawner spawner) {
+        Objects.requireNonNull(request, "request");
+        if (spawner == null) {
+            throw new UnsupportedOperationException("Child jobs are spawned by handlers that a PgQueue node with an "
+                    + "enqueuer runs");
+        }
+        String named = SPAWN_PREFIX + requireName(name);
+        if (named.length() > MAX_NAME_LENGTH) {
+            throw new IllegalArgumentException("A spawn needs a name of 1 to " + (MAX_NAME_LENGTH - SPAWN_PREFIX.length())
+                    + " characters, not '" + name + "'");
+        }
+        int place = reach(named);
+        JobStep recorded = recorded(named, place, JobStep.Kind.STEP);
+        if (recorded != null) {
+            long child = read(recorded, Long.class);
+            this.children.add(child);
+            return child;
+        }
+        this.job.throwIfCancellationRequested();
+        long started = System.nanoTime();
+        long child = this.jobs.inTransaction(() -> {
+            long id = spawner.spawn(request, this.job.jobId());
+            StepStore.Written written = this.store.recordStep(this.job.lease(), named, place, Long.toString(id),
+                    Long.class.getName(), Duration.ofNanos(System.nanoTime() - started));
+            if (written == null) {
+                // Rolls the child back with the record.
+                throw lost(named);
+            }
+            clock(written.databaseNow());
+            return id;
+        });
+        this.children.add(child);
+        return child;
+    }
+
+    /**
+     * Waits for a child job this job spawned to end: its result when it completed (the signal its end
+     * sends carries both), {@link ChildJobFailedException} when it failed or was cancelled.
+     */
+    <T> T awaitChild(long childId, Class<T> type) {
+        Objects.requireNonNull(type, "type");
+        synchronized (this) {
+            if (!this.children.contains(childId)) {
+                throw new IllegalArgumentException("Job " + this.job.jobId() + " did not spawn job " + childId
+                        + " (in a step it reached before): a job awaits the children it spawned");
+            }
+        }
+        ChildEnd end = awaitSignal(CHILD_SIGNAL_PREFIX + childId, ChildEnd.class, CHILD_WAIT)
+            .orElseThrow(() -> new ChildJobFailedException(childId, null, "Child job " + childId + " of job "
+                    + this.job.jobId() + " did not end within " + CHILD_WAIT.toDays() + " days"));
+        if (!"COMPLETED".equals(end.state())) {
+            throw new ChildJobFailedException(childId, JobState.valueOf(end.state()), "Child job " + childId + " of job "
+                    + this.job.jobId() + " ended " + end.state());
+        }
+        if (end.result() == null || end.result().isNull() || type == Void.class) {
+            return null;
+        }
+        try {
+            return this.mapper.treeToValue(end.result(), type);
+        }
+        catch (JacksonException ex) {
+            throw new StepMismatchException(CHILD_SIGNAL_PREFIX + childId, "The result of child job " + childId
+                    + " of job " + this.job.jobId() + " cannot be read as " + type.getName() + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    /**
+     * How a child job ended, as end_jobs signals it to its parent.
+     *
+     * @param state its final state
+     * @param result its result when it completed and recorded one
+     */
+    record ChildEnd(String state, JsonNode result) {
+    }
+
     private String requireName(String name) {
         if (name == null || name.isEmpty() || name.length() > MAX_NAME_LENGTH) {
             throw new IllegalArgumentException("A step needs a name of 1 to " + MAX_NAME_LENGTH + " characters, not "
                     + (name == null ? "null" : "'" + name + "'"));
         }
-        if (name.startsWith(SIGNAL_PREFIX)) {
-            throw new IllegalArgumentException("Step names starting with '" + SIGNAL_PREFIX + "' are signal waits' ("
-                    + "TaskContext.awaitSignal); give step '" + name + "' another name");
+        if (name.startsWith(SIGNAL_PREFIX) || name.startsWith(SPAWN_PREFIX)) {
+            throw new IllegalArgumentException("Step names starting with '" + SIGNAL_PREFIX + "' or '" + SPAWN_PREFIX
+                    + "' are signal waits' and spawns' (TaskContext.awaitSignal, spawn); give step '" + name
+                    + "' another name");
         }
         return name;
     }

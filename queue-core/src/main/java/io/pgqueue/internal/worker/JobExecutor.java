@@ -89,6 +89,9 @@ public final class JobExecutor {
      */
     private final Set<String> tasksWithSteps = ConcurrentHashMap.newKeySet();
 
+    /** Enqueues the child jobs durable handlers spawn; {@code null} where the node enqueues none. */
+    private volatile ChildSpawner spawner;
+
     /** What wraps each attempt, outermost first. */
     private final List<JobInterceptor> interceptors;
 
@@ -108,12 +111,20 @@ public final class JobExecutor {
     }
 
     /**
+     * Lets durable handlers spawn child jobs through an enqueuer.
+     * @param spawner enqueues a child in its parent's partition
+     */
+    void spawnChildrenWith(ChildSpawner spawner) {
+        this.spawner = spawner;
+    }
+
+    /**
      * Runs one attempt of the job and records its outcome.
      * @param job the job, taken from its producer's buffer
      * @return how long the attempt took, in nanoseconds
      */
     long execute(RunningJob job) {
-        job.attach(Thread.currentThread(), headers(job.job), this.mapper);
+        job.attach(Thread.currentThread(), headers(job.job), this.mapper, this.spawner);
         Outcome outcome = null;
         ScheduledFuture<?> timeout = null;
         try {

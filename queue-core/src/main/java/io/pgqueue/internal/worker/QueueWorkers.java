@@ -72,6 +72,9 @@ public final class QueueWorkers {
 
     private final HeldJobs held;
 
+    /** Runs the attempts of every pool. */
+    private final JobExecutor jobExecutor;
+
     private final QueueEvents events;
 
     private final ControlStore controls;
@@ -155,6 +158,7 @@ public final class QueueWorkers {
         AttemptOutcomes outcomes = new AttemptOutcomes(TaskRegistry.of(tasks.stream().map(WorkerTask::definition).toList()));
         JobExecutor jobExecutor = new JobExecutor(tasks, mapper, outcomes, new Recorders(), this.timers, telemetry,
                 settings.nodeId(), interceptors, encryption);
+        this.jobExecutor = jobExecutor;
         Map<String, List<WorkerTask>> byPool = new LinkedHashMap<>();
         tasks.forEach(task -> byPool.computeIfAbsent(task.pool(), pool -> new ArrayList<>()).add(task));
         for (Map.Entry<String, List<WorkerTask>> entry : byPool.entrySet()) {
@@ -199,6 +203,15 @@ public final class QueueWorkers {
             // Unsharded; or no longer held, when the write can only find the lease lost anyway.
             return all.get(0).completer();
         }
+    }
+
+    /**
+     * Lets the durable handlers of this node spawn child jobs ({@link io.pgqueue.TaskContext#spawn})
+     * through an enqueuer; without one, a spawn is refused.
+     * @param spawner enqueues a child in its parent's partition
+     */
+    public void spawnChildrenWith(ChildSpawner spawner) {
+        this.jobExecutor.spawnChildrenWith(spawner);
     }
 
     /** @return this node's id */

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
+import io.pgqueue.JobRequest;
 import io.pgqueue.StepBody;
 import io.pgqueue.StepRetry;
 import io.pgqueue.TaskContext;
@@ -49,6 +50,9 @@ public final class RunningJob implements TaskContext {
 
     /** Reads and writes results as the payloads are. */
     private volatile ObjectMapper mapper;
+
+    /** Enqueues the child jobs the handler spawns, or {@code null}. */
+    private volatile ChildSpawner spawner;
 
     private volatile Thread thread;
 
@@ -123,10 +127,11 @@ public final class RunningJob implements TaskContext {
     }
 
     /** Attaches the handler thread and sets the attempt's deadline. */
-    synchronized void attach(Thread thread, Map<String, String> headers, ObjectMapper mapper) {
+    synchronized void attach(Thread thread, Map<String, String> headers, ObjectMapper mapper, ChildSpawner spawner) {
         this.thread = thread;
         this.headers = headers;
         this.mapper = mapper;
+        this.spawner = spawner;
         this.startedNanos = System.nanoTime();
         this.deadline = Instant.now().plus(this.task.timeout());
         this.log = this.task.definition().history() ? new AttemptLog() : null;
@@ -360,7 +365,7 @@ public final class RunningJob implements TaskContext {
     private DurableSteps steps() {
         synchronized (this.stepsLock) {
             if (this.steps == null) {
-                this.steps = new DurableSteps(this, store().steps(), this.mapper);
+                this.steps = new DurableSteps(this, store(), this.mapper);
             }
             return this.steps;
         }
@@ -374,6 +379,16 @@ public final class RunningJob implements TaskContext {
     @Override
     public <T> Optional<T> awaitSignal(String name, Class<T> type, Duration timeout) {
         return steps().awaitSignal(name, type, timeout);
+    }
+
+    @Override
+    public long spawn(String name, JobRequest request) {
+        return steps().spawn(name, request, this.spawner);
+    }
+
+    @Override
+    public <T> T awaitChild(long childId, Class<T> type) {
+        return steps().awaitChild(childId, type);
     }
 
     @Override

@@ -72,6 +72,15 @@ BEGIN
           AND EXISTS (SELECT 1 FROM unnest(v_ids, v_states, v_epochs) AS e(id, state, epoch)
                       WHERE e.id = r.id AND e.state = 'COMPLETED' AND (r.lease_epoch IS NULL OR r.lease_epoch = e.epoch));
 
+        -- The parents of ended child jobs (TaskContext.spawn) get each end as the signal
+        -- 'child:<id>', with the state and the result read just above: a parent asleep in its wait
+        -- for the child is due at once (signal_job, V32). Children share their parent's database.
+        PERFORM ${flyway:defaultSchema}.signal_job(CAST(f.headers ->> 'pgqueue.parent' AS bigint), 'child:' || f.id,
+                    jsonb_build_object('state', f.state, 'result',
+                        (SELECT r.result FROM ${flyway:defaultSchema}.job_result AS r WHERE r.id = f.id AND r.completed)))
+        FROM ${flyway:defaultSchema}.job_finished AS f
+        WHERE f.id = ANY(v_ids) AND f.headers ->> 'pgqueue.parent' ~ '^[0-9]{1,18}$';
+
         -- Workflows first, in id order.
         v_workflows := ARRAY(SELECT DISTINCT w FROM unnest(v_job_workflows) AS w WHERE w IS NOT NULL ORDER BY 1);
         IF p_only IS NULL AND cardinality(v_workflows) > 0 THEN
@@ -184,7 +193,7 @@ $end$;
 
 -- The revision of end_jobs this release's code relies on: QueueSchema.requireMigrated compares it.
 COMMENT ON FUNCTION ${flyway:defaultSchema}.end_jobs(bigint[], bigint[])
-    IS 'pgqueue end_jobs revision 3: awaiting callers are notified';
+    IS 'pgqueue end_jobs revision 4: parents are signalled their children''s ends';
 
 -- Notes the end of a tracked job for apply_job_ends, in a setting local to the transaction; the
 -- transaction's first end also inserts its row in job_end_pending, whose deferred trigger applies
