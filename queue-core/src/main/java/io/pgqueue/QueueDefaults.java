@@ -167,6 +167,12 @@ public final class QueueDefaults {
     /** Header of a child job ({@link TaskContext#spawn}): the id of the job that spawned it. */
     public static final String PARENT_HEADER = "pgqueue.parent";
 
+    /**
+     * Header of a child job spawned detached ({@link TaskContext#spawnDetached}): it is not
+     * cancelled with its parent.
+     */
+    public static final String PARENT_DETACHED_HEADER = "pgqueue.parent.detached";
+
     /** The header that holds the names of the steps a workflow's step comes after, as a JSON array. */
     public static final String AFTER_HEADER = "pgqueue.workflow.after";
 

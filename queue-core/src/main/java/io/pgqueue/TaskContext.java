@@ -329,13 +329,27 @@ public interface TaskContext {
 
     /**
      * Spawns a child job with options (priority, delay, headers, max attempts); see
-     * {@link #spawn(String, String, Object)}. A child has no dedup key and no dependencies.
+     * {@link #spawn(String, String, Object)}. A child has no dedup key and no dependencies. It is
+     * cancelled when its parent is cancelled ({@link #spawnDetached} spawns one that is not).
      * @param name the spawn's name, unique among the job's steps
      * @param request the child
      * @return the child's job id
      * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
      */
     default long spawn(String name, JobRequest request) {
+        throw new UnsupportedOperationException("Child jobs are spawned by jobs the queue's workers run");
+    }
+
+    /**
+     * Spawns a child job that is not cancelled with its parent; see {@link #spawn(String, JobRequest)}.
+     * A child spawned with {@code spawn} is cancelled when its parent is (a READY child at once, a
+     * running one asked to stop), in the transaction that cancels the parent; a detached child runs on.
+     * @param name the spawn's name, unique among the job's steps
+     * @param request the child
+     * @return the child's job id
+     * @throws UnsupportedOperationException outside a job run by the queue's workers (the default)
+     */
+    default long spawnDetached(String name, JobRequest request) {
         throw new UnsupportedOperationException("Child jobs are spawned by jobs the queue's workers run");
     }
 

@@ -332,10 +332,12 @@ public final class Enqueuer implements AutoCloseable {
      * signals it to the parent (R__workflows.sql).
      * @param request the child
      * @param parentId the job that spawns it, active on one of the shards
+     * @param detached whether the child stays when its parent is cancelled (else end_jobs cancels it,
+     * the parent being marked tracked too)
      * @return the child's job id
      * @throws InvalidJobException if the child is invalid (a dedup key, an unknown task, a bad payload)
      */
-    public long enqueueChild(JobRequest request, long parentId) {
+    public long enqueueChild(JobRequest request, long parentId, boolean detached) {
         if (request == null) {
             throw new InvalidJobException("A child job's request must not be null");
         }
@@ -345,15 +347,18 @@ public final class Enqueuer implements AutoCloseable {
         }
         JobPreparer.requireNoWorkflowHeaders(request);
         return observed(request.task(), propagated -> {
+            EnqueueOptions options = request.options().withHeader(QueueDefaults.PARENT_HEADER, Long.toString(parentId));
             JobRequest child = intercepted(JobRequest.of(request.task(), request.payload(),
-                    request.options().withHeader(QueueDefaults.PARENT_HEADER, Long.toString(parentId))));
+                    detached ? options.withHeader(QueueDefaults.PARENT_DETACHED_HEADER, "true") : options));
             TaskDefinition task = this.tasks.require(child.task());
             int partition = parentPartition(parentId);
             NewJob job = this.preparer.prepare(task, child, propagated).inPartition(partition);
             // On the parent's shard, in the caller's transaction there (a child has no dedup key to resolve).
             JobStore target = this.router.storeHolding(partition);
             long id = target.insert(List.of(job)).get(0);
-            target.workflows().track(List.of(id));
+            // Tracked, so that each one's end runs end_jobs: the child's is signalled to its parent, the
+            // parent's cancels its attached children.
+            target.workflows().track(detached ? List.of(id) : List.of(Math.min(id, parentId), Math.max(id, parentId)));
             this.router.countLoad(partition, 1);
             countOnCommit(List.of(task), JobRouter.created(List.of(id)));
             return id;

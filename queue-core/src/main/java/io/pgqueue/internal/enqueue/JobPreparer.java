@@ -232,7 +232,8 @@ public final class JobPreparer {
     public static void requireNoWorkflowHeaders(JobRequest request) {
         for (String name : request.options().headers().keySet()) {
             if (name.equals(QueueDefaults.WORKFLOW_HEADER) || name.startsWith(QueueDefaults.WORKFLOW_HEADER + ".")
-                    || name.startsWith("pgqueue.dependencies.") || name.equals(QueueDefaults.PARENT_HEADER)) {
+                    || name.startsWith("pgqueue.dependencies.") || name.equals(QueueDefaults.PARENT_HEADER)
+                    || name.startsWith(QueueDefaults.PARENT_HEADER + ".")) {
                 throw new InvalidJobException("The header '" + name + "' of a '" + request.task() + "' job is set by "
                         + "pgqueue's workflows and child jobs; leave it out (copying a running job's headers would copy it)");
             }

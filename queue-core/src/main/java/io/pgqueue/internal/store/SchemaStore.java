@@ -63,7 +63,7 @@ public final class SchemaStore {
             "${schema}.finished_job(${schema}.job, text, integer, text, text, jsonb)",
             "pgqueue finished_job revision 3: keeps the attempt history",
             "${schema}.end_jobs(bigint[], bigint[])",
-            "pgqueue end_jobs revision 4: parents are signalled their children's ends");
+            "pgqueue end_jobs revision 4: parents are signalled their children's ends and cancel them");
 
     /**
      * The tables added after V1 that every node reads (V8: statistics, V10: partitions, V11: the

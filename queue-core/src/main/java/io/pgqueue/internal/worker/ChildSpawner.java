@@ -14,7 +14,8 @@ public interface ChildSpawner {
      * Enqueues a child job.
      * @param request the child
      * @param parentId the job that spawns it
+     * @param detached whether the child stays when its parent is cancelled
      * @return the child's job id
      */
-    long spawn(JobRequest request, long parentId);
+    long spawn(JobRequest request, long parentId, boolean detached);
 }

@@ -210,7 +210,7 @@ final class DurableSteps {
      * Spawns a child job as a step: the child's enqueue and the step's record commit together, under
      * the lease, so a child is spawned once; a recorded spawn returns the child's id.
      */
-    synchronized long spawn(String name, JobRequest request, ChildSpawner spawner) {
+    synchronized long spawn(String name, JobRequest request, ChildSpawner spawner, boolean detached) {
         Objects.requireNonNull(request, "request");
         if (spawner == null) {
             throw new UnsupportedOperationException("Child jobs are spawned by handlers that a PgQueue node with an "
@@ -231,7 +231,7 @@ final class DurableSteps {
         this.job.throwIfCancellationRequested();
         long started = System.nanoTime();
         long child = this.jobs.inTransaction(() -> {
-            long id = spawner.spawn(request, this.job.jobId());
+            long id = spawner.spawn(request, this.job.jobId(), detached);
             StepStore.Written written = this.store.recordStep(this.job.lease(), named, place, Long.toString(id),
                     Long.class.getName(), Duration.ofNanos(System.nanoTime() - started));
             if (written == null) {

@@ -383,7 +383,12 @@ public final class RunningJob implements TaskContext {
 
     @Override
     public long spawn(String name, JobRequest request) {
-        return steps().spawn(name, request, this.spawner);
+        return steps().spawn(name, request, this.spawner, false);
+    }
+
+    @Override
+    public long spawnDetached(String name, JobRequest request) {
+        return steps().spawn(name, request, this.spawner, true);
     }
 
     @Override

@@ -81,6 +81,29 @@ BEGIN
         FROM ${flyway:defaultSchema}.job_finished AS f
         WHERE f.id = ANY(v_ids) AND f.headers ->> 'pgqueue.parent' ~ '^[0-9]{1,18}$';
 
+        -- The children of a cancelled parent are cancelled with it, unless spawned detached
+        -- (TaskContext.spawnDetached): a READY one at once, a claimed one asked to stop. The
+        -- children are tracked: each end is applied as any tracked job's, at this commit.
+        WITH children AS (
+            SELECT CAST(s.result #>> '{}' AS bigint) AS id
+            FROM unnest(v_ids, v_states) AS e(id, state)
+            JOIN ${flyway:defaultSchema}.job_step AS s ON s.job_id = e.id
+            WHERE e.state = 'CANCELLED' AND s.kind = 'STEP' AND s.name LIKE 'spawn:%'
+        ), cancelled AS (
+            DELETE FROM ${flyway:defaultSchema}.job AS j
+            WHERE j.id IN (SELECT c.id FROM children AS c) AND j.state = 'READY'
+              AND NOT (j.headers ? 'pgqueue.parent.detached')
+            RETURNING j.*
+        ), archived AS (
+            INSERT INTO ${flyway:defaultSchema}.job_finished
+            SELECT a.*
+            FROM cancelled AS c,
+                 LATERAL ${flyway:defaultSchema}.finished_job(c, 'CANCELLED', c.attempt, c.last_error, c.progress) AS a
+        )
+        UPDATE ${flyway:defaultSchema}.job AS j SET cancel_requested = true
+        WHERE j.id IN (SELECT c.id FROM children AS c) AND j.state IN ('STARTING', 'RUNNING') AND NOT j.cancel_requested
+          AND NOT (j.headers ? 'pgqueue.parent.detached');
+
         -- Workflows first, in id order.
         v_workflows := ARRAY(SELECT DISTINCT w FROM unnest(v_job_workflows) AS w WHERE w IS NOT NULL ORDER BY 1);
         IF p_only IS NULL AND cardinality(v_workflows) > 0 THEN
@@ -193,7 +216,7 @@ $end$;
 
 -- The revision of end_jobs this release's code relies on: QueueSchema.requireMigrated compares it.
 COMMENT ON FUNCTION ${flyway:defaultSchema}.end_jobs(bigint[], bigint[])
-    IS 'pgqueue end_jobs revision 4: parents are signalled their children''s ends';
+    IS 'pgqueue end_jobs revision 4: parents are signalled their children''s ends and cancel them';
 
 -- Notes the end of a tracked job for apply_job_ends, in a setting local to the transaction; the
 -- transaction's first end also inserts its row in job_end_pending, whose deferred trigger applies

@@ -147,6 +147,30 @@ class DurableChildrenTests {
         assertThat(client.steps(id).orElseThrow()).as("nothing recorded for the refused spawn").isEmpty();
     }
 
+    @Test
+    void cancellingAParentCancelsItsChildrenButNotItsDetachedOnes() {
+        WorkerTask parent = task("parent", 1, (String payload, io.pgqueue.TaskContext context) -> {
+            JobRequest later = JobRequest.of("square", 5, io.pgqueue.EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
+            long attached = context.spawn("attached", later);
+            context.spawnDetached("detached", later);
+            context.awaitChild(attached, Integer.class);
+        }, String.class);
+        QueueClient client = node(parent, square()).client();
+        long id = client.enqueue("parent", "x").jobId();
+        await().atMost(Duration.ofSeconds(20)).until(() -> client.steps(id).orElseThrow().size() == 3
+                && client.find(id).map(JobSnapshot::state).orElseThrow() == JobState.READY);
+        List<JobStep> steps = client.steps(id).orElseThrow();
+        long attached = Long.parseLong(steps.get(0).result());
+        long detached = Long.parseLong(steps.get(1).result());
+
+        client.cancel(id);
+
+        assertThat(client.find(id).orElseThrow().state()).isEqualTo(JobState.CANCELLED);
+        assertThat(client.find(attached).orElseThrow().state()).as("cancelled with its parent")
+            .isEqualTo(JobState.CANCELLED);
+        assertThat(client.find(detached).orElseThrow().state()).as("detached: runs on").isEqualTo(JobState.READY);
+    }
+
     private void count(String what) {
         this.runs.computeIfAbsent(what, any -> new AtomicInteger()).incrementAndGet();
     }
