@@ -79,10 +79,10 @@ final class DurableSteps {
         this.jobs = jobs;
         this.store = jobs.steps();
         this.mapper = mapper;
-        StepStore store = this.store;
-        // Steps are recorded under a claim: a job claimed for the first time (epoch 1) has none to read.
+        // Steps are recorded under a claim: a job claimed for the first time (epoch 1) has none to read
+        // (a signal sent before may wait for it, which its wait finds when it records itself).
         if (job.lease().epoch() > 1) {
-            StepStore.Recorded recorded = store.load(job.jobId());
+            StepStore.Recorded recorded = this.store.load(job.jobId());
             recorded.steps().forEach(step -> {
                 this.byName.put(step.name(), step);
                 if (step.seq() >= 0) {
@@ -407,7 +407,8 @@ final class DurableSteps {
                 + "' is not recorded");
     }
 
+    /** The database clock, as the last statement read it plus this node's time since; this node's before any. */
     private Instant databaseNow() {
-        return this.databaseNow.plusNanos(System.nanoTime() - this.readNanos);
+        return this.databaseNow == null ? Instant.now() : this.databaseNow.plusNanos(System.nanoTime() - this.readNanos);
     }
 }
