@@ -43,6 +43,7 @@ import io.pgqueue.observe.QueueObservations;
 import io.pgqueue.observe.QueueTelemetry;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.ObjectMapper;
 
 /**
@@ -330,6 +331,7 @@ public final class Enqueuer implements AutoCloseable {
      * Enqueues a durable handler's child job in its parent's partition, so on its parent's shard, in
      * the caller's transaction on that shard's database; marked tracked, so that its end runs end_jobs, which
      * signals it to the parent (R__workflows.sql).
+     * @param spawnName the spawn's name, which names the child's step when its parent is a workflow's
      * @param request the child
      * @param parentId the job that spawns it, active on one of the shards
      * @param detached whether the child stays when its parent is cancelled (else end_jobs cancels it,
@@ -337,7 +339,7 @@ public final class Enqueuer implements AutoCloseable {
      * @return the child's job id
      * @throws InvalidJobException if the child is invalid (a dedup key, an unknown task, a bad payload)
      */
-    public long enqueueChild(JobRequest request, long parentId, boolean detached) {
+    public long enqueueChild(String spawnName, JobRequest request, long parentId, boolean detached) {
         if (request == null) {
             throw new InvalidJobException("A child job's request must not be null");
         }
@@ -347,15 +349,30 @@ public final class Enqueuer implements AutoCloseable {
         }
         JobPreparer.requireNoWorkflowHeaders(request);
         return observed(request.task(), propagated -> {
+            JobSnapshot parent = parent(parentId);
             EnqueueOptions options = request.options().withHeader(QueueDefaults.PARENT_HEADER, Long.toString(parentId));
-            JobRequest child = intercepted(JobRequest.of(request.task(), request.payload(),
-                    detached ? options.withHeader(QueueDefaults.PARENT_DETACHED_HEADER, "true") : options));
+            if (detached) {
+                options = options.withHeader(QueueDefaults.PARENT_DETACHED_HEADER, "true");
+            }
+            // A child of a workflow's step joins the workflow as a step of its own, "<parent's step>/<spawn>".
+            Map<String, String> parentHeaders = headers(parent.headers());
+            String workflow = parentHeaders.get(QueueDefaults.WORKFLOW_HEADER);
+            String step = workflow == null ? null : parentHeaders.getOrDefault(QueueDefaults.STEP_HEADER, Long.toString(parentId))
+                    + "/" + spawnName;
+            if (workflow != null) {
+                options = options.withHeader(QueueDefaults.WORKFLOW_HEADER, workflow).withHeader(QueueDefaults.STEP_HEADER, step);
+            }
+            JobRequest child = intercepted(JobRequest.of(request.task(), request.payload(), options));
             TaskDefinition task = this.tasks.require(child.task());
-            int partition = parentPartition(parentId);
+            int partition = parent.partition();
             NewJob job = this.preparer.prepare(task, child, propagated).inPartition(partition);
             // On the parent's shard, in the caller's transaction there (a child has no dedup key to resolve).
             JobStore target = this.router.storeHolding(partition);
             long id = target.insert(List.of(job)).get(0);
+            if (workflow != null && !target.workflows().graft(Long.parseLong(workflow), step, id)) {
+                throw new InvalidJobException("Workflow " + workflow + " of job " + parentId + " ended, or has a step '"
+                        + step + "' already: the child is not added");
+            }
             // Tracked, so that each one's end runs end_jobs: the child's is signalled to its parent, the
             // parent's cancels its attached children.
             target.workflows().track(detached ? List.of(id) : List.of(Math.min(id, parentId), Math.max(id, parentId)));
@@ -365,14 +382,20 @@ public final class Enqueuer implements AutoCloseable {
         });
     }
 
-    private int parentPartition(long parentId) {
+    private JobSnapshot parent(long parentId) {
         for (JobStore candidate : this.router.storesOf(parentId)) {
             Optional<JobSnapshot> parent = candidate.find(parentId);
             if (parent.isPresent()) {
-                return parent.get().partition();
+                return parent.get();
             }
         }
         throw new InvalidJobException("Job " + parentId + " spawns a child but is not in the queue");
+    }
+
+    private Map<String, String> headers(String json) {
+        return json == null || json.equals("{}") ? Map.of()
+                : this.mapper.readValue(json, new TypeReference<Map<String, String>>() {
+                });
     }
 
     /**

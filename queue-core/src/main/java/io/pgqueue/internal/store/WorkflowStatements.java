@@ -30,6 +30,18 @@ public final class WorkflowStatements {
             VALUES (:id, :name, :onFailure, :jobs, CAST(:steps AS jsonb), :partition)
             """;
 
+    /**
+     * Adds a job to a running workflow as a step (a durable handler's child, TaskContext.spawn): the
+     * workflow counts it and ends only once it ended too. The workflow's row is locked by the update;
+     * a workflow that ended is left as it is (no row).
+     */
+    static final String GRAFT = """
+            UPDATE ${schema}.workflow
+            SET jobs = jobs + 1, steps = steps || jsonb_build_object(CAST(:step AS text), :jobId)
+            WHERE id = :id AND state = 'RUNNING' AND NOT jsonb_exists(steps, :step)
+            RETURNING id
+            """;
+
     /** Marks jobs as tracked: their end is applied to their workflow and dependents. */
     static final String TRACK = """
             UPDATE ${schema}.job SET tracked = true WHERE id = ANY(CAST(:ids AS bigint[])) AND NOT tracked

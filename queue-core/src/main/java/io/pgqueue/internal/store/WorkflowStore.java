@@ -57,6 +57,8 @@ public final class WorkflowStore {
     private final String missing;
     private final String insertWorkflow;
     private final String track;
+
+    private final String graft;
     private final String addWaiting;
     private final String cancelWaiting;
     private final String recordResults;
@@ -79,6 +81,7 @@ public final class WorkflowStore {
         this.missing = StoreSupport.sql(WorkflowStatements.MISSING, config);
         this.insertWorkflow = StoreSupport.sql(WorkflowStatements.INSERT_WORKFLOW, config);
         this.track = StoreSupport.sql(WorkflowStatements.TRACK, config);
+        this.graft = StoreSupport.sql(WorkflowStatements.GRAFT, config);
         this.addWaiting = StoreSupport.sql(WorkflowStatements.ADD_WAITING, config);
         this.cancelWaiting = StoreSupport.sql(WorkflowStatements.CANCEL_WAITING, config);
         this.recordResults = StoreSupport.sql(WorkflowStatements.RECORD_RESULTS, config);
@@ -133,6 +136,18 @@ public final class WorkflowStore {
      */
     public void track(List<Long> ids) {
         this.jdbc.update(this.track, new MapSqlParameterSource("ids", SqlArrays.bigints(ids)));
+    }
+
+    /**
+     * Adds a job to a running workflow as a step, in the caller's transaction.
+     * @param workflowId the workflow
+     * @param step the job's step name, new in the workflow
+     * @param jobId the job
+     * @return whether it was added (no: the workflow ended, or has a step of that name)
+     */
+    public boolean graft(long workflowId, String step, long jobId) {
+        return !this.jdbc.queryForList(this.graft, new MapSqlParameterSource("id", workflowId).addValue("step", step)
+            .addValue("jobId", jobId), Long.class).isEmpty();
     }
 
     /**

@@ -12,10 +12,11 @@ public interface ChildSpawner {
 
     /**
      * Enqueues a child job.
+     * @param name the spawn's name
      * @param request the child
      * @param parentId the job that spawns it
      * @param detached whether the child stays when its parent is cancelled
      * @return the child's job id
      */
-    long spawn(JobRequest request, long parentId, boolean detached);
+    long spawn(String name, JobRequest request, long parentId, boolean detached);
 }

@@ -231,7 +231,7 @@ final class DurableSteps {
         this.job.throwIfCancellationRequested();
         long started = System.nanoTime();
         long child = this.jobs.inTransaction(() -> {
-            long id = spawner.spawn(request, this.job.jobId(), detached);
+            long id = spawner.spawn(name, request, this.job.jobId(), detached);
             StepStore.Written written = this.store.recordStep(this.job.lease(), named, place, Long.toString(id),
                     Long.class.getName(), Duration.ofNanos(System.nanoTime() - started));
             if (written == null) {

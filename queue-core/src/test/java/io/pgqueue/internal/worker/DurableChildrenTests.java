@@ -171,6 +171,32 @@ class DurableChildrenTests {
         assertThat(client.find(detached).orElseThrow().state()).as("detached: runs on").isEqualTo(JobState.READY);
     }
 
+    @Test
+    void aWorkflowStepsChildrenJoinItsWorkflowAsStepsAndTheWorkflowEndsAfterThem() {
+        WorkerTask plan = task("plan", 3, (String payload, io.pgqueue.TaskContext context) -> {
+            List<Long> parts = new ArrayList<>();
+            for (int i = 1; i <= 3; i++) {
+                parts.add(context.spawn("part-" + i, "square", i));
+            }
+            context.recordResult(context.awaitChildren(parts, Integer.class).stream().mapToInt(Integer::intValue).sum());
+        }, String.class);
+        WorkerTask report = task("report", 3, (String payload, io.pgqueue.TaskContext context) ->
+                this.journal.add("report " + context.dependencyResult("plan", Integer.class).orElse(-1)), String.class);
+        QueueClient client = node(plan, report, square()).client();
+
+        io.pgqueue.EnqueuedWorkflow workflow = client.workflow("dynamic").add("plan", "plan", "x")
+            .add("report", "report", "y", io.pgqueue.Workflow.after("plan")).enqueue();
+
+        io.pgqueue.WorkflowInfo info = client.awaitWorkflow(workflow.id(), Duration.ofSeconds(30));
+        assertThat(info.state()).isEqualTo("COMPLETED");
+        assertThat(info.jobs()).as("two declared steps and three grafted ones").isEqualTo(5);
+        assertThat(info.steps()).extracting(io.pgqueue.WorkflowInfo.Step::step)
+            .containsExactlyInAnyOrder("plan", "report", "plan/part-1", "plan/part-2", "plan/part-3");
+        assertThat(info.steps()).filteredOn(step -> step.step().equals("plan/part-3")).singleElement()
+            .satisfies(step -> assertThat(step.result()).isEqualTo("9"));
+        assertThat(List.copyOf(this.journal)).containsExactly("report 14");
+    }
+
     private void count(String what) {
         this.runs.computeIfAbsent(what, any -> new AtomicInteger()).incrementAndGet();
     }
