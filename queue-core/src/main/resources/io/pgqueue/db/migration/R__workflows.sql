@@ -45,12 +45,14 @@ DECLARE
     v_ended_workflows text[] := '{}';
     v_notified integer;
     v_awaited text;
+    v_children_ended boolean;
 BEGIN
     WHILE cardinality(v_ids) > 0 LOOP
         SELECT array_agg(coalesce(f.state, 'CANCELLED') ORDER BY i.id), array_agg(f.lease_epoch ORDER BY i.id),
                array_agg(CASE WHEN f.headers ->> 'pgqueue.workflow' ~ '^[0-9]{1,18}$'
-                              THEN CAST(f.headers ->> 'pgqueue.workflow' AS bigint) END ORDER BY i.id)
-        INTO v_states, v_epochs, v_job_workflows
+                              THEN CAST(f.headers ->> 'pgqueue.workflow' AS bigint) END ORDER BY i.id),
+               bool_or(f.headers ? 'pgqueue.parent')
+        INTO v_states, v_epochs, v_job_workflows, v_children_ended
         FROM unnest(v_ids) AS i(id) LEFT JOIN ${flyway:defaultSchema}.job_finished AS f ON f.id = i.id;
 
         -- Callers awaiting these jobs (V22) learn of their end at this transaction's commit.
@@ -75,34 +77,38 @@ BEGIN
         -- The parents of ended child jobs (TaskContext.spawn) get each end as the signal
         -- 'child:<id>', with the state and the result read just above: a parent asleep in its wait
         -- for the child is due at once (signal_job, V32). Children share their parent's database.
-        PERFORM ${flyway:defaultSchema}.signal_job(CAST(f.headers ->> 'pgqueue.parent' AS bigint), 'child:' || f.id,
-                    jsonb_build_object('state', f.state, 'result',
-                        (SELECT r.result FROM ${flyway:defaultSchema}.job_result AS r WHERE r.id = f.id AND r.completed)))
-        FROM ${flyway:defaultSchema}.job_finished AS f
-        WHERE f.id = ANY(v_ids) AND f.headers ->> 'pgqueue.parent' ~ '^[0-9]{1,18}$';
+        IF v_children_ended THEN
+            PERFORM ${flyway:defaultSchema}.signal_job(CAST(f.headers ->> 'pgqueue.parent' AS bigint), 'child:' || f.id,
+                        jsonb_build_object('state', f.state, 'result',
+                            (SELECT r.result FROM ${flyway:defaultSchema}.job_result AS r WHERE r.id = f.id AND r.completed)))
+            FROM ${flyway:defaultSchema}.job_finished AS f
+            WHERE f.id = ANY(v_ids) AND f.headers ->> 'pgqueue.parent' ~ '^[0-9]{1,18}$';
+        END IF;
 
         -- The children of a cancelled parent are cancelled with it, unless spawned detached
         -- (TaskContext.spawnDetached): a READY one at once, a claimed one asked to stop. The
         -- children are tracked: each end is applied as any tracked job's, at this commit.
-        WITH children AS (
-            SELECT CAST(s.result #>> '{}' AS bigint) AS id
-            FROM unnest(v_ids, v_states) AS e(id, state)
-            JOIN ${flyway:defaultSchema}.job_step AS s ON s.job_id = e.id
-            WHERE e.state = 'CANCELLED' AND s.kind = 'STEP' AND s.name LIKE 'spawn:%'
-        ), cancelled AS (
-            DELETE FROM ${flyway:defaultSchema}.job AS j
-            WHERE j.id IN (SELECT c.id FROM children AS c) AND j.state = 'READY'
-              AND NOT (j.headers ? 'pgqueue.parent.detached')
-            RETURNING j.*
-        ), archived AS (
-            INSERT INTO ${flyway:defaultSchema}.job_finished
-            SELECT a.*
-            FROM cancelled AS c,
-                 LATERAL ${flyway:defaultSchema}.finished_job(c, 'CANCELLED', c.attempt, c.last_error, c.progress) AS a
-        )
-        UPDATE ${flyway:defaultSchema}.job AS j SET cancel_requested = true
-        WHERE j.id IN (SELECT c.id FROM children AS c) AND j.state IN ('STARTING', 'RUNNING') AND NOT j.cancel_requested
-          AND NOT (j.headers ? 'pgqueue.parent.detached');
+        IF 'CANCELLED' = ANY(v_states) THEN
+            WITH children AS (
+                SELECT CAST(s.result #>> '{}' AS bigint) AS id
+                FROM unnest(v_ids, v_states) AS e(id, state)
+                JOIN ${flyway:defaultSchema}.job_step AS s ON s.job_id = e.id
+                WHERE e.state = 'CANCELLED' AND s.kind = 'STEP' AND s.name LIKE 'spawn:%'
+            ), cancelled AS (
+                DELETE FROM ${flyway:defaultSchema}.job AS j
+                WHERE j.id IN (SELECT c.id FROM children AS c) AND j.state = 'READY'
+                  AND NOT (j.headers ? 'pgqueue.parent.detached')
+                RETURNING j.*
+            ), archived AS (
+                INSERT INTO ${flyway:defaultSchema}.job_finished
+                SELECT a.*
+                FROM cancelled AS c,
+                     LATERAL ${flyway:defaultSchema}.finished_job(c, 'CANCELLED', c.attempt, c.last_error, c.progress) AS a
+            )
+            UPDATE ${flyway:defaultSchema}.job AS j SET cancel_requested = true
+            WHERE j.id IN (SELECT c.id FROM children AS c) AND j.state IN ('STARTING', 'RUNNING') AND NOT j.cancel_requested
+              AND NOT (j.headers ? 'pgqueue.parent.detached');
+        END IF;
 
         -- Workflows first, in id order.
         v_workflows := ARRAY(SELECT DISTINCT w FROM unnest(v_job_workflows) AS w WHERE w IS NOT NULL ORDER BY 1);
