@@ -410,6 +410,10 @@ public final class Enqueuer implements AutoCloseable {
             throw new IllegalArgumentException("A signal needs a name of 1 to " + QueueDefaults.MAX_SIGNAL_NAME_LENGTH
                     + " characters, not " + (name == null ? "null" : "'" + name + "'"));
         }
+        if (name.startsWith("child:")) {
+            throw new IllegalArgumentException("Signal names starting with 'child:' are child jobs' ends, which the "
+                    + "queue sends; give signal '" + name + "' another name");
+        }
         String json = this.mapper.writeValueAsString(payload);
         WorkflowStore.requireStorable("The payload of signal '" + name + "' to job " + jobId, json);
         for (JobStore candidate : this.router.storesOf(jobId)) {

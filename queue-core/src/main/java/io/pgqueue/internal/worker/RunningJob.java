@@ -378,6 +378,10 @@ public final class RunningJob implements TaskContext {
 
     @Override
     public <T> Optional<T> awaitSignal(String name, Class<T> type, Duration timeout) {
+        if (name != null && name.startsWith(DurableSteps.CHILD_SIGNAL_PREFIX)) {
+            throw new IllegalArgumentException("Signal names starting with '" + DurableSteps.CHILD_SIGNAL_PREFIX
+                    + "' are child jobs' ends (awaitChild); give signal '" + name + "' another name");
+        }
         return steps().awaitSignal(name, type, timeout);
     }
 

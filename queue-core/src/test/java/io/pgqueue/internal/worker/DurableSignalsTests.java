@@ -194,6 +194,8 @@ class DurableSignalsTests {
         long id = client.enqueue("order", "x").jobId();
         assertThatThrownBy(() -> client.signal(id, "", null)).isInstanceOf(IllegalArgumentException.class)
             .hasMessageContaining("1 to 190 characters");
+        assertThatThrownBy(() -> client.signal(id, "child:7", null)).isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("child jobs' ends");
         assertThatThrownBy(() -> client.signal(id, "big", Map.of("text", "x".repeat(QueueDefaults.MAX_RESULT_BYTES))))
             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("payload of signal 'big'");
         assertThat(client.steps(id).orElseThrow()).as("nothing written").isEmpty();
