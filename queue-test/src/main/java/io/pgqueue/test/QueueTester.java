@@ -10,6 +10,7 @@ import io.pgqueue.EnqueueResult;
 import io.pgqueue.JobState;
 import io.pgqueue.PgQueue;
 import io.pgqueue.QueueTestSupport;
+import io.pgqueue.SignalResult;
 import io.pgqueue.autoconfigure.QueueTaskBindings;
 import io.pgqueue.worker.WorkerTask;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -274,6 +275,23 @@ public final class QueueTester implements AutoCloseable {
             drainInline();
         }
         return fired;
+    }
+
+    /**
+     * Sends a signal to a job's durable handler ({@link io.pgqueue.TaskContext#awaitSignal}), as
+     * {@link io.pgqueue.QueueClient#signal} does: a job waiting for it becomes due. Nothing runs until
+     * {@link #drain()}, except in {@link QueueTestMode#INLINE}, where it runs before this returns.
+     * @param jobId the job
+     * @param name the signal
+     * @param payload its payload, or {@code null}
+     * @return what became of the signal
+     */
+    public SignalResult signal(long jobId, String name, Object payload) {
+        SignalResult result = this.queue.client().signal(jobId, name, payload);
+        if (this.mode == QueueTestMode.INLINE) {
+            drainInline();
+        }
+        return result;
     }
 
     /** @return the queue's clock: the system clock plus what {@link #advance(Duration)} added */

@@ -63,6 +63,22 @@ class InlineModeTests {
     }
 
     @Test
+    void aDurableHandlerRunsOnAtOnceWhenItsSignalComesAndItsSleepIsPassed() {
+        this.journal.entries.clear();
+
+        long id = this.client.enqueue("durable-order", new TestApplication.Entry("o-9")).jobId();
+        assertThat(this.journal.entries).as("charged, then waiting for the signal").containsExactly("charged o-9");
+
+        assertThat(this.queue.signal(id, "shipped", "dhl")).isEqualTo(io.pgqueue.SignalResult.WOKEN);
+        assertThat(this.journal.entries).as("signalled, then asleep for a day").containsExactly("charged o-9");
+        this.queue.advance(java.time.Duration.ofDays(1));
+
+        // A day of queue time passes the nightly schedule's slot too, which runs as well.
+        assertThat(this.journal.entries).contains("followed up receipt-o-9 shipped by dhl")
+            .filteredOn(entry -> entry.startsWith("charged")).containsExactly("charged o-9");
+    }
+
+    @Test
     void movingTheQueuesTimeRunsTheJobsThatBecameDue() {
         this.journal.entries.clear();
         this.client.enqueue(io.pgqueue.JobRequest.of("audit", new TestApplication.Entry("later"),

@@ -148,7 +148,7 @@ class ManualModeTests {
 
         assertThat(this.queue.drain("durable-order").snoozed()).as("charged, waiting for the signal").isEqualTo(1);
         assertThat(this.queue.drain("durable-order").ran()).as("nothing to do before the signal").isZero();
-        assertThat(this.client.signal(id, "shipped", "ups")).isEqualTo(SignalResult.WOKEN);
+        assertThat(this.queue.signal(id, "shipped", "ups")).isEqualTo(SignalResult.WOKEN);
         assertThat(this.queue.drain("durable-order").snoozed()).as("signalled, asleep for a day").isEqualTo(1);
         this.queue.advance(Duration.ofHours(23));
         assertThat(this.queue.drain("durable-order").ran()).isZero();
