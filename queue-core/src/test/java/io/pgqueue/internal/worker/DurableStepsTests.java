@@ -23,10 +23,10 @@ import io.pgqueue.QueueDefaults;
 import io.pgqueue.StepRetry;
 import io.pgqueue.TaskDefinition;
 import io.pgqueue.TaskHandler;
+import io.pgqueue.internal.observe.QueueStatsPoller;
 import io.pgqueue.internal.store.ClaimedJob;
 import io.pgqueue.internal.store.Lease;
 import io.pgqueue.internal.store.Outcome;
-import io.pgqueue.internal.store.StatsStore;
 import io.pgqueue.internal.store.StepStore;
 import io.pgqueue.retry.RetryPolicy;
 import io.pgqueue.testing.TestQueue;
@@ -121,7 +121,14 @@ class DurableStepsTests {
         assertThat(sleeping.attempt()).as("the sleep gave its attempt back").isZero();
         assertThat(sleeping.leaseOwner()).as("no one holds a sleeping job").isNull();
         assertThat(sleeping.scheduleTime()).isAfter(enqueued.plusMillis(500));
-        assertThat(new StatsStore(queue.dataSource(), queue.config()).suspendedCounts()).containsEntry("sleep", 1L);
+        QueueStatsPoller poller = new QueueStatsPoller(queue.stores().stats(), Duration.ofMillis(100));
+        poller.start();
+        try {
+            await().atMost(Duration.ofSeconds(5)).until(() -> poller.latest().suspended().getOrDefault("sleep", 0L) == 1L);
+        }
+        finally {
+            poller.stop();
+        }
 
         await().atMost(Duration.ofSeconds(10)).until(() -> client.find(id).map(JobSnapshot::state).orElseThrow()
                 == JobState.COMPLETED);
