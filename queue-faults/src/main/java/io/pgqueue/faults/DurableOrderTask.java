@@ -13,8 +13,8 @@ import org.springframework.beans.factory.annotation.Value;
 import org.springframework.stereotype.Component;
 
 /**
- * A durable order flow, as the sample application's: charge, wait for the signal "shipped",
- * sleep, follow up. Each step's work records its begin and its end in a file of the node's own,
+ * A durable order flow, as the sample application's: charge, spawn an invoice as a child job and
+ * await it, wait for the signal "shipped", sleep, follow up. Each step's work records its begin and its end in a file of the node's own,
  * {@code <node>.steps} in {@code faults.record-dir} (outside the database, so that work done just
  * before a kill -9 is on record), and works for the order's step time in between:
  * {@code B <job> <step> <epoch millis>} and {@code D <job> <step> <epoch millis>}. The scenario
@@ -38,9 +38,11 @@ public class DurableOrderTask implements TaskHandler<DurableOrderTask.Order> {
     @Override
     public void handle(Order order, TaskContext context) {
         String receipt = context.step("charge", String.class, () -> work(context, "charge", order));
+        long invoice = context.spawn("invoice", "durable-invoice", receipt);
+        String invoiced = context.awaitChild(invoice, String.class);
         Optional<String> carrier = context.awaitSignal("shipped", String.class, Duration.ofMinutes(10));
         context.sleep("cool-off", Duration.ofMillis(order.sleepMillis()));
-        context.step("follow-up", () -> work(context, "follow-up " + carrier.orElse("none") + " " + receipt, order));
+        context.step("follow-up", () -> work(context, "follow-up " + carrier.orElse("none") + " " + invoiced, order));
     }
 
     private String work(TaskContext context, String step, Order order) throws InterruptedException {

@@ -36,8 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Durable handlers under kill -9: worker nodes running durable order flows (charge, wait for the
- * signal "shipped", sleep, follow up) are killed one after another at whatever point their flows
+ * Durable handlers under kill -9: worker nodes running durable order flows (charge, spawn and await
+ * an invoice as a child job, wait for the signal "shipped", sleep, follow up) are killed one after another at whatever point their flows
  * are, and started again. The nodes record each step's work in files outside the database; the
  * scenario compares them with the steps the database recorded: every flow completes, no step's work
  * begins after its record committed (exactly once where the record committed), and no follow-up
@@ -108,6 +108,11 @@ class DurableFaultScenariosIT {
                     });
             List<String> states = run.jdbc.queryForList("SELECT DISTINCT state FROM pgqueue.job_finished "
                     + "WHERE task = 'durable-order'", String.class);
+            // Each flow spawned its invoice once, however often it ran, and the invoice completed.
+            Map<String, Object> invoices = run.jdbc.queryForMap("SELECT count(*) AS invoices, "
+                    + "count(DISTINCT headers ->> 'pgqueue.parent') AS parents, "
+                    + "count(*) FILTER (WHERE state = 'COMPLETED') AS completed "
+                    + "FROM pgqueue.job_finished WHERE task = 'durable-invoice'");
 
             int ranOnce = 0;
             int ranAgainBeforeRecord = 0;
@@ -150,7 +155,8 @@ class DurableFaultScenariosIT {
             Map<String, Long> cutShort = new TreeMap<>();
             work.forEach((key, runs) -> runs.stream().filter(r -> r[1] == 0)
                 .forEach(r -> cutShort.merge(key.split(" ")[1], 1L, Long::sum)));
-            findings.note("flows at each kill: %s; step work cut short by a kill: %s", atKills, cutShort);
+            findings.note("flows at each kill: %s; step work cut short by a kill: %s; %s invoices (children) spawned "
+                    + "by %s flows", atKills, cutShort, invoices.get("invoices"), invoices.get("parents"));
             findings.note("%d kills (%s) in %.1f s; %d of %d step runs once, %d runs again before their record "
                     + "committed (work done, record lost in the kill), %d after it; signals %s; %d follow-ups before "
                     + "their sleep ended", kills.values().stream().mapToInt(Integer::intValue).sum(), kills,
@@ -159,6 +165,9 @@ class DurableFaultScenariosIT {
             findings.report();
 
             assertThat(states).containsExactly("COMPLETED");
+            assertThat(((Number) invoices.get("invoices")).intValue()).as("children spawned").isEqualTo(orders);
+            assertThat(((Number) invoices.get("parents")).intValue()).as("one per flow").isEqualTo(orders);
+            assertThat(((Number) invoices.get("completed")).intValue()).isEqualTo(orders);
             assertThat(unrecorded).as("steps without a record or a finished run").isEmpty();
             assertThat(ranAfterRecord).as("step work begun after its record committed").isEmpty();
             assertThat(unsignalled).as("flows that completed without their signal").isEmpty();
@@ -171,14 +180,16 @@ class DurableFaultScenariosIT {
 
     /**
      * Kills a node (the next in turn) with kill -9 and starts it again at once, noting how many flows
-     * were waiting for their signal and sleeping then.
+     * were awaiting their invoice, waiting for their signal and sleeping then.
      */
     private static void killOne(FaultRun run, List<String> ids, int turn, Map<String, Integer> kills, List<String> atKills)
             throws Exception {
         String victim = ids.get(turn % ids.size());
-        atKills.add(run.jdbc.queryForObject("SELECT count(*) FILTER (WHERE s.kind = 'SIGNAL') || ' waiting, ' "
+        atKills.add(run.jdbc.queryForObject("SELECT count(*) FILTER (WHERE s.name LIKE 'signal:child:%') "
+                + "|| ' awaiting the invoice, ' || count(*) FILTER (WHERE s.name = 'signal:shipped') || ' waiting, ' "
                 + "|| count(*) FILTER (WHERE s.kind = 'SLEEP') || ' sleeping' FROM pgqueue.job AS j "
-                + "JOIN pgqueue.job_step AS s ON s.job_id = j.id AND s.name IN ('signal:shipped', 'cool-off') "
+                + "JOIN pgqueue.job_step AS s ON s.job_id = j.id "
+                + "AND (s.name IN ('signal:shipped', 'cool-off') OR s.name LIKE 'signal:child:%') "
                 + "WHERE j.state = 'READY' AND j.schedule_time > now() AND s.resolved IS NULL "
                 + "AND NOT EXISTS (SELECT 1 FROM pgqueue.job_step AS n WHERE n.job_id = j.id AND n.seq > s.seq)",
                 String.class));
