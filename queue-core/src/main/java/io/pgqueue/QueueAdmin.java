@@ -223,9 +223,9 @@ public final class QueueAdmin {
      */
     public Optional<List<JobStep>> steps(long jobId) {
         for (JobStore store : jobStores()) {
-            List<JobStep> steps = store.steps().steps(jobId);
-            if (!steps.isEmpty() || store.find(jobId).isPresent()) {
-                return Optional.of(steps);
+            Optional<List<JobStep>> found = store.jobSteps(jobId);
+            if (found.isPresent()) {
+                return found;
             }
         }
         return Optional.empty();

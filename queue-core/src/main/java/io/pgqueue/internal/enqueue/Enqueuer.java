@@ -57,6 +57,10 @@ public final class Enqueuer implements AutoCloseable {
     private final TaskRegistry tasks;
 
     /** Writes the header of a workflow step's predecessors. */
+    /** A job's headers, as its JSON holds them. */
+    private static final TypeReference<Map<String, String>> HEADERS = new TypeReference<>() {
+    };
+
     private final ObjectMapper mapper;
 
     private final ObservationRegistry observations;
@@ -393,9 +397,7 @@ public final class Enqueuer implements AutoCloseable {
     }
 
     private Map<String, String> headers(String json) {
-        return json == null || json.equals("{}") ? Map.of()
-                : this.mapper.readValue(json, new TypeReference<Map<String, String>>() {
-                });
+        return json == null || json.equals("{}") ? Map.of() : this.mapper.readValue(json, HEADERS);
     }
 
     /**
@@ -432,9 +434,9 @@ public final class Enqueuer implements AutoCloseable {
      */
     public Optional<List<JobStep>> steps(long jobId) {
         for (JobStore candidate : this.router.storesOf(jobId)) {
-            List<JobStep> steps = candidate.steps().steps(jobId);
-            if (!steps.isEmpty() || candidate.find(jobId).isPresent()) {
-                return Optional.of(steps);
+            Optional<List<JobStep>> found = candidate.jobSteps(jobId);
+            if (found.isPresent()) {
+                return found;
             }
         }
         return Optional.empty();

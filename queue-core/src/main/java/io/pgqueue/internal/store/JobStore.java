@@ -32,6 +32,7 @@ import io.pgqueue.JobPage;
 import io.pgqueue.JobQuery;
 import io.pgqueue.JobSnapshot;
 import io.pgqueue.JobState;
+import io.pgqueue.JobStep;
 import io.pgqueue.JobTags;
 import io.pgqueue.QueueConfig;
 import io.pgqueue.TaskGroups;
@@ -664,6 +665,16 @@ public final class JobStore {
         return this.jdbc.queryForList(this.finishedHolder, new MapSqlParameterSource("task", task).addValue("key", key)
             .addValue("states", SqlArrays.texts(states.stream().map(Enum::name).toList()))
             .addValue("periodMillis", period.toMillis()), Long.class).stream().findFirst();
+    }
+
+    /**
+     * Reads a job's durable steps, if the job is in this database.
+     * @param id the job
+     * @return its steps in their order (none when it recorded none), or empty when it is not here
+     */
+    public Optional<List<JobStep>> jobSteps(long id) {
+        List<JobStep> recorded = this.steps.steps(id);
+        return !recorded.isEmpty() || find(id).isPresent() ? Optional.of(recorded) : Optional.empty();
     }
 
     /**
